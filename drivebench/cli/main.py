@@ -1,5 +1,8 @@
 import typer
+
 app = typer.Typer()
+
+
 @app.command()
 def hello() -> None:
     print("hi")
