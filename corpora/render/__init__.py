@@ -28,16 +28,29 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from drivebench.corpora.render.docx import render_docx
+from drivebench.corpora.render.dxf import render_dxf
 from drivebench.corpora.render.md import render_md
 from drivebench.corpora.render.pdf import render_pdf
+from drivebench.corpora.render.pptx import render_pptx
 from drivebench.corpora.render.spec import DocSpec, Section, ZipMember
 from drivebench.corpora.render.txt import render_txt
+from drivebench.corpora.render.xlsx import render_xlsx
+from drivebench.corpora.render.zip import render_zip
+
+
+def _render_zip(spec: DocSpec) -> bytes:
+    return render_zip(spec, render)
+
 
 RENDERERS: dict[str, Callable[[DocSpec], bytes]] = {
     "md": render_md,
     "txt": render_txt,
     "docx": render_docx,
     "pdf": render_pdf,
+    "xlsx": render_xlsx,
+    "pptx": render_pptx,
+    "dxf": render_dxf,
+    "zip": _render_zip,
 }
 
 
