@@ -1,8 +1,23 @@
+"""The ``drivebench`` command."""
+
+from __future__ import annotations
+
 import typer
 
-app = typer.Typer()
+from drivebench.cli import demo, evaluate, serve, tokens
+
+app = typer.Typer(
+    name="drivebench",
+    help="A permission-aware enterprise-drive simulator and a RAG recall evaluator.",
+    no_args_is_help=True,
+    pretty_exceptions_show_locals=False,
+    add_completion=False,
+)
+app.command("serve")(serve.serve)
+app.command("tokens")(tokens.tokens)
+app.command("demo")(demo.demo)
+app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
 
 
-@app.command()
-def hello() -> None:
-    print("hi")
+def main() -> None:  # pragma: no cover - console entry
+    app()

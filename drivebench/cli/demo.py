@@ -1,0 +1,63 @@
+"""``drivebench demo``: load the default corpus, serve it, evaluate it over HTTP, print and write the results."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import typer
+
+from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt, parse_ks
+
+
+def demo(
+    corpus: str = CorpusOpt,
+    out: Path | None = typer.Option(None, "--out", help="Output directory (default reports/<timestamp>)."),
+    k: str = typer.Option("1,3,5,10", "--k"),
+    pipeline: str = PipelineOpt,
+    embedder: str = EmbedderOpt,
+) -> None:
+    """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
+    from drivebench.cli.evaluate import default_out_dir
+    from drivebench.corpora.format import EVALSET_NAME
+    from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
+    from drivebench.evaluator.oracle import corpus_oracle
+    from drivebench.evaluator.report.terminal import print_summary
+    from drivebench.evaluator.runner import RunConfig
+    from drivebench.evaluator.schema import load_evalset
+    from drivebench.evaluator.targets.http import HttpTarget
+    from drivebench.server import start_in_thread
+    from drivebench.simulator.backend import SimConfig
+
+    started = time.perf_counter()
+    ks = parse_ks(k)
+    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder))
+    assert sim.corpus_dir is not None
+    evalset = sim.corpus_dir / EVALSET_NAME
+    queries = load_evalset(evalset)
+    with start_in_thread(sim) as server:
+        err_console.print(f"simulator listening on {server.url}")
+        target = HttpTarget(server.url, sim.tokens.eval_token)
+        with progress_bar() as bar:
+            task = bar.add_task(f"recall × {len(queries)} over HTTP", total=len(queries))
+            evaluation = evaluate(
+                target,
+                queries,
+                ks=ks,
+                run_config=RunConfig(top_k=max(10, max(ks)), concurrency=4),
+                oracle=corpus_oracle(sim.corpus_dir),
+                progress=lambda: bar.advance(task),
+                run_info={
+                    "corpus": sim.drive.name,
+                    "evalset": str(evalset),
+                    "evalset_hash": evalset_hash(evalset),
+                    "pipeline": pipeline,
+                    "embedder": embedder,
+                },
+            )
+    out_dir = write_outputs(evaluation, out or default_out_dir())
+    print_summary(evaluation.result, console)
+    console.print(
+        f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'} in {time.perf_counter() - started:.1f} s"
+    )

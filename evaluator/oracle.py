@@ -1,0 +1,51 @@
+"""The leak oracle for a corpus: the corpus's own Casbin policies, independent of the target.
+
+``corpus_oracle(dir)`` builds a fresh permission engine from the corpus manifest (not from the
+server under test) and answers "may this query's principal preview this document at the query's
+time?". The query's time is its ``as_of``, else the corpus clock's ``now`` (or ``at`` if given).
+A document id the corpus does not know is treated as not previewable (fail closed: a target that
+returns unknown documents is reported, not excused).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from drivebench.corpora.format import load_manifest
+from drivebench.evaluator.schema import EvalQuery
+from drivebench.simulator.drive.clock import as_utc
+from drivebench.simulator.drive.errors import DriveError
+from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.permissions import PermissionEngine, Principal
+
+
+class CorpusOracle:
+    def __init__(self, corpus_dir: Path, at: datetime | None = None) -> None:
+        manifest = load_manifest(corpus_dir)
+        self.drive = Drive.from_manifest(manifest, None)
+        self.engine = PermissionEngine(self.drive)
+        self.at = as_utc(at) if at is not None else self.drive.clock.now()
+        self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}
+
+    def principal(self, q: EvalQuery) -> Principal:
+        key = (q.user_id, q.user_role, q.department)
+        if key not in self._principals:
+            if q.user_id:
+                self._principals[key] = self.engine.user_principal(q.user_id)
+            else:
+                self._principals[key] = self.engine.role_principal(q.user_role or "", q.department)
+        return self._principals[key]
+
+    def __call__(self, q: EvalQuery, doc_id: str) -> bool:
+        if doc_id not in self.drive.documents:
+            return False
+        at = as_utc(q.as_of) if q.as_of is not None else self.at
+        try:
+            return self.engine.may(self.principal(q), doc_id, "preview", at)
+        except DriveError:
+            return False
+
+
+def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> CorpusOracle:
+    return CorpusOracle(corpus_dir, at)

@@ -1,0 +1,79 @@
+"""Run an eval set against a target: bounded concurrency, retries with backoff, timeouts, latency.
+
+Each query becomes one ``RunRecord``. 429 and 5xx answers, timeouts and connection errors are
+retried with exponential backoff and full jitter (seeded), honouring ``Retry-After``; after the last
+attempt the query is recorded with ``error`` (it then scores as a miss). Latency is the wall time
+of the attempt that succeeded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.evaluator.targets.base import Target, TargetError
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    top_k: int = 10
+    concurrency: int = 8
+    attempts: int = 4
+    backoff_base: float = 0.1
+    backoff_max: float = 5.0
+    seed: int = 0
+
+
+async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random) -> RunRecord:
+    last_error = "not attempted"
+    retries = 0
+    for attempt in range(1, cfg.attempts + 1):
+        started = time.perf_counter()
+        try:
+            resp = await target.recall(q, cfg.top_k)
+        except TargetError as exc:
+            last_error = str(exc)
+            if not exc.retryable or attempt == cfg.attempts:
+                return RunRecord(query_id=q.query_id, error=last_error, attempts=attempt, retries=retries)
+            retries += 1
+            delay = exc.retry_after if exc.retry_after is not None else rng.uniform(0, cfg.backoff_base * 2**attempt)
+            await asyncio.sleep(min(delay, cfg.backoff_max))
+            continue
+        except Exception as exc:  # a target bug must not stop the run
+            return RunRecord(query_id=q.query_id, error=f"{type(exc).__name__}: {exc}", attempts=attempt)
+        latency = (time.perf_counter() - started) * 1000
+        return RunRecord(
+            query_id=q.query_id,
+            results=resp.hits,
+            latency_ms=round(latency, 3),
+            answer=resp.answer,
+            attempts=attempt,
+            retries=retries,
+            as_of=resp.as_of,
+            snapshot=resp.snapshot,
+        )
+    return RunRecord(query_id=q.query_id, error=last_error, attempts=cfg.attempts, retries=retries)
+
+
+async def run_queries(
+    target: Target,
+    queries: Sequence[EvalQuery],
+    cfg: RunConfig = RunConfig(),
+    progress: Callable[[], None] | None = None,
+) -> list[RunRecord]:
+    """Records in eval-set order."""
+    sem = asyncio.Semaphore(max(1, cfg.concurrency))
+    rng = random.Random(cfg.seed)
+
+    async def guarded(q: EvalQuery) -> RunRecord:
+        async with sem:
+            rec = await _one(target, q, cfg, rng)
+        if progress is not None:
+            progress()
+        return rec
+
+    return list(await asyncio.gather(*(guarded(q) for q in queries)))

@@ -1,0 +1,58 @@
+"""Read a request body as a JSON object, whatever Content-Type the client sent.
+
+The vendor's documented call is ``curl -d '{...}'`` with no Content-Type, which curl sends as
+``application/x-www-form-urlencoded``. So a JSON object is accepted under JSON, form-urlencoded,
+text/plain or no content type; a genuine form body (``query=...&top_k=5``) is accepted too.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import parse_qs
+
+from fastapi import Request
+
+_TEXTUAL = {"", "application/json", "application/x-www-form-urlencoded", "text/plain"}
+MAX_BODY_BYTES = 1 << 20
+
+
+class BadBody(Exception):
+    def __init__(self, message: str, status: int = 400) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _form_to_object(text: str) -> dict[str, Any]:
+    fields = parse_qs(text, keep_blank_values=True, strict_parsing=True)
+    obj: dict[str, Any] = {k: v[-1] for k, v in fields.items()}
+    if isinstance(obj.get("top_k"), str) and obj["top_k"].strip().lstrip("-").isdigit():
+        obj["top_k"] = int(obj["top_k"])
+    return obj
+
+
+async def read_json_object(request: Request) -> dict[str, Any]:
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype not in _TEXTUAL and not ctype.endswith("+json"):
+        raise BadBody(f"unsupported Content-Type {ctype!r}: send a JSON object", status=415)
+    raw = await request.body()
+    if len(raw) > MAX_BODY_BYTES:
+        raise BadBody(f"body larger than {MAX_BODY_BYTES} bytes", status=413)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadBody(f"body is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        raise BadBody('empty body: send a JSON object such as {"query": "...", "top_k": 10}')
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        if ctype == "application/x-www-form-urlencoded" and "=" in text and not text.lstrip().startswith(("{", "[")):
+            try:
+                return _form_to_object(text)
+            except ValueError:
+                pass
+        raise BadBody(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise BadBody(f"the body must be a JSON object, not {type(obj).__name__}")
+    return obj

@@ -1,0 +1,267 @@
+"""The simulator's in-memory backend: one drive, its permission engine, its index, its tokens.
+
+Like moto's backends this is plain Python; the FastAPI app and the pytest fixture are two front
+doors onto the same object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+from drivebench.simulator.drive.clock import as_utc
+from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
+from drivebench.simulator.drive.model import DocumentRec
+from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.extract import ExtractConfig
+from drivebench.simulator.index.chunk_store import ChunkStore
+from drivebench.simulator.index.embedders import Embedder, get_embedder
+from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
+from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
+from drivebench.simulator.permissions import PermissionEngine, Principal
+from drivebench.simulator.permissions.timeutil import to_us
+from drivebench.simulator.retrieval.pipelines import Retriever
+from drivebench.simulator.tokens import TokenInfo, TokenRegistry
+
+log = logging.getLogger("drivebench.simulator")
+_MAX_US = np.iinfo(np.int64).max
+
+
+class PermissionCheckFailed(RuntimeError):
+    """The permission fast path and the enforcer disagree, or a check raised: answer 503, never results."""
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    pipeline: str = "hybrid"
+    embedder: str = "minilm"
+    extract: ExtractConfig = field(default_factory=ExtractConfig)
+    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
+    cache_dir: Path | None = None  # embedding cache; None = the user cache dir; disable with use_cache=False
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class RecallHit:
+    rank: int
+    doc_id: str
+    version_id: str
+    name: str
+    path: str
+    file_type: str
+    score: float
+    chunk_id: int
+    snippet: str
+    part: str
+    secret_level: int
+
+
+@dataclass(frozen=True)
+class RecallOutcome:
+    principal: Principal
+    at: datetime
+    hits: list[RecallHit]
+    snapshot: str
+    policy_version: int
+
+
+class Simulator:
+    def __init__(self, drive: Drive, config: SimConfig | None = None, embedder: Embedder | None = None) -> None:
+        self.drive = drive
+        self.config = config or SimConfig()
+        self.embedder = embedder or get_embedder(self.config.embedder)
+        cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
+        self.cache = EmbeddingCache(cache_path if self.config.use_cache else None)
+        self.store = ChunkStore(self.embedder.dim)
+        self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
+        self.tokens = TokenRegistry(drive)
+        self.ingest_report = IngestReport()
+        self._engine: PermissionEngine | None = None
+        self._engine_lock = threading.Lock()
+        self._masks_for: tuple[int, int, int] | None = None
+        self.audit: list[dict[str, object]] = []
+        self._snapshot: tuple[tuple[int, ...], str] | None = None
+        self.corpus_dir: Path | None = None
+
+    @classmethod
+    def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
+        sim = cls(Drive.from_corpus(corpus_dir), config, **kw)  # type: ignore[arg-type]
+        sim.corpus_dir = Path(corpus_dir)
+        sim.ingest_all()
+        return sim
+
+    # ------------------------------------------------------------------ ingestion
+    def ingest_all(self, progress: Callable[[int], None] | None = None) -> IngestReport:
+        items = [(d, v) for d in self.drive.documents.values() for v in d.versions]
+        report = ingest(
+            self.drive,
+            items,
+            self.store,
+            self.embedder,
+            self.cache,
+            self.config.extract,
+            self.config.chunking,
+            progress,
+        )
+        for r in report.rejected:
+            log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
+        self.ingest_report = report
+        self.drive.bump_content()
+        return report
+
+    # ------------------------------------------------------------------ permissions
+    @property
+    def engine(self) -> PermissionEngine:
+        with self._engine_lock:
+            if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+                self._engine = PermissionEngine(self.drive)
+            return self._engine
+
+    def principal_for(
+        self,
+        token: TokenInfo,
+        *,
+        user_id: str | None = None,
+        user_role: str | None = None,
+        department: str | None = None,
+    ) -> Principal:
+        """Resolve who a request acts as. The token decides; the body may only narrow or, with the
+        ``evaluate-as`` scope, name someone else (logged)."""
+        engine = self.engine
+        if user_id is not None and user_id not in self.drive.users:
+            raise UnknownPrincipal(f"unknown user_id {user_id!r}")
+        if user_role is not None and user_role not in self.drive.roles:
+            raise UnknownPrincipal(f"unknown user_role {user_role!r}")
+        if department is not None and department not in self.drive.departments:
+            raise UnknownPrincipal(f"unknown department {department!r}")
+        if token.user_id is not None:
+            me = self.drive.user(token.user_id)
+            if user_id is not None and user_id != me.user_id:
+                raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")
+            if user_role is not None and user_role not in me.roles:
+                raise Forbidden(f"user {me.user_id} does not hold the role {user_role!r}")
+            if department is not None and department != me.department:
+                raise Forbidden(f"user {me.user_id} is not in department {department!r}")
+            return engine.user_principal(me.user_id)
+        if not token.has("evaluate-as"):
+            raise Forbidden("this token may not evaluate as another principal")
+        if user_id is not None:
+            p = engine.user_principal(user_id)
+            if user_role is not None and user_role not in p.roles:
+                raise UnknownPrincipal(f"user {user_id} does not hold the role {user_role!r}")
+        elif user_role is not None:
+            p = engine.role_principal(user_role, department)
+        else:
+            raise UnknownPrincipal("a service token must name the principal: give user_id or user_role")
+        principal = Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, True, token.subject)
+        entry = {"caller": token.subject, "as": p.subject, "at": self.drive.clock.now().isoformat()}
+        self.audit.append(entry)
+        log.info("evaluate-as %s by %s", p.subject, token.subject)
+        return principal
+
+    # ------------------------------------------------------------------ visibility masks
+    def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
+        key = (len(self.store), self.drive.content_version, engine.policy_version)
+        if self._masks_for != key:
+            start: dict[str, int] = {}
+            end: dict[str, int] = {}
+            for d in self.drive.documents.values():
+                for i, v in enumerate(d.versions):
+                    start[v.version_id] = to_us(v.created_at)
+                    end[v.version_id] = to_us(d.versions[i + 1].created_at) if i + 1 < len(d.versions) else _MAX_US
+            trashed = {
+                d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in self.drive.documents.values()
+            }
+            pos = engine.doc_index
+            self._chunk_doc = np.array([pos.get(d, -1) for d in self.store.doc_ids], dtype=np.int64)
+            self._chunk_start = np.array([start.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
+            self._chunk_end = np.array([end.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
+            self._chunk_trash = np.array([trashed.get(d, _MAX_US) for d in self.store.doc_ids], dtype=np.int64)
+            self._masks_for = key
+        return self._chunk_doc, self._chunk_start, self._chunk_end, self._chunk_trash
+
+    def visible_chunks(
+        self, principal: Principal, at: datetime, doc_filter: Callable[[DocumentRec], bool] | None = None
+    ) -> np.ndarray:
+        """Chunks the principal may see at ``at``: previewable document, version current then, not trashed,
+        and (when given) accepted by ``doc_filter``."""
+        engine = self.engine
+        doc_mask = engine.previewable_mask(principal, at)
+        if doc_filter is not None:
+            keep = np.array([doc_filter(self.drive.documents[d]) for d in engine.doc_ids], dtype=bool)
+            doc_mask = doc_mask & keep
+        with self.store.lock:
+            chunk_doc, start, end, trash = self._chunk_arrays(engine)
+            t = to_us(at)
+            known = chunk_doc >= 0
+            allowed = np.zeros(len(chunk_doc), dtype=bool)
+            allowed[known] = doc_mask[chunk_doc[known]]
+            return allowed & (start <= t) & (t < end) & (t < trash)
+
+    # ------------------------------------------------------------------ recall
+    def recall(
+        self,
+        principal: Principal,
+        query: str,
+        top_k: int,
+        as_of: datetime | None = None,
+        doc_filter: Callable[[DocumentRec], bool] | None = None,
+    ) -> RecallOutcome:
+        at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
+        engine = self.engine
+        try:
+            mask = self.visible_chunks(principal, at, doc_filter)
+        except Exception as exc:  # fail closed
+            raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
+        doc_hits = self.retriever.search(query, mask, top_k)
+        hits: list[RecallHit] = []
+        for rank, h in enumerate(doc_hits, 1):
+            doc = self.drive.doc(h.doc_id)
+            try:
+                allowed = engine.may(principal, doc.doc_id, "preview", at)
+            except Exception as exc:
+                raise PermissionCheckFailed(f"enforce failed for {doc.doc_id}: {exc}") from exc
+            if not allowed:
+                raise PermissionCheckFailed(f"fast path allowed {doc.doc_id} but the enforcer denies it")
+            text = self.store.texts[h.chunk_id]
+            body = text.split("\n", 1)[1] if "\n" in text else text
+            hits.append(
+                RecallHit(
+                    rank=rank,
+                    doc_id=doc.doc_id,
+                    version_id=self.store.version_ids[h.chunk_id],
+                    name=doc.name,
+                    path=self.drive.doc_path(doc),
+                    file_type=doc.file_type,
+                    score=float(h.score),
+                    chunk_id=h.chunk_id,
+                    snippet=body[:300],
+                    part=self.store.parts[h.chunk_id],
+                    secret_level=doc.secret_level,
+                )
+            )
+        return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
+
+    def snapshot(self) -> str:
+        """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, index."""
+        key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
+        if self._snapshot is not None and self._snapshot[0] == key:
+            return self._snapshot[1]
+        h = hashlib.sha256()
+        for d in sorted(self.drive.documents.values(), key=lambda d: d.doc_id):
+            h.update(f"{d.doc_id}|{self.drive.doc_path(d)}|{d.trashed_at}|{d.secret_level}".encode())
+            for v in d.versions:
+                h.update(f"|{v.version_id}:{v.blob}".encode())
+        h.update(self.engine.compiled.to_csv().encode())
+        h.update(f"chunks={len(self.store)}|alive={self.store.n_alive}|pipeline={self.config.pipeline}".encode())
+        h.update(f"embedder={self.embedder.name}".encode())
+        value = "sha256:" + h.hexdigest()[:32]
+        self._snapshot = (key, value)
+        return value
