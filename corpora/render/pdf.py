@@ -28,8 +28,13 @@ def _ensure_font() -> None:
         _registered = True
 
 
+#: Closing punctuation that must not start a line (kinsoku): it may hang past the margin instead.
+NO_LINE_START = set("。，、；：！？）」』》〉】”’.,;:!?)]}%")
+
+
 def wrap_line(text: str, size: float, width: float) -> list[str]:
-    """Split ``text`` into lines no wider than ``width`` points (a single over-wide glyph gets its own line)."""
+    """Split ``text`` into lines no wider than ``width`` points: at spaces when the line holds
+    words, else at any character; closing punctuation hangs rather than starting a line."""
 
     def w(s: str) -> float:
         return pdfmetrics.stringWidth(s, FONT, size)
@@ -38,7 +43,7 @@ def wrap_line(text: str, size: float, width: float) -> list[str]:
     for raw in text.splitlines() or [""]:
         current = ""
         for ch in raw:
-            if w(current + ch) <= width or not current:
+            if w(current + ch) <= width or not current or ch in NO_LINE_START:
                 current += ch
                 continue
             cut = current.rfind(" ")
