@@ -233,3 +233,24 @@ def test_build_is_deterministic(tmp_path: Path, built: tuple[Path, Manifest, lis
     assert first_files == second_files
     for rel in first_files:
         assert (first / rel).read_bytes() == (second / rel).read_bytes(), rel
+
+
+@pytest.mark.parametrize(
+    "at",
+    [
+        "2026-03-01T00:00:00+00:00",
+        "2026-08-01T00:00:00+00:00",
+        "2026-09-15T00:00:00+00:00",
+        "2026-11-01T00:00:00+00:00",
+    ],
+)
+def test_access_agrees_with_the_simulator(built: tuple[Path, Manifest, list[EvalQuery]], at: str) -> None:
+    """The seed's own access logic and the simulator's permission engine must agree (both directions)."""
+    engine_mod = pytest.importorskip("drivebench.simulator.permissions.engine")
+    out, m, _ = built
+    engine = engine_mod.PermissionEngine.from_manifest(m, out)
+    t = datetime.fromisoformat(at)
+    expected = compute_access(m, t)
+    for u in m.users:
+        existing = {d.doc_id for d in m.documents if d.created_at <= t}
+        assert sorted(engine.previewable_docs(u.user_id, t) & existing) == expected[u.user_id], u.user_id
