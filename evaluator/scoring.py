@@ -9,127 +9,50 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.metrics import _aggregate as agg
-from drivebench.evaluator.metrics._common import gain_matrix, grade_map, ideal_matrix
-from drivebench.evaluator.metrics.hit_rate import hit_rate_batch
-from drivebench.evaluator.metrics.mrr import mrr_batch
-from drivebench.evaluator.metrics.ndcg import ndcg_batch
-from drivebench.evaluator.metrics.recall import recall_batch
-from drivebench.evaluator.schema import EvalQuery, RunHit, RunRecord
+from drivebench.evaluator.metrics import _columns as fam
+from drivebench.evaluator.metrics._run import Aligned, align, is_timeout
+from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
+from drivebench.evaluator.schema import EvalQuery, RunRecord
 from drivebench.evaluator.stats import RESAMPLES, paired_compare
+from drivebench.evaluator.strata import strata_table
+
+__all__ = ["DEFAULT_KS", "METRICS_FORMAT", "Aligned", "Oracle", "align", "compare", "is_timeout", "score"]
 
 METRICS_FORMAT = "drivebench-metrics/1"
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
 Oracle = Callable[[EvalQuery, str], bool]
 
 
-def is_timeout(error: str) -> bool:
-    """An error counts as a timeout when its text mentions one."""
-    e = error.lower()
-    return "timeout" in e or "timed out" in e
-
-
-@dataclass
-class Aligned:
-    """The run re-ordered to the eval set: one entry per query, in eval-set order."""
-
-    queries: list[EvalQuery]
-    status: list[str]  # "ok" | "error" | "missing"
-    records: list[RunRecord | None]
-    hits: list[list[RunHit]]  # [] for errored or missing queries
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def top_ids(self, depth: int) -> list[list[str]]:
-        return [[h.doc_id for h in hits[:depth]] for hits in self.hits]
-
-
-def align(queries: Sequence[EvalQuery], run: Iterable[RunRecord]) -> Aligned:
-    """Match run records to queries. The first record of a query_id wins; later ones are counted."""
-    wanted = {q.query_id for q in queries}
-    if len(wanted) != len(queries):
-        raise ValueError("duplicate query_id in the eval set")
-    by_id: dict[str, RunRecord] = {}
-    unknown = duplicates = 0
-    for rec in run:
-        if rec.query_id not in wanted:
-            unknown += 1
-        elif rec.query_id in by_id:
-            duplicates += 1
-        else:
-            by_id[rec.query_id] = rec
-    status: list[str] = []
-    records: list[RunRecord | None] = []
-    hits: list[list[RunHit]] = []
-    errors = timeouts = 0
-    for q in queries:
-        rec = by_id.get(q.query_id)
-        records.append(rec)
-        if rec is None:
-            status.append("missing")
-            hits.append([])
-        elif rec.error is not None:
-            status.append("error")
-            hits.append([])
-            errors += 1
-            timeouts += is_timeout(rec.error)
-        else:
-            status.append("ok")
-            hits.append(rec.results)
-    counts = {
-        "queries": len(queries),
-        "scored": status.count("ok"),
-        "errors": errors,
-        "timeouts": timeouts,
-        "missing_from_run": len(queries) - len(by_id),
-        "unknown_in_run": unknown,
-        "duplicate_run_records": duplicates,
-        "no_gold": sum(1 for q in queries if not q.gold),
-    }
-    return Aligned(list(queries), status, records, hits, counts)
-
-
-def _ranking_columns(al: Aligned, ks: Sequence[int], cols: dict, specs: dict) -> None:
-    max_k = max(ks)
-    depth = max(1, min(max_k, max((len(h) for h in al.hits), default=0)))
-    grade_maps = [grade_map([(g.doc_id, g.grade) for g in q.gold]) for q in al.queries]
-    gains = gain_matrix(al.top_ids(depth), grade_maps, depth)
-    ideal = ideal_matrix(grade_maps, max_k)
-    n_gold = np.array([len(m) for m in grade_maps], dtype=np.float64)
-    no_gold = n_gold == 0
-    for k in ks:
-        cols[f"hit_rate@{k}"] = np.where(no_gold, np.nan, hit_rate_batch(gains, k))
-        cols[f"recall@{k}"] = recall_batch(gains, n_gold, k)
-        cols[f"mrr@{k}"] = np.where(no_gold, np.nan, mrr_batch(gains, k))
-        cols[f"ndcg@{k}"] = ndcg_batch(gains, ideal, k)
-    for name in ("hit_rate", "recall", "mrr", "ndcg"):
-        for k in ks:
-            specs[f"{name}@{k}"] = agg.Mean(f"{name}@{k}")
-
-
-def _latency_columns(al: Aligned, cols: dict, specs: dict) -> None:
-    lat = [r.latency_ms if r is not None and r.latency_ms is not None else math.nan for r in al.records]
-    cols["latency_ms"] = np.array(lat, dtype=np.float64)
-    for p in (50, 95, 99):
-        specs[f"latency_ms_p{p}"] = agg.Quantile("latency_ms", p)
-
-
 def _json_column(values: np.ndarray) -> list[float | None]:
     return [None if x != x else x for x in values.tolist()]
 
 
-def _per_query(al: Aligned, cols: dict[str, np.ndarray], extras: dict[str, list[Any]]) -> list[dict[str, Any]]:
-    names = ["query_id", "status", *cols, *extras]
+def _per_query(al: Aligned, t: fam.Table) -> list[dict[str, Any]]:
+    public = {name: col for name, col in t.cols.items() if not name.startswith("_")}
+    names = ["query_id", "status", *public, *t.extras]
     columns: list[list[Any]] = [
         [q.query_id for q in al.queries],
         al.status,
-        *(_json_column(c) for c in cols.values()),
-        *extras.values(),
+        *(_json_column(c) for c in public.values()),
+        *t.extras.values(),
     ]
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
+
+
+def _strata(queries: Sequence[EvalQuery], catalog: Catalog | None, t: fam.Table) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, values in strata_table(queries, catalog).items():
+        arr = np.array(values, dtype=object)
+        out[name] = {}
+        for value in sorted(set(values)):
+            rows = np.flatnonzero(arr == value)
+            out[name][value] = {"n": len(rows), **agg.aggregate(t.cols, t.specs, rows)}
+    return out
 
 
 def score(
@@ -138,7 +61,7 @@ def score(
     ks: Iterable[int] = DEFAULT_KS,
     *,
     oracle: Oracle | Literal["evalset"] | None = None,
-    catalog: Any = None,
+    catalog: Catalog | None = None,
     bootstrap: bool = True,
     seed: int = 0,
     resamples: int = RESAMPLES,
@@ -148,25 +71,36 @@ def score(
     if not ks or ks[0] < 1:
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
     al = align(queries, run)
-    cols: dict[str, np.ndarray] = {}
-    specs: dict[str, agg.Spec] = {}
-    extras: dict[str, list[Any]] = {}
-    _ranking_columns(al, ks, cols, specs)
-    _latency_columns(al, cols, specs)
-    metrics = agg.aggregate(cols, specs)
-    ci = agg.confidence_intervals(cols, specs, resamples=resamples, seed=seed) if bootstrap and queries else {}
+    if oracle == "evalset":
+        oracle = oracle_from_evalset(queries)
+    t = fam.Table(ks=ks, width=fam.ranking_width(al.hits, ks))
+    fam.ranking(al, t)
+    fam.permissions(al, t, oracle, catalog)
+    fam.versions(al, t)
+    fam.trashed(al, t, catalog)
+    fam.citations(al, t, catalog)
+    fam.multi_hop(al, t)
+    fam.latency(al, t)
+    metrics = agg.aggregate(t.cols, t.specs)
+    ci = agg.confidence_intervals(t.cols, t.specs, resamples=resamples, seed=seed) if bootstrap and queries else {}
+    per_query_metrics = [m for m, spec in t.specs.items() if isinstance(spec, agg.Mean)]
     return {
         "format": METRICS_FORMAT,
         "config": {
             "ks": ks,
+            "multi_hop_k": max(ks),
             "seed": seed,
+            "oracle": oracle is not None,
+            "catalog": catalog is not None,
             "bootstrap": {"resamples": resamples, "method": "percentile", "level": 0.95} if bootstrap else None,
+            "per_query_metrics": per_query_metrics,
         },
         "metrics": metrics,
         "ci": ci,
-        "strata": {},
-        "counts": al.counts,
-        "per_query": _per_query(al, cols, extras),
+        "strata": _strata(queries, catalog, t),
+        "counts": {**al.counts, **t.counts},
+        **t.sections,
+        "per_query": _per_query(al, t),
     }
 
 
@@ -180,7 +114,8 @@ def compare(score_a: dict[str, Any], score_b: dict[str, Any], *, seed: int = 0) 
     pa = {row["query_id"]: row for row in score_a["per_query"]}
     pb = {row["query_id"]: row for row in score_b["per_query"]}
     common = [qid for qid in pa if qid in pb]
-    names = [m for m in score_a.get("metrics", {}) if common and m in pa[common[0]] and m in pb[common[0]]]
+    wanted = score_a.get("config", {}).get("per_query_metrics") or list(score_a.get("metrics", {}))
+    names = [m for m in wanted if common and m in pa[common[0]] and m in pb[common[0]]]
     out: dict[str, Any] = {}
     for name in names:
         a = np.array([math.nan if pa[q][name] is None else pa[q][name] for q in common], dtype=np.float64)

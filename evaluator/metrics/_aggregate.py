@@ -6,6 +6,7 @@ metric" (e.g. no gold). Each reported metric is described by a spec:
 * ``Mean(col)``: mean over the rows where ``col`` is not NaN (``None`` if there is none);
 * ``Ratio(num, den)``: ``Σ num / Σ den`` over rows where both are not NaN (micro average);
 * ``ByHop(col, hops)``: object keyed by hop count (as a string), mean of ``col`` per hop count;
+* ``HopPositions(prefix, hops)``: ``{h: {p: mean of column prefix+p over rows with hops == h}}``;
 * ``Quantile(col, q)``: percentile ``q`` (numpy's linear interpolation) of the non-NaN values;
 * ``Null()``: always ``None`` (metric not computable for this run, e.g. leaks without an oracle).
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from drivebench.evaluator.stats import bootstrap_ratio_cis
@@ -39,6 +41,12 @@ class ByHop:
 
 
 @dataclass(frozen=True)
+class HopPositions:
+    prefix: str
+    hops: str = "hops"
+
+
+@dataclass(frozen=True)
 class Quantile:
     col: str
     q: float
@@ -49,7 +57,7 @@ class Null:
     pass
 
 
-Spec = Mean | Ratio | ByHop | Quantile | Null
+Spec = Mean | Ratio | ByHop | HopPositions | Quantile | Null
 
 
 def _num_den(cols: Columns, spec: Mean | Ratio, rows: np.ndarray | slice) -> tuple[np.ndarray, np.ndarray]:
@@ -62,7 +70,7 @@ def _num_den(cols: Columns, spec: Mean | Ratio, rows: np.ndarray | slice) -> tup
     return np.where(valid, num, 0.0), np.where(valid, den, 0.0)
 
 
-def _value(cols: Columns, spec: Spec, rows: np.ndarray | slice) -> float | dict[str, float] | None:
+def _value(cols: Columns, spec: Spec, rows: np.ndarray | slice) -> float | dict[str, Any] | None:
     if isinstance(spec, Null):
         return None
     if isinstance(spec, Mean | Ratio):
@@ -73,7 +81,13 @@ def _value(cols: Columns, spec: Spec, rows: np.ndarray | slice) -> float | dict[
         v = cols[spec.col][rows]
         v = v[~np.isnan(v)]
         return float(np.percentile(v, spec.q)) if len(v) else None
-    v, hops = cols[spec.col][rows], cols[spec.hops][rows]
+    hops = cols[spec.hops][rows]
+    if isinstance(spec, HopPositions):
+        return {
+            str(h): {str(p): float(np.mean(cols[f"{spec.prefix}{p}"][rows][hops == h])) for p in range(1, h + 1)}
+            for h in sorted({int(x) for x in hops[~np.isnan(hops)]})
+        }
+    v = cols[spec.col][rows]
     out: dict[str, float] = {}
     for h in sorted({int(x) for x in hops[~np.isnan(v)]}):
         sel = (hops == h) & ~np.isnan(v)

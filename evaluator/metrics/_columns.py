@@ -1,0 +1,288 @@
+"""Per-query columns, one builder per metric family, each reading the aligned run once.
+
+Every builder adds float columns (``NaN`` = excluded), the specs that aggregate them, and optional
+per-query extras (JSON lists), report sections and counts. Columns whose name starts with ``_``
+are internal (not written to ``per_query``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from drivebench.evaluator.catalog import Catalog, CatalogDoc
+from drivebench.evaluator.citations import extract_citations
+from drivebench.evaluator.metrics import _aggregate as agg
+from drivebench.evaluator.metrics._common import gain_matrix, grade_map, ideal_matrix
+from drivebench.evaluator.metrics._run import Aligned
+from drivebench.evaluator.metrics.citation_diagnosis import CATEGORIES, NON_GOLD, diagnose
+from drivebench.evaluator.metrics.hit_rate import hit_rate_batch
+from drivebench.evaluator.metrics.hit_rate_permitted import hit_rate_permitted_batch
+from drivebench.evaluator.metrics.leak_rate import leak_batch
+from drivebench.evaluator.metrics.mrr import mrr_batch
+from drivebench.evaluator.metrics.ndcg import ndcg_batch
+from drivebench.evaluator.metrics.recall import recall_batch
+from drivebench.evaluator.metrics.version_exact import any_batch
+from drivebench.evaluator.schema import EvalQuery
+
+Oracle = Callable[[EvalQuery, str], bool]
+
+
+@dataclass
+class Table:
+    ks: list[int]
+    width: int  # ranking depth actually materialised: min(max K, longest result list), ≥ 1
+    cols: dict[str, np.ndarray] = field(default_factory=dict)
+    specs: dict[str, agg.Spec] = field(default_factory=dict)
+    extras: dict[str, list[Any]] = field(default_factory=dict)
+    sections: dict[str, Any] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def mean_metric(self, name: str, values: np.ndarray) -> None:
+        self.cols[name] = values
+        self.specs[name] = agg.Mean(name)
+
+    def null_metric(self, *names: str) -> None:
+        for name in names:
+            self.specs[name] = agg.Null()
+
+
+def _flags(n: int, width: int, cells: list[tuple[int, int]]) -> np.ndarray:
+    out = np.zeros((n, width), dtype=bool)
+    if cells:
+        rows, cols = zip(*cells, strict=True)
+        out[list(rows), list(cols)] = True
+    return out
+
+
+def ranking(al: Aligned, t: Table) -> None:
+    """hit_rate, recall, mrr, ndcg at every K."""
+    grade_maps = [grade_map([(g.doc_id, g.grade) for g in q.gold]) for q in al.queries]
+    gains = gain_matrix(al.top_ids(t.width), grade_maps, t.width)
+    ideal = ideal_matrix(grade_maps, max(t.ks))
+    n_gold = np.array([len(m) for m in grade_maps], dtype=np.float64)
+    no_gold = n_gold == 0
+    per_k = {
+        "hit_rate": lambda k: np.where(no_gold, np.nan, hit_rate_batch(gains, k)),
+        "recall": lambda k: recall_batch(gains, n_gold, k),
+        "mrr": lambda k: np.where(no_gold, np.nan, mrr_batch(gains, k)),
+        "ndcg": lambda k: ndcg_batch(gains, ideal, k),
+    }
+    for name, fn in per_k.items():
+        for k in t.ks:
+            t.mean_metric(f"{name}@{k}", fn(k))
+
+
+def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog | None) -> None:
+    """leak_rate@K, hit_rate_permitted@K and the leaked-documents report."""
+    names = [f"{m}@{k}" for m in ("leak_rate", "hit_rate_permitted") for k in t.ks]
+    if oracle is None:
+        t.null_metric(*names)
+        t.sections["leaks"] = None
+        return
+    n, width = len(al.queries), t.width
+    denied: list[tuple[int, int]] = []
+    permitted_gains: list[dict[str, float]] = []
+    refusal = np.zeros(n, dtype=bool)
+    defined = np.ones(n, dtype=bool)
+    leaked_lists: list[list[str]] = []
+    for qi, (q, hits) in enumerate(zip(al.queries, al.hits, strict=True)):
+        memo: dict[str, bool] = {}
+
+        def may(doc: str, q: EvalQuery = q, memo: dict[str, bool] = memo) -> bool:
+            if doc not in memo:
+                memo[doc] = bool(oracle(q, doc))
+            return memo[doc]
+
+        permitted = {g: 1.0 for g in q.gold_ids if may(g)}
+        permitted_gains.append(permitted)
+        if not permitted:
+            refusal[qi] = bool(q.gold or q.forbidden)
+            defined[qi] = refusal[qi]
+        denied += [(qi, i) for i, h in enumerate(hits[:width]) if not may(h.doc_id)]
+        leaked_lists.append([d for d in dict.fromkeys(h.doc_id for h in hits) if not may(d)])
+    denied_m = _flags(n, width, denied)
+    pgains = gain_matrix(al.top_ids(width), permitted_gains, width)
+    ok = np.array(al.ok)
+    for k in t.ks:
+        t.mean_metric(f"leak_rate@{k}", leak_batch(denied_m, k))
+    for k in t.ks:
+        values = hit_rate_permitted_batch(pgains, denied_m, refusal, ok, k)
+        t.mean_metric(f"hit_rate_permitted@{k}", np.where(defined, values, np.nan))
+    t.extras["leaked"] = leaked_lists
+    t.counts["refusals"] = int(refusal.sum())
+    t.counts["queries_with_leak"] = sum(1 for x in leaked_lists if x)
+    t.sections["leaks"] = _leak_report(leaked_lists, catalog)
+
+
+def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None) -> dict[str, Any]:
+    per_doc = Counter(d for docs in leaked_lists for d in docs)
+
+    def level(doc_id: str) -> str:
+        doc = catalog.get(doc_id) if catalog is not None else None
+        return (doc.secret_level if doc is not None else None) or "unknown"
+
+    by_level: Counter[str] = Counter()
+    for doc_id, count in per_doc.items():
+        by_level[level(doc_id)] += count
+    return {
+        "depth": "all returned results",
+        "queries_with_leak": sum(1 for x in leaked_lists if x),
+        "documents": [{"doc_id": d, "queries": c, "secret_level": level(d)} for d, c in per_doc.most_common()],
+        "by_secret_level": dict(sorted(by_level.items())),
+    }
+
+
+def versions(al: Aligned, t: Table) -> None:
+    """version_exact_hit_rate@K and stale_version_hit_rate@K over version-pinned queries."""
+    names = [f"{m}@{k}" for m in ("version_exact_hit_rate", "stale_version_hit_rate") for k in t.ks]
+    pinned = np.array([any(g.version_id is not None for g in q.gold) for q in al.queries], dtype=bool)
+    t.counts["version_pinned"] = int(pinned.sum())
+    if not pinned.any():
+        t.null_metric(*names)
+        return
+    exact: list[tuple[int, int]] = []
+    stale: list[tuple[int, int]] = []
+    for qi in np.flatnonzero(pinned).tolist():
+        pins: dict[str, str | None] = {}
+        for g in al.queries[qi].gold:
+            pins.setdefault(g.doc_id, g.version_id)
+        seen: set[str] = set()
+        for i, h in enumerate(al.hits[qi][: t.width]):
+            if h.doc_id in seen or h.doc_id not in pins:
+                continue
+            seen.add(h.doc_id)
+            pin = pins[h.doc_id]
+            if pin is None or pin == h.version_id:
+                exact.append((qi, i))
+            elif h.version_id is not None:
+                stale.append((qi, i))
+    n = len(al.queries)
+    exact_m, stale_m = _flags(n, t.width, exact), _flags(n, t.width, stale)
+    for name, m in (("version_exact_hit_rate", exact_m), ("stale_version_hit_rate", stale_m)):
+        for k in t.ks:
+            t.mean_metric(f"{name}@{k}", np.where(pinned, any_batch(m, k), np.nan))
+
+
+def trashed(al: Aligned, t: Table, catalog: Catalog | None) -> None:
+    """trashed_hit_rate@K: results in the recycle bin at the query's time."""
+    if catalog is None:
+        t.null_metric(*(f"trashed_hit_rate@{k}" for k in t.ks))
+        return
+    cells = [
+        (qi, i)
+        for qi, (q, hits) in enumerate(zip(al.queries, al.hits, strict=True))
+        for i, h in enumerate(hits[: t.width])
+        if catalog.is_trashed(h.doc_id, q.as_of)
+    ]
+    m = _flags(len(al.queries), t.width, cells)
+    for k in t.ks:
+        t.mean_metric(f"trashed_hit_rate@{k}", any_batch(m, k))
+
+
+def citation_catalog(al: Aligned, catalog: Catalog | None) -> Catalog:
+    """The given catalog, or one made of every id the eval set and run mention (plus any ``name``,
+    ``path`` or ``title`` the run's results carry as extra fields)."""
+    if catalog is not None:
+        return catalog
+    out = Catalog()
+    for q in al.queries:
+        for d in [*q.gold_ids, *(q.hops or ()), *q.forbidden]:
+            out.add(CatalogDoc(doc_id=d))
+    for hits in al.hits:
+        for h in hits:
+            extra = h.model_extra or {}
+            if h.doc_id not in out or extra:
+                out.add(
+                    CatalogDoc(
+                        doc_id=h.doc_id,
+                        name=str(extra.get("name") or extra.get("file_name") or ""),
+                        path=str(extra.get("path") or ""),
+                        title=extra.get("title"),
+                    )
+                )
+    return out
+
+
+def citations(al: Aligned, t: Table, catalog: Catalog | None) -> None:
+    """source_coverage (micro/macro), citation_precision and the per-document diagnosis."""
+    names = ("source_coverage", "source_coverage_macro", "citation_precision")
+    answered = [r is not None and r.answer is not None for r in al.records]
+    t.counts["with_answer"] = sum(answered)
+    if not any(answered):
+        t.null_metric(*names)
+        t.sections["citations"] = None
+        return
+    cat = citation_catalog(al, catalog)
+    n = len(al.queries)
+    cited_gold, n_gold, n_cited = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
+    per_query: list[dict[str, Any]] = []
+    totals: Counter[str] = Counter()
+    ambiguous = 0
+    for qi, (q, rec, hits, ok) in enumerate(zip(al.queries, al.records, al.hits, al.ok, strict=True)):
+        retrieved = {h.doc_id for h in hits}
+        found = extract_citations(rec.answer if ok and rec is not None else None, cat, prefer=retrieved)
+        diag = diagnose(q.gold_ids, retrieved, found.cited, found.unresolvable)
+        ambiguous += found.ambiguous
+        if q.gold:
+            cited_gold[qi] = len(diag["retrieved_cited"]) + len(diag["cited_not_retrieved"])
+            n_gold[qi] = len(q.gold_ids)
+            n_cited[qi] = len(found.cited) + len(found.unresolvable)
+        totals.update({k: len(v) for k, v in diag.items()})
+        per_query.append({"cited": found.cited, **{k: v for k, v in diag.items() if v}})
+    t.cols["_cited_gold"], t.cols["_n_gold"], t.cols["_n_cited"] = cited_gold, n_gold, n_cited
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t.cols["source_coverage_macro"] = cited_gold / n_gold
+        t.cols["citation_precision"] = np.where(n_cited > 0, cited_gold / n_cited, np.nan)
+    t.specs["source_coverage"] = agg.Ratio("_cited_gold", "_n_gold")
+    t.specs["source_coverage_macro"] = agg.Mean("source_coverage_macro")
+    t.specs["citation_precision"] = agg.Ratio("_cited_gold", "_n_cited")
+    t.extras["citations"] = per_query
+    t.counts["citations_unresolvable"] = totals["unresolvable"]
+    t.counts["citations_ambiguous"] = ambiguous
+    t.sections["citations"] = {
+        "gold_docs": {k: totals[k] for k in CATEGORIES},
+        "non_gold_citations": {k: totals[k] for k in NON_GOLD},
+        "scope": "gold docs and citations of queries with gold; wrong/unresolvable of every answered query",
+    }
+
+
+def multi_hop(al: Aligned, t: Table) -> None:
+    """multi_hop_completeness, full_chain_rate and hop_position_hit_rate at K = max(ks)."""
+    k = max(t.ks)
+    n = len(al.queries)
+    chains = [list(dict.fromkeys(q.hops)) if q.hops else [] for q in al.queries]
+    longest = max((len(c) for c in chains), default=0)
+    hops = np.array([len(c) or np.nan for c in chains], dtype=np.float64)
+    completeness, full = np.full(n, np.nan), np.full(n, np.nan)
+    positions = np.full((n, max(longest, 1)), np.nan)
+    for qi, (chain, hits) in enumerate(zip(chains, al.hits, strict=True)):
+        if not chain:
+            continue
+        top = {h.doc_id for h in hits[:k]}
+        found = [d in top for d in chain]
+        completeness[qi] = sum(found) / len(chain)
+        full[qi] = float(all(found))
+        positions[qi, : len(chain)] = found
+    t.cols["hops"], t.cols["multi_hop_completeness"], t.cols["full_chain"] = hops, completeness, full
+    for p in range(1, longest + 1):
+        t.cols[f"_hop_hit_{p}"] = positions[:, p - 1]
+    t.specs["multi_hop_completeness"] = agg.ByHop("multi_hop_completeness")
+    t.specs["full_chain_rate"] = agg.ByHop("full_chain")
+    t.specs["hop_position_hit_rate"] = agg.HopPositions("_hop_hit_")
+    t.counts["multi_hop"] = int(np.count_nonzero(~np.isnan(hops)))
+
+
+def latency(al: Aligned, t: Table) -> None:
+    lat = [r.latency_ms if r is not None and r.latency_ms is not None else math.nan for r in al.records]
+    t.cols["latency_ms"] = np.array(lat, dtype=np.float64)
+    for p in (50, 95, 99):
+        t.specs[f"latency_ms_p{p}"] = agg.Quantile("latency_ms", p)
+
+
+def ranking_width(hits: Sequence[Sequence[object]], ks: Sequence[int]) -> int:
+    return max(1, min(max(ks), max((len(h) for h in hits), default=0)))

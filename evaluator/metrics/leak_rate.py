@@ -1,0 +1,64 @@
+"""leak_rate@K: how often a query's principal is shown something it may not preview.
+
+Formula: ``leak@K(q) = 1 if some result in top K of q is not previewable by q's principal else 0``;
+``leak_rate@K`` is the mean over **every** query of the eval set (gold or not). The leaked
+documents (distinct, over the whole returned list, not only top K) and their secret levels are
+reported per query and in total.
+
+The permission oracle is a callable ``may_preview(query, doc_id) -> bool``. The simulator builds
+one from its Casbin policies. For an external system, ``oracle_from_evalset(queries)`` builds one
+from the eval set alone:
+
+* a doc listed in the query's ``forbidden`` is not previewable;
+* if the query gives ``allowed``, anything outside it is not previewable;
+* otherwise an unknown doc counts as previewable (the eval set cannot know better: leaks of
+  documents it does not mention are not detected).
+
+Edge cases:
+* empty run / errored / missing query: nothing was shown, so 0 (still in the denominator).
+* no gold: irrelevant; the query still counts.
+* ties: not re-sorted. Duplicate chunks of one leaked file: one leaked document.
+* fewer results than K: only the results present are checked.
+* no oracle: ``leak_rate@K`` is ``None`` (not 0).
+
+No public retrieval evaluator measures this; there is no external reference.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+from drivebench.evaluator.schema import EvalQuery
+
+Oracle = Callable[[EvalQuery, str], bool]
+
+
+def oracle_from_evalset(queries: Iterable[EvalQuery]) -> Oracle:
+    """A ``may_preview`` built from each query's ``forbidden`` and ``allowed`` lists."""
+    rules: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
+    for q in queries:
+        rules[q.query_id] = (frozenset(q.forbidden), None if q.allowed is None else frozenset(q.allowed))
+
+    def may_preview(query: EvalQuery, doc_id: str) -> bool:
+        forbidden, allowed = rules.get(query.query_id) or (
+            frozenset(query.forbidden),
+            None if query.allowed is None else frozenset(query.allowed),
+        )
+        return doc_id not in forbidden and (allowed is None or doc_id in allowed)
+
+    return may_preview
+
+
+def leaked_docs(ranked: Sequence[str], previewable: Callable[[str], bool], k: int | None = None) -> list[str]:
+    """Distinct documents in the first ``k`` results (all when ``None``) that may not be previewed."""
+    return [d for d in dict.fromkeys(ranked[:k] if k is not None else ranked) if not previewable(d)]
+
+
+def leak(ranked: Sequence[str], previewable: Callable[[str], bool], k: int) -> float:
+    return 1.0 if leaked_docs(ranked, previewable, k) else 0.0
+
+
+def leak_batch(denied: np.ndarray, k: int) -> np.ndarray:
+    """Per-query leak@K from a ``(queries, depth)`` boolean matrix (True = slot not previewable)."""
+    return denied[:, :k].any(axis=1).astype(np.float64)

@@ -1,0 +1,93 @@
+"""Strata: which group each query falls in, per attribute, so metrics can be broken down.
+
+Every query gets exactly one value per stratum (``"unknown"`` when nothing says):
+
+==============  =================================================================================
+stratum         value
+==============  =================================================================================
+department      ``tags.department``; else the catalog department shared by all gold docs
+                (``"mixed"`` if they differ); else ``"unknown"``
+file_type       ``tags.file_type``; else the gold docs' catalog file type (``"mixed"`` if they
+                differ); else ``"unknown"``
+length          ``tags.length``; else computed from the query text by ``length_bucket``
+hops            ``tags.hops``; else the number of distinct ``hops``; ``"none"`` without a chain
+role            ``user_role``; else ``tags.role``; else ``"unknown"`` (a ``user_id`` alone
+                names a person, not a role)
+kind            ``tags.kind``; else ``"unknown"``
+secret_level    the highest catalog secret level among the gold docs; else ``tags.secret_level``;
+                ``"none"`` for a query without gold
+==============  =================================================================================
+
+Length buckets (``length_bucket``): the length of a query in *English-word equivalents* is
+``latin_words + cjk_chars / 2`` where ``cjk_chars`` counts Han, kana and hangul characters and
+``latin_words`` counts runs of ASCII letters/digits. ``short`` ≤ 6, ``medium`` ≤ 15, ``long`` above.
+So a purely Chinese query is short up to 12 characters and medium up to 30; a purely English one is
+short up to 6 words and medium up to 15.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from drivebench.evaluator.catalog import Catalog
+from drivebench.evaluator.schema import EvalQuery
+
+STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
+SHORT_MAX = 6.0
+MEDIUM_MAX = 15.0
+_SECRET_ORDER = ("public", "internal", "confidential", "secret")
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+_WORD = re.compile(r"[A-Za-z0-9]+")
+
+
+def query_length(text: str) -> float:
+    """Length in English-word equivalents: ASCII words + CJK characters / 2."""
+    return len(_WORD.findall(text)) + len(_CJK.findall(text)) / 2.0
+
+
+def length_bucket(text: str) -> str:
+    n = query_length(text)
+    return "short" if n <= SHORT_MAX else "medium" if n <= MEDIUM_MAX else "long"
+
+
+def _shared(values: Sequence[str | None]) -> str | None:
+    known = {v for v in values if v}
+    if not known:
+        return None
+    return known.pop() if len(known) == 1 else "mixed"
+
+
+def _highest_level(levels: Sequence[str | None]) -> str | None:
+    ranked = [lv for lv in levels if lv]
+    if not ranked:
+        return None
+    return max(ranked, key=lambda lv: _SECRET_ORDER.index(lv) if lv in _SECRET_ORDER else -1)
+
+
+def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
+    """The stratum values of one query."""
+    gold_docs = [catalog.get(d) for d in q.gold_ids] if catalog is not None else []
+    docs = [d for d in gold_docs if d is not None]
+    tags = q.tags
+    hops = len(dict.fromkeys(q.hops)) if q.hops else None
+    if not q.gold:
+        secret = "none"
+    else:
+        secret = _highest_level([d.secret_level for d in docs]) or tags.get("secret_level") or "unknown"
+    return {
+        "department": tags.get("department") or _shared([d.department for d in docs]) or "unknown",
+        "file_type": tags.get("file_type") or _shared([d.file_type for d in docs]) or "unknown",
+        "length": tags.get("length") or length_bucket(q.query),
+        "hops": tags.get("hops") or (str(hops) if hops else "none"),
+        "role": q.user_role or tags.get("role") or "unknown",
+        "kind": tags.get("kind") or "unknown",
+        "secret_level": secret,
+    }
+
+
+def strata_table(queries: Sequence[EvalQuery], catalog: Catalog | None = None) -> dict[str, list[str]]:
+    """Stratum name -> the value of every query, in eval-set order."""
+    rows = [query_strata(q, catalog) for q in queries]
+    return {name: [r[name] for r in rows] for name in STRATA}
