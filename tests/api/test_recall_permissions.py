@@ -1,0 +1,76 @@
+"""Two users, one question: different results, and nobody sees what they may not preview.
+
+The expected visibility comes from the corpus's own ground truth (``manifest.access``, written by
+the corpus builder from its scenario logic, not by Casbin), so this test checks the simulator
+against an independent oracle.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from fastapi.testclient import TestClient
+
+from drivebench.corpora.format import Manifest
+from drivebench.evaluator.schema import EvalQuery
+from drivebench.simulator.backend import Simulator
+from tests.conftest import bearer
+
+URL = "/api/mcp/recall"
+
+
+def _recall(client: TestClient, sim: Simulator, user_id: str, query: str, top_k: int = 10) -> list[dict]:
+    r = client.post(URL, json={"query": query, "top_k": top_k}, headers=bearer(sim.tokens.for_subject(user_id).token))
+    assert r.status_code == 200, r.text
+    return r.json()["results"]
+
+
+def _visible_now(sim: Simulator, manifest: Manifest, user_id: str) -> set[str]:
+    assert manifest.access is not None
+    return {d for d in manifest.access[user_id] if sim.drive.documents[d].trashed_at is None}
+
+
+def test_permission_pairs_differ_and_never_leak(
+    client: TestClient, sim: Simulator, seed_manifest: Manifest, seed_evalset: list[EvalQuery]
+) -> None:
+    by_text: dict[str, list[EvalQuery]] = defaultdict(list)
+    for q in seed_evalset:
+        if q.user_id:
+            by_text[q.query].append(q)
+    pairs = [(a, b) for qs in by_text.values() for a in qs for b in qs if a.forbidden == [] and b.forbidden]
+    assert len(pairs) >= 5, "the seed eval set must ask >= 5 questions from users with different access"
+    for allowed_q, forbidden_q in pairs:
+        assert allowed_q.user_id and forbidden_q.user_id
+        allowed = _recall(client, sim, allowed_q.user_id, allowed_q.query)
+        denied = _recall(client, sim, forbidden_q.user_id, forbidden_q.query)
+        allowed_ids, denied_ids = [x["doc_id"] for x in allowed], [x["doc_id"] for x in denied]
+        assert allowed_ids != denied_ids, allowed_q.query
+        assert not set(forbidden_q.forbidden) & set(denied_ids), f"leak to {forbidden_q.user_id}: {forbidden_q.query}"
+        assert set(allowed_ids) <= _visible_now(sim, seed_manifest, allowed_q.user_id)
+        assert set(denied_ids) <= _visible_now(sim, seed_manifest, forbidden_q.user_id)
+
+
+def test_every_user_sees_only_previewable_and_top_k_is_full(
+    client: TestClient, sim: Simulator, seed_manifest: Manifest
+) -> None:
+    for user_id in sorted(sim.drive.users):
+        visible = _visible_now(sim, seed_manifest, user_id)
+        for query in ("项目X的技术方案审批人", "budget approval", "员工手册 年假"):
+            results = _recall(client, sim, user_id, query, top_k=10)
+            ids = [x["doc_id"] for x in results]
+            assert set(ids) <= visible, (user_id, query, set(ids) - visible)
+            assert len(ids) == len(set(ids)), "one result per document"
+            assert len(ids) == min(10, len(visible)), (user_id, query, len(ids), len(visible))
+            scores = [x["score"] for x in results]
+            assert scores == sorted(scores, reverse=True)
+            assert [x["rank"] for x in results] == list(range(1, len(results) + 1))
+
+
+def test_fast_path_equals_enforce_and_ground_truth(sim: Simulator, seed_manifest: Manifest) -> None:
+    engine, now = sim.engine, sim.drive.clock.now()
+    assert seed_manifest.access is not None
+    for user_id in sorted(sim.drive.users):
+        fast = engine.previewable_docs(user_id, now)
+        slow = {d for d in engine.doc_ids if engine.may_preview(user_id, d, now)}
+        assert fast == slow, user_id
+        assert fast == set(seed_manifest.access[user_id]), user_id
