@@ -11,12 +11,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from drivebench import __version__
 from drivebench.evaluator.runner import RunConfig, run_queries
 from drivebench.evaluator.schema import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
 from drivebench.evaluator.targets.base import Target
-
-from drivebench import __version__
 
 
 @dataclass

@@ -15,6 +15,7 @@ from datetime import datetime
 from pathlib import Path
 
 import numpy as np
+
 from drivebench.simulator.drive.clock import as_utc
 from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
 from drivebench.simulator.drive.model import DocumentRec

@@ -11,13 +11,13 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import pytest  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
+import pytest
+from fastapi.testclient import TestClient
 
-from drivebench.corpora.format import EVALSET_NAME, Manifest, load_manifest  # noqa: E402
-from drivebench.evaluator.schema import EvalQuery, load_evalset  # noqa: E402
-from drivebench.simulator.api import create_app  # noqa: E402
-from drivebench.simulator.backend import Simulator  # noqa: E402
+from drivebench.corpora.format import EVALSET_NAME, Manifest, load_manifest
+from drivebench.evaluator.schema import EvalQuery, load_evalset
+from drivebench.simulator.api import create_app
+from drivebench.simulator.backend import Simulator
 
 
 @pytest.fixture(scope="session")

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import httpx
+
 from drivebench.evaluator.schema import EvalQuery, RunHit
 from drivebench.evaluator.targets.base import TargetError, TargetResponse, request_body
 

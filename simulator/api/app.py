@@ -5,12 +5,6 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from drivebench.simulator.api import recall
-from drivebench.simulator.api.auth import NotAdmin, Unauthorized
-from drivebench.simulator.api.body import BadBody
-from drivebench.simulator.api.schemas import RecallRequest
-from drivebench.simulator.backend import PermissionCheckFailed, Simulator
-from drivebench.simulator.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, UnknownPrincipal
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.openapi.utils import get_openapi
@@ -18,6 +12,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from drivebench import __version__
+from drivebench.simulator.api import recall
+from drivebench.simulator.api.auth import NotAdmin, Unauthorized
+from drivebench.simulator.api.body import BadBody
+from drivebench.simulator.api.schemas import RecallRequest
+from drivebench.simulator.backend import PermissionCheckFailed, Simulator
+from drivebench.simulator.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, UnknownPrincipal
 
 log = logging.getLogger("drivebench.api")
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from drivebench.simulator.tokens import TokenInfo
 from fastapi import Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from drivebench.simulator.tokens import TokenInfo
 
 bearer = HTTPBearer(auto_error=False, description="A corpus user's token, the evaluation token or the admin token.")
 

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from fastapi import APIRouter, Depends, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials
+
 from drivebench.corpora.format import SECRET_LEVELS
 from drivebench.simulator.api.auth import bearer, current_token
 from drivebench.simulator.api.body import read_json_object
@@ -18,9 +22,6 @@ from drivebench.simulator.api.schemas import (
 from drivebench.simulator.backend import RecallOutcome, Simulator
 from drivebench.simulator.drive.errors import InvalidRequest, NotFound
 from drivebench.simulator.drive.model import DocumentRec
-from fastapi import APIRouter, Depends, Request
-from fastapi.concurrency import run_in_threadpool
-from fastapi.security import HTTPAuthorizationCredentials
 
 router = APIRouter(tags=["recall"])
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import faiss
 import numpy as np
+
 from drivebench.simulator.index.lexical import LexicalIndex
 
 

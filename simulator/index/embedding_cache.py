@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+
 from drivebench.simulator.index.embedders import Embedder
 
 

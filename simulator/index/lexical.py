@@ -8,6 +8,7 @@ import threading
 
 import bm25s
 import numpy as np
+
 from drivebench.simulator.index.tokenize import tokenize
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import casbin
 import numpy as np
 from casbin.rbac.default_role_manager.role_manager import RoleManager
+
 from drivebench.simulator.drive.errors import UnknownPrincipal
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions.compiler import (

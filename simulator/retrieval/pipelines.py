@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+
 from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import Embedder
 
