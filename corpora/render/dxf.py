@@ -11,7 +11,8 @@
 
 Pinned: $TDCREATE/$TDUCREATE/$TDUPDATE/$TDUUPDATE (2024-01-01), $TDINDWG/$TDUSRTIMER (0),
 $FINGERPRINTGUID/$VERSIONGUID (fixed GUIDs), the ezdxf marker string; handles are allocated in
-a fixed order from a fresh document, so $HANDSEED is a function of the spec.
+a fixed order from a fresh document, so $HANDSEED is a function of the spec; the CLASSES section
+is sorted (ezdxf fills it from a set, whose order changes between processes).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import io
 import math
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -179,6 +181,9 @@ def _write(doc: Drawing) -> bytes:
         _pin_header(doc)
 
     doc._update_metadata = pinned  # type: ignore[method-assign]
+    # ezdxf adds CLASS entries while iterating a set of entity types in use: fix their order.
+    doc.classes.add_required_classes(doc.dxfversion)
+    doc.classes.classes = OrderedDict(sorted(doc.classes.classes.items()))
     stream = io.StringIO()
     with _fixed_metadata():
         doc.write(stream)

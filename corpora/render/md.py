@@ -1,6 +1,10 @@
-"""Markdown writer: ``# title``, ``## heading`` per section, paragraphs, a pipe table, notes as a quote."""
+"""Markdown writer: ``# title``, ``## heading`` per section, paragraphs, a pipe table, notes as a quote.
+
+A paragraph line starting with ``#``, ``>`` or ``|`` gets a backslash so it stays a paragraph."""
 
 from __future__ import annotations
+
+import re
 
 from drivebench.corpora.render.spec import DocSpec
 
@@ -17,6 +21,14 @@ def _table(rows: list[list[str]]) -> list[str]:
     return lines
 
 
+_BLOCK_START = re.compile(r"^(\s{0,3})([#>|])")
+
+
+def _para(text: str) -> str:
+    """Escape a leading ``#``, ``>`` or ``|`` on each line so a paragraph is not read as markup."""
+    return "\n".join(_BLOCK_START.sub(r"\1\\\2", line) for line in text.split("\n"))
+
+
 def render_md(spec: DocSpec) -> bytes:
     lines: list[str] = [f"# {spec.title}", ""]
     if spec.author:
@@ -26,7 +38,7 @@ def render_md(spec: DocSpec) -> bytes:
     for section in spec.sections:
         lines += [f"## {section.heading}", ""]
         for para in section.paragraphs:
-            lines += [para, ""]
+            lines += [_para(para), ""]
         if section.table:
             lines += [*_table(section.table), ""]
         if section.notes:

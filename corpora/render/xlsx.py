@@ -2,7 +2,7 @@
 
 The sheet name is the heading made legal (no ``[]:*?/\\``, at most 31 characters, unique); if that
 changed the heading, the heading itself is written in A1. Paragraphs follow in column A, then the
-table rows, then the notes. ``spec.title_block`` (if any) gets a leading sheet of key/value rows.
+table rows, then the notes. ``spec.title_block`` (if any) gets a leading sheet ``图签`` of ``key:`` | value rows.
 The title goes to the workbook's core properties. Cells are always strings (a leading ``=`` is
 not a formula). Pinned: core properties and zip entries via ``pin_package``.
 """
@@ -61,7 +61,7 @@ def render_xlsx(spec: DocSpec) -> bytes:
     if spec.title_block:
         ws = wb.create_sheet(sheet_title(TITLE_BLOCK_SHEET, taken))
         for r, (key, value) in enumerate(spec.title_block.items(), start=1):
-            _put(ws, r, 1, key, bold=True)
+            _put(ws, r, 1, f"{key}:", bold=True)
             _put(ws, r, 2, value)
     for section in spec.sections:
         ws = wb.create_sheet(sheet_title(section.heading, taken))
