@@ -5,8 +5,11 @@
 * ``bootstrap_ratio_cis(nums, dens)``: the engine behind it and behind ``scoring.score``'s ``ci``:
   percentile CIs of ``Σ num / Σ den`` for many columns at once, resampling *queries* (rows) with
   replacement. A mean with exclusions is the ratio ``Σ value·valid / Σ valid``, so every metric of
-  the eval set shares one set of resamples. Resamples are drawn as multiplicity weights
-  (``bincount`` of uniform row indices) and applied with one matrix product per chunk.
+  the eval set shares one set of resamples. Resamples are drawn as multiplicity weights and applied
+  with a matrix product. When few distinct rows exist (``U ≤ n / 8``, typical for 0/1 and
+  rank-based metrics), the weights of the U row classes are drawn directly as
+  ``Multinomial(n, count_u / n)``, which is the same distribution as resampling rows; otherwise
+  they are the ``bincount`` of uniform row indices, in chunks.
 * ``paired_compare(a, b)``: two runs on the same eval set, per-query vectors aligned by position:
   mean difference ``mean(a - b)``, its bootstrap CI, and a two-sided paired randomization
   (sign-flip) test, ``p = (1 + #{|mean(s·d)| ≥ |mean(d)|}) / (1 + permutations)``.
@@ -60,12 +63,16 @@ def bootstrap_ratio_cis(
     if n == 0:
         return np.full((m, 2), np.nan)
     rng = np.random.default_rng(seed)
-    stats = np.empty((resamples, m))
-    done = 0
-    for w in _weight_chunks(n, resamples, rng):
-        with np.errstate(divide="ignore", invalid="ignore"):
-            stats[done : done + len(w)] = (w @ num) / (w @ den)
-        done += len(w)
+    data = np.ascontiguousarray(np.hstack([num, den]))
+    rows = data.view(np.dtype((np.void, data.dtype.itemsize * data.shape[1]))).ravel()
+    _, first, counts = np.unique(rows, return_index=True, return_counts=True)
+    if len(first) <= n // 8:
+        weights = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
+        sums = weights @ data[first]
+    else:
+        sums = np.vstack([w @ data for w in _weight_chunks(n, resamples, rng)])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        stats = sums[:, :m] / sums[:, m:]
     alpha = (1.0 - level) / 2.0
     out = np.full((m, 2), np.nan)
     for j in range(m):
