@@ -18,7 +18,7 @@ import numpy as np
 
 from drivebench.simulator.drive.clock import as_utc
 from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
-from drivebench.simulator.drive.model import DocumentRec
+from drivebench.simulator.drive.model import DocumentRec, VersionRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.extract import ExtractConfig
 from drivebench.simulator.index.chunk_store import ChunkStore
@@ -85,10 +85,13 @@ class Simulator:
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
         self._engine_lock = threading.Lock()
-        self._masks_for: tuple[int, int, int] | None = None
+        self._masks_for: tuple[int, ...] | None = None
         self.audit: list[dict[str, object]] = []
         self._snapshot: tuple[tuple[int, ...], str] | None = None
         self.corpus_dir: Path | None = None
+        self._index_cursor = 0
+        self._index_lock = threading.Lock()
+        self.index_version = 0
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
@@ -113,8 +116,41 @@ class Simulator:
         for r in report.rejected:
             log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
         self.ingest_report = report
-        self.drive.bump_content()
+        self._index_cursor = len(self.drive.changes)
+        self.index_version += 1
         return report
+
+    def sync_index(self) -> IngestReport | None:
+        """Bring the index up to the drive's change feed: index new versions, drop purged documents.
+        Called after every write (so an acknowledged write is searchable) and before every search."""
+        with self._index_lock:
+            if self._index_cursor == len(self.drive.changes):
+                return None
+            with self.drive.lock:
+                changes, cursor = self.drive.changes_since(self._index_cursor, limit=10**9)
+                pending: dict[str, tuple[DocumentRec, VersionRec]] = {}
+                for c in changes:
+                    if c.kind == "purged" and c.doc_id:
+                        self.store.remove_document(c.doc_id)
+                        pending = {k: v for k, v in pending.items() if v[0].doc_id != c.doc_id}
+                    elif c.kind in ("created", "updated", "restored") and c.doc_id in self.drive.documents:
+                        doc = self.drive.documents[c.doc_id]
+                        version = next((v for v in doc.versions if v.version_id == c.version_id), None)
+                        if version is not None and version.version_id not in self.store.by_version:
+                            pending[version.version_id] = (doc, version)
+                report = ingest(
+                    self.drive,
+                    list(pending.values()),
+                    self.store,
+                    self.embedder,
+                    self.cache,
+                    self.config.extract,
+                    self.config.chunking,
+                )
+                self.ingest_report.rejected.extend(report.rejected)
+                self._index_cursor = cursor
+                self.index_version += 1
+                return report
 
     # ------------------------------------------------------------------ permissions
     @property
@@ -169,7 +205,7 @@ class Simulator:
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
-        key = (len(self.store), self.drive.content_version, engine.policy_version)
+        key = (len(self.store), self.drive.content_version, engine.policy_version, self.index_version)
         if self._masks_for != key:
             start: dict[str, int] = {}
             end: dict[str, int] = {}
@@ -215,6 +251,7 @@ class Simulator:
         as_of: datetime | None = None,
         doc_filter: Callable[[DocumentRec], bool] | None = None,
     ) -> RecallOutcome:
+        self.sync_index()
         at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
         engine = self.engine
         try:

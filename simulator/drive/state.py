@@ -27,13 +27,14 @@ from drivebench.simulator.drive.model import (
     UserRec,
     VersionRec,
 )
+from drivebench.simulator.drive.operations import Change, DriveOperations
 
 
 def _opt_utc(value: datetime | None) -> datetime | None:
     return None if value is None else as_utc(value)
 
 
-class Drive:
+class Drive(DriveOperations):
     def __init__(self, name: str, language: str, clock: SimClock) -> None:
         self.name = name
         self.language = language
@@ -47,6 +48,7 @@ class Drive:
         self.grants: dict[str, GrantRec] = {}
         self.blobs: dict[str, bytes] = {}
         self._children: dict[tuple[str, str], str] = {}
+        self.changes: list[Change] = []
         self.policy_version = 0
         self.content_version = 0
         self._folder_seq = 0

@@ -74,6 +74,11 @@ class ChunkStore:
                 self.alive[ids] = False
             return len(ids)
 
+    def remove_document(self, doc_id: str) -> int:
+        with self.lock:
+            versions = [v for v, ids in self.by_version.items() if ids and self.doc_ids[ids[0]] == doc_id]
+            return sum(self.remove_version(v) for v in versions)
+
     def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
         """Top-``k`` chunks by inner product among chunk ids where ``mask`` (and alive) is True."""
         with self.lock:
