@@ -11,6 +11,7 @@ import io
 from docx import Document
 from docx.oxml.ns import qn
 from docx.shared import Pt
+
 from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
 from drivebench.corpora.render._ooxml import pin_package
 from drivebench.corpora.render.spec import DocSpec

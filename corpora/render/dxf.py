@@ -27,11 +27,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import ezdxf
-from drivebench.corpora.render._fixed import FIXED_NAIVE
-from drivebench.corpora.render.spec import DocSpec, Section
 from ezdxf.document import Drawing
 from ezdxf.layouts import BlockLayout, Modelspace
 from ezdxf.tools.juliandate import juliandate
+
+from drivebench.corpora.render._fixed import FIXED_NAIVE
+from drivebench.corpora.render.spec import DocSpec, Section
 
 FINGERPRINT_GUID = "{D81E0B6A-2C3F-4E57-9B1A-000000000001}"
 VERSION_GUID = "{D81E0B6A-2C3F-4E57-9B1A-000000000002}"

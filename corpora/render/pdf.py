@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import io
 
-from drivebench.corpora.render._fixed import DEFAULT_AUTHOR
-from drivebench.corpora.render.spec import DocSpec
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfbase import pdfmetrics
 from reportlab.pdfbase.cidfonts import UnicodeCIDFont
 from reportlab.pdfgen import canvas
+
+from drivebench.corpora.render._fixed import DEFAULT_AUTHOR
+from drivebench.corpora.render.spec import DocSpec
 
 FONT = "STSong-Light"
 _MARGIN = 56.0

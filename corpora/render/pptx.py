@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import io
 
+from pptx import Presentation
+from pptx.util import Emu, Pt
+
 from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
 from drivebench.corpora.render._ooxml import pin_package
 from drivebench.corpora.render.spec import DocSpec, Section
-from pptx import Presentation
-from pptx.util import Emu, Pt
 
 _TITLE, _TITLE_AND_CONTENT, _TITLE_ONLY = 0, 1, 5
 

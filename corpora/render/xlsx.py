@@ -12,13 +12,14 @@ from __future__ import annotations
 import io
 import re
 
-from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
-from drivebench.corpora.render._ooxml import pin_package
-from drivebench.corpora.render.spec import DocSpec
 from openpyxl import Workbook
 from openpyxl.cell.cell import ILLEGAL_CHARACTERS_RE
 from openpyxl.styles import Font
 from openpyxl.worksheet.worksheet import Worksheet
+
+from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
+from drivebench.corpora.render._ooxml import pin_package
+from drivebench.corpora.render.spec import DocSpec
 
 _BAD_SHEET_CHARS = re.compile(r"[\[\]:*?/\\]")
 _MAX_CELL = 32767

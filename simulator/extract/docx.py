@@ -13,9 +13,10 @@ from docx import Document
 from docx.oxml.ns import qn
 from docx.table import Table, _Cell
 from docx.text.paragraph import Paragraph
+from lxml.etree import _Element
+
 from drivebench.simulator.extract.base import ExtractConfig, Part
 from drivebench.simulator.extract.ooxml import guard_package
-from lxml.etree import _Element
 
 _P, _TBL, _SDT, _SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtContent")
 

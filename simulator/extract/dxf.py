@@ -25,12 +25,13 @@ import re
 from pathlib import PurePosixPath
 
 import ezdxf
-from drivebench.simulator.extract.base import ExtractConfig, Part
 from ezdxf.document import Drawing
 from ezdxf.entities import DXFEntity
 from ezdxf.lldxf.tagger import binary_tags_loader
 from ezdxf.tools.codepage import toencoding
 from ezdxf.tools.text import plain_mtext
+
+from drivebench.simulator.extract.base import ExtractConfig, Part
 
 TITLE_BLOCK_NAME = re.compile(r"title|^tb[_-]|border|frame|图框|图签|标题栏|标题|签署", re.IGNORECASE)
 _CODEPAGE = re.compile(rb"\$DWGCODEPAGE\s*\r?\n\s*3\s*\r?\n\s*([A-Za-z0-9_\-]+)")

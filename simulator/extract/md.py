@@ -11,6 +11,7 @@ from drivebench.simulator.extract.textcodec import decode_text
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.*?)(?:\s+#+)?\s*$")
 _QUOTE = re.compile(r"^\s{0,3}>\s?")
 _SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}:?\s*(\|\s*:?-{2,}:?\s*)*\|?\s*$")
+_ESCAPED_START = re.compile(r"^(\s{0,3})\\([#>|])")
 _CELL_SPLIT = re.compile(r"(?<!\\)\|")
 
 
@@ -35,7 +36,7 @@ def markdown_to_plain(text: str) -> str:
         elif line.lstrip().startswith("|"):
             out.append(_table_row(line))
         else:
-            out.append(line)
+            out.append(_ESCAPED_START.sub(r"\1\2", line))
     return "\n".join(out).strip("\n")
 
 

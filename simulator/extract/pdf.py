@@ -12,8 +12,9 @@ import io
 import re
 import unicodedata
 
-from drivebench.simulator.extract.base import ExtractConfig, ExtractionError, Part
 from pypdf import PdfReader
+
+from drivebench.simulator.extract.base import ExtractConfig, ExtractionError, Part
 
 _CJK = re.compile(r"[\u3000-\u303f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff00-\uffef]")
 #: A line at least this share of the page's widest line is "full": the next line continues it.

@@ -6,11 +6,12 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Iterator
 
-from drivebench.simulator.extract.base import ExtractConfig, Part
-from drivebench.simulator.extract.ooxml import guard_package
 from pptx import Presentation
 from pptx.shapes.base import BaseShape
 from pptx.shapes.group import GroupShape
+
+from drivebench.simulator.extract.base import ExtractConfig, Part
+from drivebench.simulator.extract.ooxml import guard_package
 
 
 def _clean(text: str) -> str:

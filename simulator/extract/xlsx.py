@@ -10,9 +10,10 @@ from __future__ import annotations
 import io
 from datetime import date, datetime, time
 
+from openpyxl import load_workbook
+
 from drivebench.simulator.extract.base import ExtractConfig, Part
 from drivebench.simulator.extract.ooxml import guard_package
-from openpyxl import load_workbook
 
 MAX_CELLS = 2_000_000
 
@@ -22,6 +23,8 @@ def _cell_text(value: object) -> str:
         return ""
     if isinstance(value, float) and value.is_integer() and abs(value) < 1e15:
         return str(int(value))
+    if isinstance(value, datetime) and value.time() == time(0):
+        return value.date().isoformat()
     if isinstance(value, datetime | date | time):
         return value.isoformat()
     return str(value).strip()

@@ -6,11 +6,11 @@ import random
 import zipfile
 
 import pytest
-from conftest import duplicate_central_entry, make_zip, patch_sizes, reason_of, small_spec
 
 from drivebench.corpora.render import render
 from drivebench.simulator.extract import REASONS, ExtractConfig, ExtractionError, extract
 from drivebench.simulator.extract import core as extract_core
+from tests.extract.builders import duplicate_central_entry, make_zip, patch_sizes, reason_of, small_spec
 
 ZEROS = b"\0" * (5 * 2**20)  # 5 MiB of zeros deflate to about 5 KB: ratio ~1000
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import ezdxf
 import pytest
-from conftest import FORMATS, en_spec, zh_spec
 from pypdf import PdfReader
 
 from drivebench.corpora.render import RENDERERS, DocSpec, Section, render
 from drivebench.corpora.render._fixed import ZIP_DATE_TIME
 from drivebench.simulator.extract import extract
+from tests.render.specs import FORMATS, en_spec, zh_spec
 
 
 def _squash(text: str) -> str:
@@ -58,10 +58,10 @@ def test_render_is_deterministic(file_type: str, make: object) -> None:
 def test_render_is_deterministic_across_processes() -> None:
     code = (
         "import hashlib,sys; sys.path.insert(0, sys.argv[1]);"
-        "from conftest import zh_spec, FORMATS; from drivebench.corpora.render import render;"
+        "from tests.render.specs import zh_spec, FORMATS; from drivebench.corpora.render import render;"
         "print(' '.join(hashlib.sha256(render(zh_spec(f))).hexdigest() for f in FORMATS))"
     )
-    here = str(Path(__file__).parent)
+    here = str(Path(__file__).resolve().parents[2])
     env = {**os.environ, "PYTHONHASHSEED": "4242"}  # another set/dict iteration order than ours
     out = subprocess.run([sys.executable, "-c", code, here], capture_output=True, text=True, check=True, env=env)
 
