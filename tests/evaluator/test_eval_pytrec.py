@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from drivebench.evaluator.metrics.mrr import mrr
 from drivebench.evaluator.schema import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
@@ -60,3 +61,23 @@ def test_matches_pytrec_eval(graded: bool) -> None:
         for ours_name, ref_name in (("hit_rate", "success"), ("recall", "recall"), ("ndcg", "ndcg_cut")):
             mean_ref = sum(r[f"{ref_name}_{k}"] for r in theirs.values()) / len(theirs)
             assert ours["metrics"][f"{ours_name}@{k}"] == pytest.approx(mean_ref, abs=1e-9)
+
+
+def test_mrr_without_cutoff_matches_recip_rank() -> None:
+    queries, run, qrels, trec_run = _random_case(random.Random(99), 500, graded=False)
+    ours = score(queries, run, (1000,), bootstrap=False)
+    theirs = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(trec_run)
+    for row in ours["per_query"]:
+        assert row["mrr@1000"] == pytest.approx(theirs[row["query_id"]]["recip_rank"], abs=1e-9)
+
+
+def test_one_thousand_small_runs_aggregate_like_pytrec_eval() -> None:
+    rng = random.Random(7)
+    for _ in range(1000):
+        queries, run, qrels, trec_run = _random_case(rng, rng.randint(1, 6), graded=rng.random() < 0.5)
+        ours = score(queries, run, KS, bootstrap=False)["metrics"]
+        theirs = pytrec_eval.RelevanceEvaluator(qrels, MEASURES).evaluate(trec_run)
+        for k in KS:
+            for name, ref_name in (("hit_rate", "success"), ("recall", "recall"), ("ndcg", "ndcg_cut")):
+                mean_ref = sum(r[f"{ref_name}_{k}"] for r in theirs.values()) / len(theirs)
+                assert abs(ours[f"{name}@{k}"] - mean_ref) <= 1e-9
