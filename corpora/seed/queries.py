@@ -4,8 +4,9 @@ Each query names its asker (``user_id``). ``gold`` entries are ``"d0014"`` or, w
 matters, ``"d0014@2"`` (-> ``version_id`` ``d0014-v2``). Tags:
 
 * ``kind``: ``single`` | ``multi_hop`` | ``permission`` | ``version``;
-* ``department``, ``file_type``, ``length``: of the first gold document (of the first forbidden
-  one when the asker may see no relevant document); ``length`` is the document's size class;
+* ``department``, ``file_type``: of the first gold document (of the first forbidden one when the
+  asker may see no relevant document); ``length``: the query's length bucket (short/medium/long,
+  ``drivebench.evaluator.strata.length_bucket``);
 * ``role``: the asker's first role; ``lang``: the query's language (``zh``/``en``);
 * permission queries also carry ``pair`` (both askers of a pair share it), ``access``
   (``allowed``/``denied``) and ``mechanism`` (what grants or blocks the access).
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 
 from drivebench.corpora.seed.content import DOCS_BY_ID, USERS
 from drivebench.evaluator.schema import EvalQuery, GoldDoc
+from drivebench.evaluator.strata import length_bucket
 
 
 @dataclass(frozen=True)
@@ -401,7 +403,7 @@ def to_eval_query(q: Q) -> EvalQuery:
         "kind": q.kind,
         "department": primary.department,
         "file_type": primary.file_type,
-        "length": primary.length,
+        "length": length_bucket(q.query),
         "role": users[q.user].roles[0],
         "lang": _lang(q.query),
         **q.extra,
