@@ -92,3 +92,32 @@ def stats(
     for key, value in data.items():
         table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
     console.print(table)
+
+
+@app.command("export-beir")
+def export_beir_cmd(
+    path: str = typer.Argument(..., help="A corpus directory or built-in name."),
+    out: Path = typer.Option(
+        ..., "--out", help="Directory for corpus.jsonl, queries.jsonl, qrels/test.tsv, qrels.trec."
+    ),
+) -> None:
+    """Export a corpus and its eval set in the BEIR layout (plus TREC qrels)."""
+    from drivebench.corpora.beir import export_beir
+    from drivebench.corpora.builtin import resolve_corpus
+
+    counts = export_beir(resolve_corpus(path), out)
+    console.print(f"exported {counts} → {out}")
+
+
+@app.command("import-beir")
+def import_beir_cmd(
+    beir_dir: Path = typer.Argument(..., exists=True, file_okay=False, help="A BEIR dataset directory."),
+    out: Path = typer.Option(..., "--out", help="Corpus directory to write."),
+    name: str = typer.Option("beir", "--name"),
+    split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to use."),
+) -> None:
+    """Import a BEIR dataset as a drivebench corpus (everything readable by one reader: BEIR has no permissions)."""
+    from drivebench.corpora.beir import import_beir
+
+    manifest = import_beir(beir_dir, out, name=name, split=split)
+    console.print(f"imported {len(manifest.documents)} documents → {out}")
