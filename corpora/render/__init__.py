@@ -20,13 +20,15 @@ zip         member date_time, external attributes               fixed ``ZipInfo.
                                                                 members in spec order
 ==========  ==================================================  =================================================
 
-Chinese round-trips in every format (PDF uses reportlab's built-in CID font STSong-Light).
+Strings are cleaned first (``_clean``: XML-illegal control characters removed, CR LF -> LF,
+empty table rows dropped). Chinese round-trips in every format (PDF uses reportlab's built-in CID font STSong-Light).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from drivebench.corpora.render._clean import clean_spec
 from drivebench.corpora.render.docx import render_docx
 from drivebench.corpora.render.dxf import render_dxf
 from drivebench.corpora.render.md import render_md
@@ -39,7 +41,7 @@ from drivebench.corpora.render.zip import render_zip
 
 
 def _render_zip(spec: DocSpec) -> bytes:
-    return render_zip(spec, render)
+    return render_zip(spec, render)  # members go through ``render`` (and its cleaning) again
 
 
 RENDERERS: dict[str, Callable[[DocSpec], bytes]] = {
@@ -60,7 +62,7 @@ def render(spec: DocSpec) -> bytes:
         writer = RENDERERS[spec.file_type]
     except KeyError:
         raise ValueError(f"no renderer for file type {spec.file_type!r}") from None
-    return writer(spec)
+    return writer(clean_spec(spec))
 
 
 __all__ = ["RENDERERS", "DocSpec", "Section", "ZipMember", "render"]
