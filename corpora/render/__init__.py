@@ -13,9 +13,12 @@ docx        docProps/core.xml created/modified/lastModifiedBy/  core properties 
                                                                 zip entry (fixed date_time, stable order)
 xlsx        same as docx (openpyxl stamps modified at save)     same as docx
 pptx        same as docx                                        same as docx
-pdf         CreationDate, ModDate, trailer /ID                  reportlab ``invariant=1``; fixed creator/producer
-dxf         $TDCREATE/$TDUPDATE (+UTC), $TDINDWG, $TDUSRTIMER,  header vars overwritten before writing; GUIDs
-            $FINGERPRINTGUID, $VERSIONGUID, handle seed         fixed; new documents start at the same handle
+pdf         CreationDate, ModDate, trailer /ID                  reportlab ``invariant=1`` (dates 2000-01-01, /ID
+                                                                from content); fixed creator/producer
+dxf         $TDCREATE/$TDUPDATE (+UTC), $TDINDWG, $TDUSRTIMER,  header vars overwritten while writing (ezdxf's
+            $FINGERPRINTGUID, $VERSIONGUID, $HANDSEED, ezdxf    fixed-metadata mode + our values); fixed GUIDs;
+            "created/written by" marker, CLASSES order          handles allocated in spec order from a fresh
+                                                                document; CLASSES section sorted
 zip         member date_time, external attributes               fixed ``ZipInfo.date_time`` and attributes,
                                                                 members in spec order
 ==========  ==================================================  =================================================

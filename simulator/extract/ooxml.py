@@ -10,6 +10,10 @@ from drivebench.simulator.extract.zipguard import Budget, check_archive
 
 #: OOXML packages legitimately hold many parts (a 300-slide deck has over a thousand).
 MAX_PACKAGE_PARTS = 20000
+#: Spreadsheet XML of repeated styled cells legitimately deflates by several hundred times, so the
+#: archive ratio limit would reject real workbooks. Deflate cannot exceed ~1032x; the declared-size
+#: budget (``max_file_bytes``) is what bounds a package, and zipfile never inflates past it.
+PACKAGE_MAX_RATIO = 1000.0
 
 
 def guard_package(data: bytes, filename: str, file_type: str, config: ExtractConfig) -> None:
@@ -19,4 +23,5 @@ def guard_package(data: bytes, filename: str, file_type: str, config: ExtractCon
     except Exception as exc:
         raise ExtractionError(f"corrupt-{file_type}", f"{filename!r} is not a valid package: {exc}") from exc
     with zf:
-        check_archive(zf, MAX_PACKAGE_PARTS, config.zip_max_ratio, Budget(config.max_file_bytes), repr(filename))
+        budget = Budget(config.max_file_bytes)
+        check_archive(zf, MAX_PACKAGE_PARTS, max(PACKAGE_MAX_RATIO, config.zip_max_ratio), budget, repr(filename))
