@@ -12,7 +12,8 @@ GBK). Every string also goes through ``ezdxf.decode_dxf_unicode`` (R12 ``\\U+XXX
 * ``layer <name>``: per layer, in order of first appearance, the TEXT, MTEXT (plain text, formatting
   codes stripped), MULTILEADER text, dimension text overrides and the ATTRIBs of other INSERTs,
   from model space and every paper space layout;
-* ``block <name>``: TEXT/MTEXT/ATTDEF (prompt and default) of named blocks that are inserted;
+* ``block <name>``: TEXT/MTEXT/ATTDEF (prompt and default) of inserted blocks (named, or anonymous
+  dynamic-block copies ``*U``), nested inserts included;
 * ``layers``: the layer names other than ``0`` and ``Defpoints``.
 
 ``filename-only``: one part ``file name`` with the file name stem (what a CAD-blind pipeline sees).
@@ -37,6 +38,7 @@ TITLE_BLOCK_NAME = re.compile(r"title|^tb[_-]|border|frame|图框|图签|标题�
 _CODEPAGE = re.compile(rb"\$DWGCODEPAGE\s*\r?\n\s*3\s*\r?\n\s*([A-Za-z0-9_\-]+)")
 _SKIP_LAYERS = {"0", "defpoints"}
 _MAX_BLOCK_DEPTH = 8
+_NO_TEXT_BLOCKS = ("*D", "*MODEL_SPACE", "*PAPER_SPACE", "*T")  # dimension/table graphics, layouts
 
 
 def _u(text: str) -> str:
@@ -140,7 +142,7 @@ class _Collector:
             return
         for _tag, value in attribs:
             self.add(entity.dxf.layer, value)
-        if not name.startswith("*"):
+        if not name.upper().startswith(_NO_TEXT_BLOCKS):  # dynamic-block copies (*U) keep their text
             self.block_texts(name, 0)
 
 
