@@ -1,8 +1,41 @@
 """Score a run against an eval set: ``score(queries, run) -> metrics.json`` dict, and ``compare``.
 
-The orchestrator computes per-query values once (as float columns, ``NaN`` = excluded) and then
-aggregates them for the whole set, for each stratum and for bootstrap CIs. See
-``drivebench.evaluator.metrics`` for the metric definitions and conventions.
+The orchestrator aligns the run with the eval set, computes every per-query value once (float
+columns, ``NaN`` = excluded), then aggregates the same columns for the whole set, for each stratum
+and for the bootstrap CIs. Metric definitions, edge cases and references: one module per metric in
+``drivebench.evaluator.metrics``; the shared conventions are listed there.
+
+Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics/1"``::
+
+    {
+      "format": "drivebench-metrics/1",
+      "config":  {"ks": [1, 3, 5, 10], "multi_hop_k": 10, "seed": 0, "oracle": true, "catalog": true,
+                  "bootstrap": {"resamples": 1000, "method": "percentile", "level": 0.95} | null,
+                  "per_query_metrics": [names of the metrics that are per-query means]},
+      "metrics": {"hit_rate@K", "recall@K", "mrr@K", "ndcg@K",              # every K
+                  "leak_rate@K", "hit_rate_permitted@K",                     # null without oracle
+                  "version_exact_hit_rate@K", "stale_version_hit_rate@K",    # null without pinned gold
+                  "trashed_hit_rate@K",                                      # null without catalog
+                  "source_coverage", "source_coverage_macro", "citation_precision",  # null without answers
+                  "multi_hop_completeness": {"2": ..}, "full_chain_rate": {"2": ..},
+                  "hop_position_hit_rate": {"2": {"1": .., "2": ..}},
+                  "latency_ms_p50", "latency_ms_p95", "latency_ms_p99"},
+      "ci":      {metric: [lo, hi] | null}     # every per-query-mean and micro-ratio metric
+      "strata":  {stratum: {value: {"n": .., <every metric above>}}},   # see drivebench.evaluator.strata
+      "counts":  {"queries", "scored", "errors", "timeouts", "missing_from_run", "unknown_in_run",
+                  "duplicate_run_records", "no_gold", "version_pinned", "multi_hop", "with_answer",
+                  "refusals", "queries_with_leak"          (with an oracle),
+                  "citations_unresolvable", "citations_ambiguous"  (with answers)},
+      "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level"}],
+                    "by_secret_level": {level: n}} | null,
+      "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
+                    "non_gold_citations": {"wrong", "unresolvable"}, "scope"} | null,
+      "per_query": [{"query_id", "status": "ok" | "error" | "missing", <per-query metric values>,
+                     "hops", "full_chain", "latency_ms", "leaked": [..], "citations": {..}}],
+    }
+
+``oracle`` is a ``may_preview(query, doc_id) -> bool`` callable (optionally with a batch method
+``denied(query, doc_ids) -> set``), or ``"evalset"`` for ``oracle_from_evalset(queries)``.
 """
 
 from __future__ import annotations
@@ -12,6 +45,7 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal
 
 import numpy as np
+
 from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics import _columns as fam

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
 from drivebench.evaluator.stats import bootstrap_ratio_cis
 
 Columns = Mapping[str, np.ndarray]

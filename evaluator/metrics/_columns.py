@@ -11,9 +11,11 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
+
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.citations import extract_citations
 from drivebench.evaluator.metrics import _aggregate as agg
@@ -30,6 +32,7 @@ from drivebench.evaluator.metrics.version_exact import any_batch
 from drivebench.evaluator.schema import EvalQuery
 
 Oracle = Callable[[EvalQuery, str], bool]
+_doc_id = attrgetter("doc_id")
 
 
 @dataclass
@@ -90,21 +93,21 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
     refusal = np.zeros(n, dtype=bool)
     defined = np.ones(n, dtype=bool)
     leaked_lists: list[list[str]] = []
+    batch = getattr(oracle, "denied", None)
     for qi, (q, hits) in enumerate(zip(al.queries, al.hits, strict=True)):
-        memo: dict[str, bool] = {}
-
-        def may(doc: str, q: EvalQuery = q, memo: dict[str, bool] = memo) -> bool:
-            if doc not in memo:
-                memo[doc] = bool(oracle(q, doc))
-            return memo[doc]
-
-        permitted = {g: 1.0 for g in q.gold_ids if may(g)}
+        returned = dict.fromkeys(map(_doc_id, hits))
+        asked = [*returned, *(g for g in q.gold_ids if g not in returned)]
+        bad = set(batch(q, asked)) if batch is not None else {d for d in asked if not oracle(q, d)}
+        permitted = {g: 1.0 for g in q.gold_ids if g not in bad}
         permitted_gains.append(permitted)
         if not permitted:
             refusal[qi] = bool(q.gold or q.forbidden)
             defined[qi] = refusal[qi]
-        denied += [(qi, i) for i, h in enumerate(hits[:width]) if not may(h.doc_id)]
-        leaked_lists.append([d for d in dict.fromkeys(h.doc_id for h in hits) if not may(d)])
+        if bad:
+            denied += [(qi, i) for i, h in enumerate(hits[:width]) if h.doc_id in bad]
+            leaked_lists.append([d for d in returned if d in bad])
+        else:
+            leaked_lists.append([])
     denied_m = _flags(n, width, denied)
     pgains = gain_matrix(al.top_ids(width), permitted_gains, width)
     ok = np.array(al.ok)

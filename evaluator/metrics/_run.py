@@ -28,10 +28,13 @@ class Aligned:
     records: list[RunRecord | None]
     hits: list[list[RunHit]]  # [] for errored or missing queries
     counts: dict[str, int] = field(default_factory=dict)
+    _top: dict[int, list[list[str]]] = field(default_factory=dict, repr=False)
 
     def top_ids(self, depth: int) -> list[list[str]]:
-        """Doc ids of the first ``depth`` results of every query."""
-        return [[h.doc_id for h in hits[:depth]] for hits in self.hits]
+        """Doc ids of the first ``depth`` results of every query (computed once per depth)."""
+        if depth not in self._top:
+            self._top[depth] = [[h.doc_id for h in hits[:depth]] for hits in self.hits]
+        return self._top[depth]
 
     @property
     def ok(self) -> list[bool]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Sequence
 
 import numpy as np
+
 from drivebench.evaluator.metrics.hit_rate import hit_rate_batch
 from drivebench.evaluator.metrics.leak_rate import leak_batch
 

@@ -29,25 +29,45 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
+
 from drivebench.evaluator.schema import EvalQuery
 
 Oracle = Callable[[EvalQuery, str], bool]
 
 
-def oracle_from_evalset(queries: Iterable[EvalQuery]) -> Oracle:
-    """A ``may_preview`` built from each query's ``forbidden`` and ``allowed`` lists."""
-    rules: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
-    for q in queries:
-        rules[q.query_id] = (frozenset(q.forbidden), None if q.allowed is None else frozenset(q.allowed))
+class EvalsetOracle:
+    """``may_preview`` from each query's ``forbidden`` and ``allowed`` lists (see the module docs).
 
-    def may_preview(query: EvalQuery, doc_id: str) -> bool:
-        forbidden, allowed = rules.get(query.query_id) or (
-            frozenset(query.forbidden),
-            None if query.allowed is None else frozenset(query.allowed),
-        )
+    Besides the per-document call it answers ``denied(query, doc_ids)`` with set operations, which
+    the orchestrator uses when an oracle offers it (any oracle may implement that method).
+    """
+
+    def __init__(self, queries: Iterable[EvalQuery] = ()) -> None:
+        self._rules: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}
+        for q in queries:
+            self._rules[q.query_id] = self._rule(q)
+
+    @staticmethod
+    def _rule(q: EvalQuery) -> tuple[frozenset[str], frozenset[str] | None]:
+        return frozenset(q.forbidden), None if q.allowed is None else frozenset(q.allowed)
+
+    def __call__(self, query: EvalQuery, doc_id: str) -> bool:
+        forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)
         return doc_id not in forbidden and (allowed is None or doc_id in allowed)
 
-    return may_preview
+    def denied(self, query: EvalQuery, doc_ids: Iterable[str]) -> set[str]:
+        """The documents among ``doc_ids`` the query's principal may not preview."""
+        forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)
+        docs = set(doc_ids)
+        out = docs & forbidden
+        if allowed is not None:
+            out |= docs - allowed
+        return out
+
+
+def oracle_from_evalset(queries: Iterable[EvalQuery]) -> EvalsetOracle:
+    """A ``may_preview`` built from each query's ``forbidden`` and ``allowed`` lists."""
+    return EvalsetOracle(queries)
 
 
 def leaked_docs(ranked: Sequence[str], previewable: Callable[[str], bool], k: int | None = None) -> list[str]:

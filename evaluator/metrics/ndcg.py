@@ -27,6 +27,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
 from drivebench.evaluator.metrics._common import gains as _gains
 
 

@@ -17,7 +17,9 @@ def test_inprocess_equals_http(drivebench_server: ServedSimulator, seed_evalset:
     oracle = corpus_oracle(sim.corpus_dir)
     cfg = RunConfig(top_k=10, concurrency=4)
     local = evaluate(InProcessTarget(sim), seed_evalset, run_config=cfg, oracle=oracle)
-    remote = evaluate(HttpTarget(drivebench_server.url, sim.tokens.eval_token), seed_evalset, run_config=cfg, oracle=oracle)
+    remote = evaluate(
+        HttpTarget(drivebench_server.url, sim.tokens.eval_token), seed_evalset, run_config=cfg, oracle=oracle
+    )
     assert [r.ranked_doc_ids for r in local.records] == [r.ranked_doc_ids for r in remote.records]
     assert local.result["metrics"]["hit_rate@10"] == remote.result["metrics"]["hit_rate@10"]
     assert local.result["metrics"]["leak_rate@10"] == 0.0
