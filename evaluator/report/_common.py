@@ -1,0 +1,334 @@
+"""What the Markdown, HTML and terminal reports share: metric order and labels, number formatting,
+and the rows of every table, all read from a ``metrics.json`` dict (``scoring.score`` + ``run_info``).
+
+Every reader is tolerant: a key that is missing (an older or partial metrics.json) gives an empty
+table, never an exception, and metrics this module does not know are still listed (at the end).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+#: Metric families in report order: (family, label, one-line meaning).
+FAMILIES: tuple[tuple[str, str, str], ...] = (
+    ("hit_rate", "Hit Rate@K", "share of queries with at least one gold document in the top K"),
+    ("recall", "Recall@K", "share of each query's gold documents in the top K, averaged"),
+    ("mrr", "MRR@K", "mean reciprocal rank of the first gold document within K"),
+    ("ndcg", "nDCG@K", "graded ranking quality within K"),
+    ("hit_rate_permitted", "Permitted Hit Rate@K", "hit rate against the gold the principal may open"),
+    ("leak_rate", "Leak rate@K", "share of queries returning a document the principal may not open"),
+    ("version_exact_hit_rate", "Exact-version hit rate@K", "version-pinned queries that got the pinned version"),
+    ("stale_version_hit_rate", "Stale-version hit rate@K", "version-pinned queries that got an outdated version"),
+    ("trashed_hit_rate", "Trashed hit rate@K", "queries returning a document in the recycle bin"),
+    ("source_coverage", "Source Recall Coverage", "gold documents cited by the answer (micro average)"),
+    ("source_coverage_macro", "Source coverage (macro)", "gold documents cited, averaged per query"),
+    ("citation_precision", "Citation precision", "citations that name a gold document"),
+    ("multi_hop_completeness", "Multi-hop completeness", "share of a chain's documents in the top K, by hop count"),
+    ("full_chain_rate", "Full-chain rate", "multi-hop queries with every link in the top K, by hop count"),
+    ("hop_position_hit_rate", "Hit rate by hop position", "per hop count, how often link p was found"),
+    ("latency_ms", "Latency (ms)", "per-request latency percentiles"),
+)
+FAMILY_LABEL = {name: label for name, label, _ in FAMILIES}
+FAMILY_HELP = {name: text for name, _, text in FAMILIES}
+
+STRATA_ORDER: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
+STRATUM_LABEL = {
+    "department": "Department",
+    "file_type": "File type",
+    "length": "Query length",
+    "hops": "Hop count",
+    "role": "Role",
+    "kind": "Query kind",
+    "secret_level": "Secret level",
+}
+SECRET_ORDER = ("public", "internal", "confidential", "secret", "unknown")
+CITATION_CELLS = (
+    ("retrieved_cited", "retrieved, cited", "success"),
+    ("retrieved_not_cited", "retrieved, not cited", "generation gap"),
+    ("cited_not_retrieved", "cited, not retrieved", "cited from elsewhere"),
+    ("neither", "not retrieved, not cited", "retrieval gap"),
+)
+
+_AT_K = re.compile(r"^(?P<family>.+)@(?P<k>\d+)$")
+
+
+def family_of(name: str) -> tuple[str, int | None]:
+    """``"hit_rate@10"`` -> ``("hit_rate", 10)``; ``"latency_ms_p95"`` -> ``("latency_ms", None)``."""
+    m = _AT_K.match(name)
+    if m:
+        return m["family"], int(m["k"])
+    if name.startswith("latency_ms_"):
+        return "latency_ms", None
+    return name, None
+
+
+def ordered_metric_names(names: Iterable[str]) -> list[str]:
+    """Metric names grouped by family in report order, by K within a family; unknown families last."""
+    rank = {fam: i for i, (fam, _, _) in enumerate(FAMILIES)}
+
+    def key(name: str) -> tuple[int, str, int, str]:
+        fam, k = family_of(name)
+        return (rank.get(fam, len(rank)), fam, k if k is not None else -1, name)
+
+    return sorted(names, key=key)
+
+
+def ks_of(result: Mapping[str, Any]) -> list[int]:
+    ks = (result.get("config") or {}).get("ks")
+    if ks:
+        return [int(k) for k in ks]
+    found = {k for name in result.get("metrics") or {} for fam, k in [family_of(name)] if k is not None}
+    return sorted(found)
+
+
+def main_k(result: Mapping[str, Any]) -> int:
+    """The K the strata tables use: 10 when evaluated, else the largest K."""
+    ks = ks_of(result)
+    return 10 if 10 in ks else (max(ks) if ks else 10)
+
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float):
+        if value != value:
+            return "—"
+        return f"{value:.{digits}f}"
+    if isinstance(value, Mapping):
+        if not value:
+            return "—"
+        return "; ".join(f"{k}: {fmt(v, digits)}" for k, v in value.items())
+    return str(value)
+
+
+def fmt_ci(ci: Any) -> str:
+    if not ci or ci[0] is None:
+        return "—"
+    return f"[{ci[0]:.3f}, {ci[1]:.3f}]"
+
+
+def fmt_hops(value: Any) -> str:
+    """A by-hop dict ``{"2": 0.9, "3": 0.5}`` as ``2 hops 0.900 · 3 hops 0.500``."""
+    if not isinstance(value, Mapping) or not value:
+        return "—"
+    parts = []
+    for hops, v in sorted(value.items(), key=lambda kv: _int_or(kv[0])):
+        parts.append(f"{hops} hops {fmt_hops_inner(v)}" if isinstance(v, Mapping) else f"{hops} hops {fmt(v)}")
+    return " · ".join(parts)
+
+
+def fmt_hops_inner(value: Mapping[str, Any]) -> str:
+    return "(" + ", ".join(f"#{p} {fmt(v)}" for p, v in sorted(value.items(), key=lambda kv: _int_or(kv[0]))) + ")"
+
+
+def _int_or(text: Any) -> tuple[int, str]:
+    try:
+        return (int(text), "")
+    except (TypeError, ValueError):
+        return (1 << 30, str(text))
+
+
+def definition_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(family label, meaning)`` for every metric family present in ``result["metrics"]``."""
+    present = {family_of(name)[0] for name in result.get("metrics") or {}}
+    return [(label, text) for fam, label, text in FAMILIES if fam in present]
+
+
+def metric_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
+    """Every metric of ``result["metrics"]``: ``(name, label, value, 95% CI)`` in report order."""
+    metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    rows = []
+    for name in ordered_metric_names(metrics):
+        fam, k = family_of(name)
+        label = FAMILY_LABEL.get(fam, name)
+        if k is not None:
+            label = label.replace("@K", f"@{k}") if "@K" in label else f"{label} @{k}"
+        elif fam == "latency_ms":
+            label = f"Latency {name.removeprefix('latency_ms_')} (ms)"
+        value = metrics[name]
+        text = fmt_hops(value) if isinstance(value, Mapping) else fmt(value)
+        rows.append((name, label, text, fmt_ci(ci.get(name))))
+    return rows
+
+
+STRATA_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("hit_rate", "Hit Rate"),
+    ("recall", "Recall"),
+    ("mrr", "MRR"),
+    ("ndcg", "nDCG"),
+    ("leak_rate", "Leak rate"),
+    ("stale_version_hit_rate", "Stale"),
+)
+
+
+def strata_names(result: Mapping[str, Any]) -> list[str]:
+    strata = result.get("strata") or {}
+    return [s for s in STRATA_ORDER if s in strata] + sorted(s for s in strata if s not in STRATA_ORDER)
+
+
+def stratum_values(result: Mapping[str, Any], stratum: str) -> list[str]:
+    groups = (result.get("strata") or {}).get(stratum) or {}
+    if stratum == "secret_level":
+        order = {lv: i for i, lv in enumerate(SECRET_ORDER)}
+        return sorted(groups, key=lambda v: (order.get(v, len(order)), v))
+    if stratum == "hops":
+        return sorted(groups, key=_int_or)
+    return sorted(groups, key=lambda v: (v in ("unknown", "mixed", "none"), v))
+
+
+def strata_header(result: Mapping[str, Any]) -> list[str]:
+    k = main_k(result)
+    return ["Value", "n", *(f"{label}@{k}" for _, label in STRATA_COLUMNS)]
+
+
+def strata_rows(result: Mapping[str, Any], stratum: str) -> list[list[str]]:
+    """One row per value of ``stratum``: value, n and the main-K metrics."""
+    k = main_k(result)
+    groups = (result.get("strata") or {}).get(stratum) or {}
+    rows = []
+    for value in stratum_values(result, stratum):
+        g = groups[value]
+        cells = [str(value), str(g.get("n", "—"))]
+        cells += [fmt(g.get(f"{fam}@{k}")) for fam, _ in STRATA_COLUMNS]
+        rows.append(cells)
+    return rows
+
+
+def hop_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    """One row per hop count: queries, completeness, full-chain rate, per-position hit rates."""
+    metrics = result.get("metrics") or {}
+    comp = metrics.get("multi_hop_completeness") or {}
+    full = metrics.get("full_chain_rate") or {}
+    pos = metrics.get("hop_position_hit_rate") or {}
+    counts = hop_counts(result)
+    rows = []
+    for hops in sorted(set(comp) | set(full) | set(pos), key=_int_or):
+        positions = pos.get(hops) or {}
+        rows.append(
+            [
+                str(hops),
+                str(counts.get(str(hops), "—")),
+                fmt(comp.get(hops)),
+                fmt(full.get(hops)),
+                ", ".join(f"#{p} {fmt(v)}" for p, v in sorted(positions.items(), key=lambda kv: _int_or(kv[0]))) or "—",
+            ]
+        )
+    return rows
+
+
+HOP_HEADER = ["Hops", "Queries", "Completeness", "Full chain", "Hit rate by position"]
+
+
+def hop_counts(result: Mapping[str, Any]) -> dict[str, int]:
+    """Multi-hop queries per hop count (from per-query ``hops``; falls back to the ``hops`` stratum)."""
+    out: dict[str, int] = {}
+    for row in result.get("per_query") or []:
+        h = row.get("hops")
+        if h is not None:
+            key = str(int(h))
+            out[key] = out.get(key, 0) + 1
+    if not out:
+        for value, g in ((result.get("strata") or {}).get("hops") or {}).items():
+            if value != "none":
+                out[str(value)] = int(g.get("n", 0))
+    return out
+
+
+def leak_level_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    """Leaked documents by secret level: level, distinct documents, (query, document) leaks."""
+    leaks = result.get("leaks") or {}
+    docs = leaks.get("documents") or []
+    by_level = leaks.get("by_secret_level") or {}
+    distinct: dict[str, int] = {}
+    for d in docs:
+        lv = d.get("secret_level") or "unknown"
+        distinct[lv] = distinct.get(lv, 0) + 1
+    order = {lv: i for i, lv in enumerate(SECRET_ORDER)}
+    levels = sorted(set(by_level) | set(distinct), key=lambda v: (order.get(v, len(order)), v))
+    return [[lv, str(distinct.get(lv, 0)), str(by_level.get(lv, 0))] for lv in levels]
+
+
+LEAK_LEVEL_HEADER = ["Secret level", "Documents leaked", "Leaks (query × document)"]
+LEAK_DOC_HEADER = ["Document", "Secret level", "Queries that leaked it"]
+
+
+def leak_doc_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:
+    docs = (result.get("leaks") or {}).get("documents") or []
+    return [[str(d.get("doc_id")), str(d.get("secret_level") or "unknown"), str(d.get("queries", 0))] for d in docs][
+        :limit
+    ]
+
+
+def citation_matrix(result: Mapping[str, Any]) -> dict[str, int] | None:
+    """Counts of the four gold-document cells plus ``wrong`` / ``unresolvable``; ``None`` without answers."""
+    cit = result.get("citations")
+    if not cit:
+        return None
+    gold = cit.get("gold_docs") or {}
+    non_gold = cit.get("non_gold_citations") or {}
+    out = {key: int(gold.get(key, 0)) for key, _, _ in CITATION_CELLS}
+    out["wrong"] = int(non_gold.get("wrong", 0))
+    out["unresolvable"] = int(non_gold.get("unresolvable", 0))
+    return out
+
+
+RUN_INFO_ORDER = (
+    "target",
+    "corpus",
+    "pipeline",
+    "embedder",
+    "evalset",
+    "evalset_hash",
+    "snapshot",
+    "started_at",
+    "finished_at",
+    "top_k",
+    "concurrency",
+    "drivebench_version",
+)
+
+
+def run_info_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``run_info`` (known keys first) plus the format and cutoffs, as ``(key, text)`` pairs."""
+    info = result.get("run_info") or {}
+    rows = [("format", str(result.get("format", "—")))]
+    keys = [k for k in RUN_INFO_ORDER if k in info] + sorted(k for k in info if k not in RUN_INFO_ORDER)
+    for key in keys:
+        value = info[key]
+        rows.append((key, ", ".join(map(str, value)) if isinstance(value, list) else fmt(value)))
+    cfg = result.get("config") or {}
+    if cfg:
+        rows.append(("ks", ", ".join(str(k) for k in ks_of(result))))
+        boot = cfg.get("bootstrap")
+        if boot:
+            rows.append(("confidence intervals", f"{boot.get('method')} bootstrap, {boot.get('resamples')} resamples"))
+        rows.append(("leak oracle", "yes" if cfg.get("oracle") else "no"))
+        rows.append(("document catalog", "yes" if cfg.get("catalog") else "no"))
+    return rows
+
+
+def count_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    counts = result.get("counts") or {}
+    return [(k, str(counts[k])) for k in sorted(counts)]
+
+
+def headline(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    """The few numbers a reader wants first: ``(label, value, ci)``."""
+    metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    k = main_k(result)
+    out = []
+    for name, label in (
+        (f"hit_rate@{k}", f"Hit Rate@{k}"),
+        (f"recall@{k}", f"Recall@{k}"),
+        (f"mrr@{k}", f"MRR@{k}"),
+        (f"leak_rate@{k}", f"Leak rate@{k}"),
+        ("source_coverage", "Source Recall Coverage"),
+        ("latency_ms_p95", "Latency p95 (ms)"),
+    ):
+        if metrics.get(name) is not None:
+            out.append((label, fmt(metrics[name], 1 if name.startswith("latency") else 3), fmt_ci(ci.get(name))))
+    return out

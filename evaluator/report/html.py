@@ -1,0 +1,236 @@
+"""Self-contained HTML report of one evaluation (``report.html`` beside ``metrics.json``).
+
+One file that opens offline: inline CSS, inline SVG charts drawn by ``charts.py``, no JavaScript,
+no fonts, images or stylesheets from anywhere. A Content-Security-Policy meta tag forbids every
+external load, so a regression that adds one shows up as a console error in a browser (the e2e
+test loads the page in headless Chromium and fails on any console message).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from drivebench.evaluator.report import _common as c
+from drivebench.evaluator.report import charts
+from drivebench.evaluator.report.markdown import HIT_RATE_HEADER, hit_rate_rows
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+CSS = """
+:root { --ink:#111827; --muted:#6b7280; --line:#e5e7eb; --bg:#f9fafb; --card:#ffffff; --accent:#2563eb; --bad:#dc2626; }
+* { box-sizing: border-box; }
+body { margin:0; background:var(--bg); color:var(--ink);
+  font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif; }
+header { background:#111827; color:#f9fafb; padding:20px 32px; }
+header h1 { margin:0 0 4px; font-size:22px; }
+header p { margin:0; color:#d1d5db; font-size:13px; word-break:break-all; }
+main { max-width:1200px; margin:0 auto; padding:16px 32px 48px; }
+section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 20px; margin:16px 0; }
+h2 { font-size:17px; margin:0 0 12px; }
+h3 { font-size:14px; margin:16px 0 8px; }
+.note { color:var(--muted); font-size:12px; margin:6px 0 0; }
+.cards { display:flex; flex-wrap:wrap; gap:12px; }
+.card { flex:1 1 150px; border:1px solid var(--line); border-radius:8px; padding:10px 14px; background:#fff; }
+.card .label { color:var(--muted); font-size:12px; }
+.card .value { font-size:24px; font-weight:650; }
+.card .ci { color:var(--muted); font-size:11px; }
+.card.bad .value { color:var(--bad); }
+table { border-collapse:collapse; font-size:12.5px; margin:4px 0; }
+th, td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right; vertical-align:top; }
+th { background:#f3f4f6; font-weight:600; }
+th:first-child, td:first-child { text-align:left; }
+td { white-space:nowrap; }
+td.text { text-align:left; white-space:normal; }
+code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
+.grid { display:flex; flex-wrap:wrap; gap:20px; align-items:flex-start; }
+.grid > div { flex:1 1 420px; min-width:0; overflow-x:auto; }
+.grid > div.fig { flex:0 1 auto; }
+svg.chart { max-width:100%; height:auto; background:#fff; }
+details summary { cursor:pointer; font-weight:600; margin:4px 0; }
+footer { color:var(--muted); font-size:12px; text-align:center; padding:8px; }
+@media print { section { break-inside:avoid; } header { background:none; color:var(--ink); } }
+"""
+
+
+def _e(text: Any) -> str:
+    return escape(str(text), quote=True)
+
+
+def html_table(
+    header: Sequence[str], rows: Sequence[Sequence[Any]], *, text_cols: int = 1, table_id: str | None = None
+) -> str:
+    """A plain table; the first ``text_cols`` columns are left-aligned text, the rest numbers."""
+    tid = f' id="{_e(table_id)}"' if table_id else ""
+    head = "".join(
+        f'<th style="text-align:left">{_e(h)}</th>' if i < text_cols else f"<th>{_e(h)}</th>"
+        for i, h in enumerate(header)
+    )
+    body = []
+    for row in rows:
+        cells = "".join(
+            f'<td class="text">{_e(x)}</td>' if i < text_cols else f"<td>{_e(x)}</td>" for i, x in enumerate(row)
+        )
+        body.append(f"<tr>{cells}</tr>")
+    return f"<table{tid}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _section(section_id: str, title: str, *body: str) -> str:
+    return f'<section id="{_e(section_id)}"><h2>{_e(title)}</h2>\n' + "\n".join(body) + "\n</section>"
+
+
+def _cards(result: Mapping[str, Any]) -> str:
+    out = []
+    for label, value, ci in c.headline(result):
+        bad = label.startswith("Leak") and value not in ("—", "0.000")
+        out.append(
+            f'<div class="card{" bad" if bad else ""}"><div class="label">{_e(label)}</div>'
+            f'<div class="value">{_e(value)}</div><div class="ci">{"95% CI " + _e(ci) if ci != "—" else "&nbsp;"}</div></div>'
+        )
+    return f'<div class="cards">{"".join(out)}</div>' if out else ""
+
+
+def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+    svgs = charts.report_charts(result)
+    info = result.get("run_info") or {}
+    counts = result.get("counts") or {}
+    subtitle = " · ".join(
+        str(x)
+        for x in (
+            info.get("target"),
+            info.get("corpus") and f"corpus {info['corpus']}",
+            info.get("started_at"),
+            counts.get("queries") is not None and f"{counts['queries']} queries",
+        )
+        if x
+    )
+    k = c.main_k(result)
+    sections: list[str] = []
+
+    sections.append(
+        _section(
+            "summary",
+            "Summary",
+            _cards(result),
+            f'<p class="note">Errors {_e(counts.get("errors", 0))} · timeouts {_e(counts.get("timeouts", 0))} · '
+            f"missing from run {_e(counts.get('missing_from_run', 0))} · queries without gold "
+            f"{_e(counts.get('no_gold', 0))}</p>",
+        )
+    )
+    sections.append(
+        _section(
+            "hit-rate",
+            "Hit Rate@K",
+            '<div class="grid"><div class="fig">',
+            svgs["chart-hit-rate"],
+            "</div><div>",
+            html_table(HIT_RATE_HEADER, hit_rate_rows(result), table_id="table-hit-rate"),
+            '<p class="note">Whiskers and intervals: 95% percentile bootstrap over queries.</p>',
+            "</div></div>",
+        )
+    )
+    hop_rows = c.hop_rows(result)
+    sections.append(
+        _section(
+            "multi-hop",
+            "Multi-hop completeness by hop count",
+            '<div class="grid"><div class="fig">',
+            svgs["chart-multi-hop"],
+            "</div><div>",
+            html_table(c.HOP_HEADER, hop_rows, table_id="table-multi-hop")
+            if hop_rows
+            else '<p class="note">No multi-hop questions in this eval set.</p>',
+            "</div></div>",
+        )
+    )
+    strata_parts = [f'<p class="note">Every metric at K={k}; n = queries in the group.</p>']
+    for stratum in c.strata_names(result):
+        label = c.STRATUM_LABEL.get(stratum, stratum)
+        strata_parts += [
+            f'<h3 id="stratum-{_e(stratum)}">{_e(label)} <code>{_e(stratum)}</code></h3>',
+            '<div class="grid"><div class="fig">',
+            svgs[f"chart-strata-{stratum}"],
+            "</div><div>",
+            html_table(c.strata_header(result), c.strata_rows(result, stratum), table_id=f"table-strata-{stratum}"),
+            "</div></div>",
+        ]
+    if len(strata_parts) == 1:
+        strata_parts.append('<p class="note">No strata in this metrics file.</p>')
+    sections.append(_section("strata", "Strata", *strata_parts))
+
+    leaks = result.get("leaks")
+    if leaks is None:
+        leak_body = ['<p class="note">No leak oracle for this run: leaks were not checked.</p>', svgs["chart-leaks"]]
+    else:
+        level_rows = c.leak_level_rows(result)
+        leak_body = [
+            f"<p>Queries with a leak: <strong>{_e(leaks.get('queries_with_leak', 0))}</strong> of "
+            f"{_e(counts.get('queries', '?'))} (depth: {_e(leaks.get('depth', 'all returned results'))}).</p>",
+            '<div class="grid"><div class="fig">',
+            svgs["chart-leaks"],
+            "</div><div>",
+            html_table(c.LEAK_LEVEL_HEADER, level_rows, table_id="table-leaks") if level_rows else "",
+            "</div></div>",
+        ]
+        docs = c.leak_doc_rows(result)
+        if docs:
+            leak_body += ["<h3>Leaked documents</h3>", html_table(c.LEAK_DOC_HEADER, docs, text_cols=2)]
+    sections.append(_section("leaks", "Permission leaks", *leak_body))
+
+    m = c.citation_matrix(result)
+    cit_body = [svgs["chart-citations"]]
+    if m is not None:
+        cit_body.append(
+            '<p class="note">Generation gap: retrieved but not cited. Retrieval gap: never retrieved. '
+            "Counts are gold documents of queries with gold.</p>"
+        )
+    sections.append(_section("citations", "Citation diagnosis", *cit_body))
+
+    sections.append(
+        _section(
+            "all-metrics",
+            "All metrics",
+            html_table(
+                ["Metric", "Label", "Value", "95% CI"], c.metric_rows(result), text_cols=2, table_id="table-metrics"
+            ),
+            "<details><summary>Definitions</summary>",
+            html_table(["Metric", "Meaning"], c.definition_rows(result), text_cols=2),
+            "</details>",
+        )
+    )
+    sections.append(
+        _section(
+            "run",
+            "Run",
+            '<div class="grid"><div class="fig">',
+            html_table(["Key", "Value"], c.run_info_rows(result), text_cols=2, table_id="table-run-info"),
+            "</div><div>",
+            html_table(["Count", "Value"], c.count_rows(result), table_id="table-counts"),
+            "</div></div>",
+        )
+    )
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            '<meta name="generator" content="drivebench">',
+            f"<title>{_e(title)}</title>",
+            f"<style>{CSS}</style>",
+            "</head>",
+            "<body>",
+            f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header>",
+            "<main>",
+            *sections,
+            "</main>",
+            f"<footer>{_e(result.get('format', ''))} · generated by drivebench {_e(info.get('drivebench_version', ''))}"
+            "</footer>",
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )

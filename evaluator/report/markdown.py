@@ -1,0 +1,116 @@
+"""Markdown report of one evaluation (``report.md`` beside ``metrics.json``).
+
+Same sections as the HTML report, as GitHub-flavoured tables: run info, headline numbers, Hit
+Rate@K with 95% CIs, multi-hop completeness by hop count, every stratum, permission leaks, the
+citation diagnosis, every metric with its CI, and the counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from drivebench.evaluator.report import _common as c
+
+
+def _cell(text: Any) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | None = None) -> str:
+    """A GitHub table; ``align`` is one letter per column (``l``/``r``), default first left, rest right."""
+    align = align or "l" + "r" * (len(header) - 1)
+    marks = [":---" if a == "l" else "---:" for a in align]
+    lines = ["| " + " | ".join(_cell(h) for h in header) + " |", "| " + " | ".join(marks) + " |"]
+    lines += ["| " + " | ".join(_cell(x) for x in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def hit_rate_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    return [
+        [
+            str(k),
+            c.fmt(metrics.get(f"hit_rate@{k}")),
+            c.fmt_ci(ci.get(f"hit_rate@{k}")),
+            c.fmt(metrics.get(f"recall@{k}")),
+            c.fmt(metrics.get(f"mrr@{k}")),
+            c.fmt(metrics.get(f"ndcg@{k}")),
+            c.fmt(metrics.get(f"leak_rate@{k}")),
+        ]
+        for k in c.ks_of(result)
+    ]
+
+
+HIT_RATE_HEADER = ["K", "Hit Rate@K", "95% CI", "Recall@K", "MRR@K", "nDCG@K", "Leak rate@K"]
+
+
+def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+    out: list[str] = [f"# {title}", ""]
+    info = result.get("run_info") or {}
+    if info.get("target"):
+        out += [
+            f"Target `{info['target']}`" + (f", started {info['started_at']}" if info.get("started_at") else ""),
+            "",
+        ]
+
+    out += ["## Run", "", md_table(["Key", "Value"], c.run_info_rows(result), "ll"), ""]
+
+    head = c.headline(result)
+    if head:
+        out += ["## Headline", "", md_table(["Metric", "Value", "95% CI"], head), ""]
+
+    out += ["## Hit Rate@K", "", md_table(HIT_RATE_HEADER, hit_rate_rows(result)), ""]
+    out += ["95% CIs are percentile bootstrap intervals over queries.", ""]
+
+    mh_k = (result.get("config") or {}).get("multi_hop_k", c.main_k(result))
+    out += [f"## Multi-hop completeness by hop count (K={mh_k})", ""]
+    rows = c.hop_rows(result)
+    out += [md_table(c.HOP_HEADER, rows) if rows else "_No multi-hop questions in this eval set._", ""]
+
+    out += [f"## Strata (metrics at K={c.main_k(result)})", ""]
+    names = c.strata_names(result)
+    if not names:
+        out += ["_No strata in this metrics file._", ""]
+    for stratum in names:
+        out += [
+            f"### {c.STRATUM_LABEL.get(stratum, stratum)} (`{stratum}`)",
+            "",
+            md_table(c.strata_header(result), c.strata_rows(result, stratum)),
+            "",
+        ]
+
+    out += ["## Permission leaks", ""]
+    leaks = result.get("leaks")
+    if leaks is None:
+        out += ["_No leak oracle for this run: leaks were not checked._", ""]
+    else:
+        counts = result.get("counts") or {}
+        out += [
+            f"Queries with a leak: **{leaks.get('queries_with_leak', counts.get('queries_with_leak', 0))}** "
+            f"of {counts.get('queries', '?')} (depth: {leaks.get('depth', 'all returned results')}).",
+            "",
+        ]
+        level_rows = c.leak_level_rows(result)
+        if level_rows:
+            out += ["### Leaked documents by secret level", "", md_table(c.LEAK_LEVEL_HEADER, level_rows), ""]
+            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "llr"), ""]
+        else:
+            out += ["No leaks: every returned document was permitted.", ""]
+
+    out += ["## Citation diagnosis", ""]
+    m = c.citation_matrix(result)
+    if m is None:
+        out += ["_The run has no answers: nothing to diagnose._", ""]
+    else:
+        matrix = [
+            ["retrieved", f"{m['retrieved_cited']} (success)", f"{m['retrieved_not_cited']} (generation gap)"],
+            ["not retrieved", f"{m['cited_not_retrieved']} (cited from elsewhere)", f"{m['neither']} (retrieval gap)"],
+        ]
+        out += [md_table(["Gold documents", "cited", "not cited"], matrix, "lrr"), ""]
+        out += [f"Non-gold citations: {m['wrong']} wrong, {m['unresolvable']} unresolvable.", ""]
+
+    out += ["## All metrics", "", md_table(["Metric", "Label", "Value", "95% CI"], c.metric_rows(result), "llrr"), ""]
+    out += ["### Definitions", "", md_table(["Metric", "Meaning"], c.definition_rows(result), "ll"), ""]
+    out += ["## Counts", "", md_table(["Count", "Value"], c.count_rows(result)), ""]
+    return "\n".join(out)
