@@ -14,8 +14,9 @@ hops            ``tags.hops``; else the number of distinct ``hops``; ``"none"`` 
 role            ``user_role``; else ``tags.role``; else ``"unknown"`` (a ``user_id`` alone
                 names a person, not a role)
 kind            ``tags.kind``; else ``"unknown"``
-secret_level    the highest catalog secret level among the gold docs; else ``tags.secret_level``;
-                ``"none"`` for a query without gold
+secret_level    the highest catalog secret level among the gold docs (for a query without gold:
+                among its ``forbidden`` docs, the refusal case); else ``tags.secret_level``;
+                ``"none"`` when the query names no document at all
 ==============  =================================================================================
 
 Length buckets (``length_bucket``): the length of a query in *English-word equivalents* is
@@ -30,7 +31,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from drivebench.evaluator.catalog import Catalog
+from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.schema import EvalQuery
 
 STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
@@ -66,16 +67,22 @@ def _highest_level(levels: Sequence[str | None]) -> str | None:
     return max(ranked, key=lambda lv: _SECRET_ORDER.index(lv) if lv in _SECRET_ORDER else -1)
 
 
+def _docs(doc_ids: Sequence[str], catalog: Catalog | None) -> list[CatalogDoc]:
+    if catalog is None:
+        return []
+    return [d for d in (catalog.get(i) for i in doc_ids) if d is not None]
+
+
 def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
     """The stratum values of one query."""
-    gold_docs = [catalog.get(d) for d in q.gold_ids] if catalog is not None else []
-    docs = [d for d in gold_docs if d is not None]
+    docs = _docs(q.gold_ids, catalog)
     tags = q.tags
     hops = len(dict.fromkeys(q.hops)) if q.hops else None
-    if not q.gold:
+    named = docs if q.gold else _docs(q.forbidden, catalog)
+    if not q.gold and not q.forbidden:
         secret = "none"
     else:
-        secret = _highest_level([d.secret_level for d in docs]) or tags.get("secret_level") or "unknown"
+        secret = _highest_level([d.secret_level for d in named]) or tags.get("secret_level") or "unknown"
     return {
         "department": tags.get("department") or _shared([d.department for d in docs]) or "unknown",
         "file_type": tags.get("file_type") or _shared([d.file_type for d in docs]) or "unknown",

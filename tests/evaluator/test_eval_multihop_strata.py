@@ -93,3 +93,9 @@ def test_strata_in_score_partition_the_queries(mkq, mkr) -> None:
     assert kind["multi_hop"]["hit_rate@1"] == 1.0
     for name, values in out["strata"].items():
         assert sum(v["n"] for v in values.values()) == 3, name
+
+
+def test_refusal_secret_level_comes_from_forbidden_docs(mkq) -> None:
+    cat = Catalog([CatalogDoc("s", secret_level="secret")])
+    assert query_strata(mkq("r", [], forbidden=["s"]), cat)["secret_level"] == "secret"
+    assert query_strata(mkq("r", [], forbidden=["s"]))["secret_level"] == "unknown"
