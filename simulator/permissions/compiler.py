@@ -14,7 +14,7 @@ The compiler only translates; Casbin decides. Translation rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.drive.state import Drive
@@ -41,6 +41,10 @@ class CompiledPolicy:
     p: list[PolicyLine] = field(default_factory=list)
     g: list[tuple[str, str]] = field(default_factory=list)
     g2: list[tuple[str, str]] = field(default_factory=list)
+    grants: dict[str, GrantRec] = field(default_factory=dict)  # the grants compiled (copies), by grant id
+
+    def lines_for(self, act: str) -> list[PolicyLine]:
+        return [line for line in self.p if line.act == act]
 
     def to_csv(self) -> str:
         """Casbin's CSV policy format (what a file adapter would load)."""
@@ -100,7 +104,9 @@ def compile_grant(drive: Drive, grant: GrantRec) -> list[PolicyLine]:
 def compile_drive(drive: Drive) -> CompiledPolicy:
     out = CompiledPolicy()
     for gid in sorted(drive.grants):
-        out.p.extend(compile_grant(drive, drive.grants[gid]))
+        grant = drive.grants[gid]
+        out.grants[gid] = replace(grant, actions=list(grant.actions))
+        out.p.extend(compile_grant(drive, grant))
     for u in sorted(drive.users.values(), key=lambda u: u.user_id):
         out.g.extend((user_sub(u.user_id), f"role:{r}") for r in u.roles)
         out.g.append((user_sub(u.user_id), f"dept:{u.department}"))
