@@ -20,7 +20,6 @@ from collections.abc import Iterable
 
 from casbin.rbac.role_manager import RoleManager as CasbinRoleManager
 
-
 MEMO_LIMIT = 200_000
 
 
