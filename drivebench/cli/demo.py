@@ -9,6 +9,7 @@ import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt, parse_ks
+from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
 
 
 def demo(
@@ -17,6 +18,7 @@ def demo(
     k: str = typer.Option("1,3,5,10", "--k"),
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
+    history: str | None = HistoryOpt,  # issue #6: run history
 ) -> None:
     """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
     from drivebench.cli.evaluate import default_out_dir
@@ -58,6 +60,7 @@ def demo(
             )
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, console)
+    finish_run(evaluation.result, out_dir, history)  # issue #6: report.md, report.html, history
     console.print(
         f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'} in {time.perf_counter() - started:.1f} s"
     )

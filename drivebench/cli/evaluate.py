@@ -10,6 +10,7 @@ import typer
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries
 from drivebench.cli.options import parse_ks
+from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -31,6 +32,7 @@ def run(
     concurrency: int = typer.Option(8, min=1, max=256, help="Requests in flight."),
     timeout: float = typer.Option(30.0, help="Per-request timeout in seconds."),
     field: list[str] = typer.Option([], "--field", help="Response mapping FIELD=KEY (e.g. doc_id=file_id)."),
+    history: str | None = HistoryOpt,  # issue #6: run history
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl and metrics.json."""
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
@@ -66,6 +68,7 @@ def run(
         )
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, console)
+    finish_run(evaluation.result, out_dir, history)  # issue #6: report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import typer
 
-from drivebench.cli import corpus, demo, evaluate, serve, tokens
+from drivebench.cli import corpus, demo, evaluate, reports, serve, tokens
 
 app = typer.Typer(
     name="drivebench",
@@ -17,6 +17,7 @@ app.command("serve")(serve.serve)
 app.command("tokens")(tokens.tokens)
 app.command("demo")(demo.demo)
 app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
+reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec (issue #6)
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")
 
 

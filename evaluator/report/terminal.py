@@ -47,3 +47,110 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"queries {counts.get('queries', '?')} · errors {counts.get('errors', 0)} · "
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
+
+
+# --- issue #6: strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) -----------
+
+
+def _right_table(title: str, header: list[str], rows: list[list[str]], text_cols: int = 1) -> Table:
+    table = Table(title=title)
+    for i, col in enumerate(header):
+        table.add_column(col, justify="left" if i < text_cols else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def strata_table(result: dict[str, Any], stratum: str) -> Table:
+    """One stratum: a row per value with n and the main-K metrics."""
+    from drivebench.evaluator.report import _common as c
+
+    label = c.STRATUM_LABEL.get(stratum, stratum)
+    return _right_table(
+        f"{label} ({stratum}), metrics at K={c.main_k(result)}",
+        c.strata_header(result),
+        c.strata_rows(result, stratum),
+    )
+
+
+def strata_overview_table(result: dict[str, Any]) -> Table:
+    """Every stratum in one table: stratum, value, n, Hit Rate / Recall / Leak rate at the main K."""
+    from drivebench.evaluator.report import _common as c
+
+    k = c.main_k(result)
+    table = Table(title=f"Strata (K={k})")
+    for col, justify in (("Stratum", "left"), ("Value", "left"), ("n", "right")):
+        table.add_column(col, justify=justify)
+    for col in (f"Hit Rate@{k}", f"Recall@{k}", f"MRR@{k}", f"Leak rate@{k}"):
+        table.add_column(col, justify="right")
+    for stratum in c.strata_names(result):
+        groups = (result.get("strata") or {}).get(stratum) or {}
+        for i, value in enumerate(c.stratum_values(result, stratum)):
+            g = groups[value]
+            table.add_row(
+                stratum if i == 0 else "",
+                str(value),
+                str(g.get("n", "—")),
+                *(_fmt(g.get(f"{fam}@{k}")) for fam in ("hit_rate", "recall", "mrr", "leak_rate")),
+                end_section=i == len(groups) - 1,
+            )
+    return table
+
+
+def multi_hop_table(result: dict[str, Any]) -> Table | None:
+    """Multi-hop completeness, full-chain rate and per-position hit rate by hop count (None: no chains)."""
+    from drivebench.evaluator.report import _common as c
+
+    rows = c.hop_rows(result)
+    if not rows:
+        return None
+    k = (result.get("config") or {}).get("multi_hop_k", c.main_k(result))
+    return _right_table(f"Multi-hop completeness by hop count (K={k})", c.HOP_HEADER, rows)
+
+
+def leak_table(result: dict[str, Any]) -> Table | None:
+    """Leaked documents by secret level (None: no oracle, leaks not checked)."""
+    from drivebench.evaluator.report import _common as c
+
+    leaks = result.get("leaks")
+    if leaks is None:
+        return None
+    n = (result.get("counts") or {}).get("queries", "?")
+    table = _right_table(
+        f"Permission leaks: {leaks.get('queries_with_leak', 0)} of {n} queries leaked",
+        c.LEAK_LEVEL_HEADER,
+        c.leak_level_rows(result),
+    )
+    if not table.rows:
+        table.add_row("(any)", "0", "0")
+    docs = c.leak_doc_rows(result, limit=10)
+    if docs:
+        table.caption = "most leaked: " + ", ".join(f"{d} ({lv}, {q}×)" for d, lv, q in docs)
+    return table
+
+
+def citation_table(result: dict[str, Any]) -> Table | None:
+    """The citation diagnosis matrix (None: the run has no answers)."""
+    from drivebench.evaluator.report import _common as c
+
+    m = c.citation_matrix(result)
+    if m is None:
+        return None
+    table = Table(title="Citation diagnosis (gold documents)")
+    table.add_column("", justify="left")
+    table.add_column("cited", justify="right")
+    table.add_column("not cited", justify="right")
+    table.add_row("retrieved", f"{m['retrieved_cited']} success", f"{m['retrieved_not_cited']} generation gap")
+    table.add_row("not retrieved", f"{m['cited_not_retrieved']} from elsewhere", f"{m['neither']} retrieval gap")
+    table.caption = f"non-gold citations: {m['wrong']} wrong, {m['unresolvable']} unresolvable"
+    return table
+
+
+def print_details(result: dict[str, Any], console: Console | None = None, *, strata: bool = False) -> None:
+    """Multi-hop, leak and citation tables when they apply; with ``strata`` every stratum too."""
+    console = console or Console()
+    for table in (multi_hop_table(result), leak_table(result), citation_table(result)):
+        if table is not None:
+            console.print(table)
+    if strata and result.get("strata"):
+        console.print(strata_overview_table(result))

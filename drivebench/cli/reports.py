@@ -1,0 +1,343 @@
+"""``drivebench eval report|trend|compare|history|export-trec``, and the report/history step that
+``drivebench demo`` and ``drivebench eval run`` end with (``finish_run``).
+
+Registered on the ``eval`` sub-app by ``register(app)``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from drivebench.cli.common import console, err_console
+
+HISTORY_ENV = "DRIVEBENCH_HISTORY"
+_OFF = {"", "none", "off", "no", "-"}
+
+HistoryOpt = typer.Option(
+    None,
+    "--history",
+    envvar=HISTORY_ENV,
+    help="History SQLite file (default reports/history.sqlite3; 'none' to not record).",
+    show_default=False,
+)
+
+LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
+
+
+def history_path(value: str | Path | None) -> Path | None:
+    """The history file to use: ``value``, else the default; ``None`` when recording is turned off."""
+    from drivebench.evaluator.history import DEFAULT_HISTORY
+
+    if value is None:
+        return DEFAULT_HISTORY
+    if str(value).strip().lower() in _OFF:
+        return None
+    return Path(value)
+
+
+def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None = None) -> int | None:
+    """Write report.md/report.html beside metrics.json, print the detail tables, record the run.
+
+    Returns the history run id (``None`` when history is off). A history that cannot be written is
+    reported on stderr and does not fail the run: the metrics and reports are already on disk.
+    """
+    from drivebench.evaluator.history import HistoryStore
+    from drivebench.evaluator.report.outputs import write_reports
+    from drivebench.evaluator.report.terminal import print_details
+
+    print_details(result, console)
+    md, html = write_reports(result, out_dir)
+    err_console.print(f"wrote {md} and {html}")
+    path = history_path(history)
+    if path is None:
+        return None
+    try:
+        run_id = HistoryStore(path).record(result, run_dir=out_dir)
+    except (OSError, sqlite3.Error, ValueError, TypeError) as exc:
+        err_console.print(f"[yellow]could not record the run in {path}: {exc}[/]")
+        return None
+    err_console.print(f"recorded as run {run_id} in {path}")
+    return run_id
+
+
+def _short(value: str | None, n: int = 12) -> str:
+    if not value:
+        return "—"
+    return value.split(":", 1)[-1][:n]
+
+
+def _load_ref(ref: str, history: Path | None) -> tuple[dict[str, Any], str]:
+    """A metrics dict from a run directory, a metrics.json path, or a history reference."""
+    from drivebench.evaluator.history import HistoryStore
+    from drivebench.evaluator.report.outputs import load_metrics
+
+    path = Path(ref)
+    if path.exists():
+        return load_metrics(path), str(path)
+    store = HistoryStore(history or history_path(None))
+    if not store.path.exists():
+        raise typer.BadParameter(f"{ref!r} is not a run directory, and there is no history at {store.path}")
+    try:
+        run_id = store.resolve(ref)
+        return store.load(run_id), f"run {run_id}"
+    except (KeyError, ValueError) as exc:
+        raise typer.BadParameter(f"{ref!r} is neither a run directory nor a history run: {exc}") from None
+
+
+def report_cmd(
+    run_dir: Path = typer.Argument(..., exists=True, help="A run directory (with metrics.json) or a metrics.json."),
+    out: Path | None = typer.Option(None, "--out", help="Where to write report.md/report.html (default: beside it)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the tables."),
+) -> None:
+    """(Re)render report.md and report.html from a metrics.json, and print its tables."""
+    from drivebench.evaluator.report.outputs import load_metrics, write_reports
+    from drivebench.evaluator.report.terminal import print_details, print_summary
+
+    try:
+        result = load_metrics(run_dir)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    target = out or (run_dir if run_dir.is_dir() else run_dir.parent)
+    md, html = write_reports(result, target)
+    if not quiet:
+        print_summary(result, console)
+        print_details(result, console, strata=True)
+    err_console.print(f"wrote {md} and {html}")
+
+
+def trend_cmd(
+    metric: str = typer.Option("hit_rate@10", "--metric", "-m", help="Metric name, e.g. hit_rate@10, leak_rate@5."),
+    history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
+    evalset_hash: str | None = typer.Option(None, "--evalset-hash", help="Only runs on this eval set."),
+    target: str | None = typer.Option(None, "--target", help="Only runs of this target."),
+    last: int | None = typer.Option(None, "--last", min=1, help="Only the last N runs."),
+    ascii_only: bool = typer.Option(False, "--ascii", help="ASCII sparkline instead of Unicode blocks."),
+) -> None:
+    """A metric over the recorded runs: a table and a sparkline (the article recommends monthly runs)."""
+    from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline
+
+    path = history_path(history) or history_path(None)
+    assert path is not None
+    if not path.exists():
+        raise typer.BadParameter(f"no history at {path}: run `drivebench demo` or `drivebench eval run` first")
+    store = HistoryStore(path)
+    names = store.metric_names()
+    if metric not in names:
+        close = difflib.get_close_matches(metric, names, n=5)
+        hint = f" Did you mean: {', '.join(close)}?" if close else ""
+        raise typer.BadParameter(f"no metric {metric!r} in {path}.{hint}")
+    points = store.trend(metric, evalset_hash=evalset_hash, target=target, last=last)
+    if not points:
+        err_console.print("no runs match")
+        raise typer.Exit(1)
+    lower_better = metric.startswith(LOWER_IS_BETTER)
+    varied = {
+        "target": len({p.run.target for p in points}) > 1,
+        "evalset": len({p.run.evalset_hash for p in points}) > 1,
+    }
+    whens = [parse_when(p.run.when) for p in points]
+    same_day = len({w.date() for w in whens if w}) < len([w for w in whens if w])
+    targets = list(dict.fromkeys(p.run.target or "—" for p in points))
+    table = Table(title=f"{metric} over {len(points)} run(s)", show_edge=False)
+    columns = [("Run", "right"), ("When", "left")]
+    columns += [("Tgt", "left")] if varied["target"] else []
+    columns += [("Evalset", "left")] if varied["evalset"] else []
+    columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
+    for col, justify in columns:
+        table.add_column(col, justify=justify, no_wrap=True)
+    prev_value: float | None = None
+    prev_when: datetime | None = None
+    for p, when in zip(points, whens, strict=True):
+        delta = "—"
+        if p.value is not None and prev_value is not None:
+            d = p.value - prev_value
+            good = (d < 0) if lower_better else (d > 0)
+            style = "" if abs(d) < 1e-12 else ("green" if good else "red")
+            delta = f"[{style}]{d:+.3f}[/]" if style else f"{d:+.3f}"
+        gap = "—"
+        if when and prev_when:
+            days = (when - prev_when).total_seconds() / 86400
+            gap = f"[yellow]{days:.0f}[/]" if days > MONTHLY_DAYS else f"{days:.0f}"
+        cells = [str(p.run.id), when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when]
+        cells += [f"T{targets.index(p.run.target or '—') + 1}"] if varied["target"] else []
+        cells += [_short(p.run.evalset_hash, 7)] if varied["evalset"] else []
+        cells += [
+            _short(p.run.snapshot, 6),
+            "—" if p.value is None else f"{p.value:.3f}",
+            f"{p.ci[0]:.2f}–{p.ci[1]:.2f}" if p.ci else "—",
+            delta,
+            gap,
+        ]
+        table.add_row(*cells)
+        if p.value is not None:
+            prev_value = p.value
+        prev_when = when or prev_when
+    if varied["target"]:
+        table.caption = (
+            " · ".join(f"T{i} = {t}" for i, t in enumerate(targets, 1)) + " · Gap: days since the previous run"
+        )
+    else:
+        table.caption = (
+            f"target {targets[0]}"
+            + (f" · eval set {_short(points[0].run.evalset_hash)}" if not varied["evalset"] else "")
+            + " · Gap: days since the previous run"
+        )
+    console.print(table)
+    values = [p.value for p in points]
+    present = [v for v in values if v is not None]
+    line = sparkline(values, ascii_only=ascii_only)
+    stats = f"min {min(present):.3f} · max {max(present):.3f} · last {present[-1]:.3f}" if present else "no values"
+    console.print(f"{metric}  {line}  ({stats})", highlight=False)
+    if len({p.run.evalset_hash for p in points}) > 1:
+        err_console.print("[yellow]runs on different eval sets are mixed here; --evalset-hash picks one[/]")
+    last_when = parse_when(points[-1].run.when)
+    if last_when:
+        age = (datetime.now(UTC) - last_when).total_seconds() / 86400
+        if age > MONTHLY_DAYS:
+            err_console.print(
+                f"[yellow]the last run is {age:.0f} days old: the article recommends re-running monthly[/]"
+            )
+
+
+def compare_cmd(
+    a: str = typer.Argument(..., help="Run A: a run directory, a metrics.json, or a history run (12, latest~1)."),
+    b: str = typer.Argument(..., help="Run B, the baseline: same forms as A."),
+    history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
+    metric: list[str] = typer.Option([], "--metric", "-m", help="Only these metrics (repeatable)."),
+    json_out: str | None = typer.Option(None, "--json", help="Also write the comparison as JSON here ('-' = stdout)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and randomization test."),
+) -> None:
+    """Paired comparison A − B per metric: difference, 95% bootstrap CI, randomization p-value."""
+    from drivebench.evaluator.scoring import compare
+
+    hist = history_path(history)
+    res_a, name_a = _load_ref(a, hist)
+    res_b, name_b = _load_ref(b, hist)
+    ha = (res_a.get("run_info") or {}).get("evalset_hash")
+    hb = (res_b.get("run_info") or {}).get("evalset_hash")
+    if ha and hb and ha != hb:
+        err_console.print(f"[yellow]A and B ran different eval sets ({_short(ha)} vs {_short(hb)})[/]")
+    if not res_a.get("per_query") or not res_b.get("per_query"):
+        raise typer.BadParameter("both runs need per-query values (per_query in metrics.json)")
+    out = compare(res_a, res_b, seed=seed)
+    if metric:
+        unknown = [m for m in metric if m not in out["metrics"]]
+        if unknown:
+            raise typer.BadParameter(f"not comparable here: {', '.join(unknown)}")
+        out["metrics"] = {m: out["metrics"][m] for m in metric}
+    n_a, n_b = len(res_a["per_query"]), len(res_b["per_query"])
+    if out["queries"] < max(n_a, n_b):
+        err_console.print(f"[yellow]only {out['queries']} queries are in both runs (A {n_a}, B {n_b})[/]")
+    payload = {"a": name_a, "b": name_b, "seed": seed, **out}
+    if json_out == "-":
+        print(json.dumps(payload, ensure_ascii=False, indent=1))
+        return
+    console.print(compare_table(payload))
+    if json_out:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_out).write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        err_console.print(f"wrote {json_out}")
+
+
+def compare_table(payload: dict[str, Any]) -> Table:
+    from drivebench.evaluator.report._common import ordered_metric_names
+
+    table = Table(
+        title=f"A = {payload['a']}  vs  B = {payload['b']}  ({payload['queries']} paired queries)", show_edge=False
+    )
+    for col in ("Metric", "A", "B", "A − B", "95% CI", "p", "n"):
+        table.add_column(col, justify="left" if col == "Metric" else "right", no_wrap=col != "Metric")
+    for name in ordered_metric_names(payload["metrics"]):
+        r = payload["metrics"][name]
+        if r.get("n", 0) == 0:
+            table.add_row(name, "—", "—", "—", "—", "—", "0")
+            continue
+        diff, ci, p = r["diff"], r.get("ci"), r.get("p_value")
+        significant = ci is not None and p is not None and p < 0.05 and (ci[0] > 0 or ci[1] < 0)
+        good = (diff < 0) if name.startswith(LOWER_IS_BETTER) else (diff > 0)
+        style = ("green" if good else "red") if significant else ""
+        d = f"{diff:+.3f}"
+        table.add_row(
+            name,
+            f"{r['mean_a']:.3f}",
+            f"{r['mean_b']:.3f}",
+            f"[{style}]{d}[/]" if style else d,
+            f"{ci[0]:+.3f}…{ci[1]:+.3f}" if ci else "—",
+            "—" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001"),
+            str(r["n"]),
+        )
+    table.caption = "green/red: p < 0.05 and the CI excludes 0 (better/worse for A)"
+    return table
+
+
+def history_cmd(
+    history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
+    metric: str = typer.Option("hit_rate@10", "--metric", "-m", help="Metric shown per run."),
+) -> None:
+    """List the recorded runs (ids for `eval compare`)."""
+    from drivebench.evaluator.history import HistoryStore
+
+    path = history_path(history) or history_path(None)
+    assert path is not None
+    if not path.exists():
+        raise typer.BadParameter(f"no history at {path}")
+    points = HistoryStore(path).trend(metric)
+    table = Table(title=f"Runs in {path}", show_edge=False)
+    for col in ("Run", "When", "Target", "Eval set", "Snapshot", metric, "Directory"):
+        table.add_column(
+            col,
+            justify="right" if col in ("Run", metric) else "left",
+            no_wrap=col not in ("Target", "Directory"),
+            overflow="fold" if col == "Directory" else "ellipsis",
+            max_width=30 if col == "Target" else None,
+        )
+    for p in points:
+        table.add_row(
+            str(p.run.id),
+            p.run.when[:16].replace("T", " "),
+            p.run.target or "—",
+            _short(p.run.evalset_hash, 8),
+            _short(p.run.snapshot, 8),
+            "—" if p.value is None else f"{p.value:.3f}",
+            p.run.run_dir or "—",
+        )
+    console.print(table)
+
+
+def export_trec_cmd(
+    evalset: Path = typer.Option(..., "--evalset", exists=True, dir_okay=False, help="Eval set JSONL."),
+    run: Path = typer.Option(..., "--run", exists=True, help="Run JSONL (or a run directory with run.jsonl)."),
+    out: Path = typer.Option(..., "--out", help="Directory for run.trec and qrels.txt."),
+    tag: str = typer.Option("drivebench", "--tag", help="Run tag (last column of run.trec)."),
+) -> None:
+    """Write run.trec and qrels.txt to cross-check with trec_eval (use `trec_eval -c`)."""
+    from drivebench.evaluator.schema import load_evalset, load_run
+    from drivebench.evaluator.trec import export_trec
+
+    run_file = run / "run.jsonl" if run.is_dir() else run
+    try:
+        run_path, qrels_path = export_trec(load_evalset(evalset), load_run(run_file), out, tag=tag)
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    err_console.print(f"wrote {run_path} and {qrels_path}")
+    console.print(f"trec_eval -c -m success.1,3,5,10 -m recall.1,3,5,10 -m ndcg_cut.1,3,5,10 {qrels_path} {run_path}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the report/trend/compare/history/export-trec commands to the ``eval`` sub-app."""
+    app.command("report")(report_cmd)
+    app.command("trend")(trend_cmd)
+    app.command("compare")(compare_cmd)
+    app.command("history")(history_cmd)
+    app.command("export-trec")(export_trec_cmd)
+
+
+__all__ = ["HISTORY_ENV", "HistoryOpt", "finish_run", "history_path", "register"]

@@ -1,0 +1,315 @@
+"""History of evaluation runs in one SQLite file (default ``reports/history.sqlite3``).
+
+Every run is stored whole: its metrics.json minus ``per_query`` as one JSON document, its
+per-query rows (one table row each), and its scalar metrics flattened into ``metric_values`` so a
+trend is one indexed query. A by-hop metric is flattened as ``multi_hop_completeness[3]`` and
+``hop_position_hit_rate[3][2]``.
+
+Recording is idempotent: a run is identified by the SHA-256 of its canonical JSON, so recording
+the same metrics.json twice returns the same id. ``load(run_id)`` gives back a dict equal to what
+was recorded, which ``scoring.compare`` accepts.
+
+Run order (for trends and ``latest``) is ``run_info.started_at`` (else the time it was recorded),
+then id. The article behind drivebench recommends re-running the evaluation monthly;
+``MONTHLY_DAYS`` is the gap the trend view flags.
+
+Schema (version 1)::
+
+    meta(key PRIMARY KEY, value)                    -- schema_version
+    runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
+         evalset_hash, snapshot, format, result)    -- result: JSON without per_query
+    metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
+    query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+SCHEMA_VERSION = 1
+DEFAULT_HISTORY = Path("reports") / "history.sqlite3"
+MONTHLY_DAYS = 31
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    fingerprint TEXT NOT NULL UNIQUE,
+    recorded_at TEXT NOT NULL,
+    started_at TEXT,
+    run_dir TEXT,
+    target TEXT,
+    evalset_hash TEXT,
+    snapshot TEXT,
+    format TEXT,
+    result TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS runs_order ON runs (started_at, id);
+CREATE TABLE IF NOT EXISTS metric_values (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    name TEXT NOT NULL,
+    value REAL,
+    ci_low REAL,
+    ci_high REAL,
+    PRIMARY KEY (run_id, name)
+);
+CREATE INDEX IF NOT EXISTS metric_values_name ON metric_values (name, run_id);
+CREATE TABLE IF NOT EXISTS query_values (
+    run_id INTEGER NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+    ord INTEGER NOT NULL,
+    query_id TEXT NOT NULL,
+    status TEXT,
+    row TEXT NOT NULL,
+    PRIMARY KEY (run_id, ord)
+);
+"""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    id: int
+    recorded_at: str
+    started_at: str | None
+    run_dir: str | None
+    target: str | None
+    evalset_hash: str | None
+    snapshot: str | None
+
+    @property
+    def when(self) -> str:
+        return self.started_at or self.recorded_at
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    run: RunSummary
+    value: float | None
+    ci: tuple[float, float] | None
+
+
+def fingerprint(result: Mapping[str, Any]) -> str:
+    canonical = json.dumps(result, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def flatten_metrics(metrics: Mapping[str, Any]) -> dict[str, float | None]:
+    """Scalar metrics as they are; by-hop dicts as ``name[h]`` / ``name[h][p]``."""
+    out: dict[str, float | None] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if isinstance(value, Mapping):
+            for key, sub in value.items():
+                walk(f"{prefix}[{key}]", sub)
+        elif value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+            out[prefix] = None if value is None else float(value)
+
+    for name, value in metrics.items():
+        walk(name, value)
+    return out
+
+
+def _str_or_none(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return ",".join(map(str, value)) or None
+    return str(value)
+
+
+def parse_when(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    try:
+        dt = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
+
+
+_REF = re.compile(r"^(?:#?(?P<id>\d+)|latest(?:~(?P<back>\d+))?)$")
+
+
+class HistoryStore:
+    """The SQLite history file; every method opens and closes its own connection."""
+
+    def __init__(self, path: str | Path = DEFAULT_HISTORY) -> None:
+        self.path = Path(path)
+
+    @contextmanager
+    def _connect(self, create: bool = True) -> Iterator[sqlite3.Connection]:
+        if create:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        elif not self.path.exists():
+            raise FileNotFoundError(f"no history at {self.path}")
+        con = sqlite3.connect(self.path, timeout=30)
+        try:
+            con.execute("PRAGMA foreign_keys = ON")
+            con.executescript(_SCHEMA)
+            con.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            with con:
+                yield con
+        finally:
+            con.close()
+
+    def record(self, result: Mapping[str, Any], run_dir: str | Path | None = None) -> int:
+        """Store one metrics.json dict; returns its run id (the existing id if already recorded)."""
+        fp = fingerprint(result)
+        info = result.get("run_info") or {}
+        body = {k: v for k, v in result.items() if k != "per_query"}
+        with self._connect() as con:
+            row = con.execute("SELECT id FROM runs WHERE fingerprint = ?", (fp,)).fetchone()
+            if row:
+                return int(row[0])
+            cur = con.execute(
+                "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
+                " format, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    fp,
+                    datetime.now(UTC).isoformat(),
+                    _str_or_none(info.get("started_at")),
+                    None if run_dir is None else str(Path(run_dir).resolve()),
+                    _str_or_none(info.get("target")),
+                    _str_or_none(info.get("evalset_hash")),
+                    _str_or_none(info.get("snapshot")),
+                    _str_or_none(result.get("format")),
+                    json.dumps(body, sort_keys=True, ensure_ascii=False),
+                ),
+            )
+            run_id = int(cur.lastrowid or 0)
+            ci = result.get("ci") or {}
+            con.executemany(
+                "INSERT INTO metric_values (run_id, name, value, ci_low, ci_high) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, name, value, *(ci.get(name) or (None, None)))
+                    for name, value in flatten_metrics(result.get("metrics") or {}).items()
+                ],
+            )
+            con.executemany(
+                "INSERT INTO query_values (run_id, ord, query_id, status, row) VALUES (?, ?, ?, ?, ?)",
+                [
+                    (run_id, i, str(q.get("query_id")), q.get("status"), json.dumps(q, ensure_ascii=False))
+                    for i, q in enumerate(result.get("per_query") or [])
+                ],
+            )
+            return run_id
+
+    def _summary(self, row: tuple[Any, ...]) -> RunSummary:
+        return RunSummary(int(row[0]), *row[1:])
+
+    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot"
+    _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
+
+    def runs(self, *, evalset_hash: str | None = None, target: str | None = None) -> list[RunSummary]:
+        """Every run, oldest first (optionally only one eval set and/or target)."""
+        where, args = self._filters(evalset_hash, target)
+        with self._connect() as con:
+            rows = con.execute(f"SELECT {self._COLS} FROM runs {where} {self._ORDER}", args).fetchall()
+        return [self._summary(r) for r in rows]
+
+    @staticmethod
+    def _filters(evalset_hash: str | None, target: str | None, alias: str = "") -> tuple[str, list[str]]:
+        clauses, args = [], []
+        if evalset_hash:
+            clauses.append(f"{alias}evalset_hash = ?")
+            args.append(evalset_hash)
+        if target:
+            clauses.append(f"{alias}target = ?")
+            args.append(target)
+        return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+    def resolve(self, ref: str | int) -> int:
+        """A run id from ``12``, ``#12``, ``latest`` or ``latest~1`` (the one before the latest)."""
+        m = _REF.match(str(ref).strip())
+        if not m:
+            raise ValueError(f"not a history run reference: {ref!r} (use an id, #id, latest or latest~N)")
+        if m["id"]:
+            run_id = int(m["id"])
+            with self._connect() as con:
+                if not con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                    raise KeyError(f"no run {run_id} in {self.path}")
+            return run_id
+        back = int(m["back"] or 0)
+        ordered = self.runs()
+        if back >= len(ordered):
+            raise KeyError(f"{ref}: the history at {self.path} has {len(ordered)} run(s)")
+        return ordered[-1 - back].id
+
+    def load(self, ref: str | int) -> dict[str, Any]:
+        """The metrics.json dict of a run, ``per_query`` included, as it was recorded."""
+        run_id = self.resolve(ref)
+        with self._connect() as con:
+            (body,) = con.execute("SELECT result FROM runs WHERE id = ?", (run_id,)).fetchone()
+            rows = con.execute("SELECT row FROM query_values WHERE run_id = ? ORDER BY ord", (run_id,)).fetchall()
+        result = json.loads(body)
+        result["per_query"] = [json.loads(r[0]) for r in rows]
+        return result
+
+    def summary(self, ref: str | int) -> RunSummary:
+        run_id = self.resolve(ref)
+        with self._connect() as con:
+            row = con.execute(f"SELECT {self._COLS} FROM runs WHERE id = ?", (run_id,)).fetchone()
+        return self._summary(row)
+
+    def metric_names(self) -> list[str]:
+        with self._connect() as con:
+            return [r[0] for r in con.execute("SELECT DISTINCT name FROM metric_values ORDER BY name")]
+
+    def trend(
+        self, metric: str, *, evalset_hash: str | None = None, target: str | None = None, last: int | None = None
+    ) -> list[TrendPoint]:
+        """``metric`` in every run (oldest first); runs without the metric give ``value=None``."""
+        where, args = self._filters(evalset_hash, target, "r.")
+        sql = (
+            f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot,"
+            f" m.value, m.ci_low, m.ci_high FROM runs r"
+            f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
+            f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
+        )
+        with self._connect() as con:
+            rows = con.execute(sql, [metric, *args]).fetchall()
+        points = [
+            TrendPoint(
+                self._summary(row[:7]),
+                row[7],
+                None if row[8] is None or row[9] is None else (float(row[8]), float(row[9])),
+            )
+            for row in rows
+        ]
+        return points[-last:] if last else points
+
+
+SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
+SPARK_ASCII = "_.-:=+*#"
+
+
+def sparkline(
+    values: list[float | None], *, ascii_only: bool = False, lo: float | None = None, hi: float | None = None
+) -> str:
+    """One character per value (``·`` for a missing one), scaled between ``lo`` and ``hi``
+    (default: the values' own min and max; a flat series sits in the middle)."""
+    chars = SPARK_ASCII if ascii_only else SPARK_BLOCKS
+    gap = "." if ascii_only else "·"
+    present = [v for v in values if v is not None]
+    if not present:
+        return gap * len(values)
+    lo = min(present) if lo is None else lo
+    hi = max(present) if hi is None else hi
+    out = []
+    for v in values:
+        if v is None:
+            out.append(gap)
+        elif hi - lo <= 1e-12:
+            out.append(chars[len(chars) // 2])
+        else:
+            frac = min(max((v - lo) / (hi - lo), 0.0), 1.0)
+            out.append(chars[min(int(frac * len(chars)), len(chars) - 1)])
+    return "".join(out)
