@@ -40,8 +40,10 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Literal
 
 import numpy as np
@@ -68,10 +70,11 @@ def _json_column(values: np.ndarray) -> list[float | None]:
 
 def _per_query(al: Aligned, t: fam.Table) -> list[dict[str, Any]]:
     public = {name: col for name, col in t.cols.items() if not name.startswith("_")}
-    names = ["query_id", "status", *public, *t.extras]
+    names = ["query_id", "status", "n_results", *public, *t.extras]
     columns: list[list[Any]] = [
         [q.query_id for q in al.queries],
         al.status,
+        [len(h) for h in al.hits],
         *(_json_column(c) for c in public.values()),
         *t.extras.values(),
     ]
@@ -104,6 +107,31 @@ def score(
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
+    with _no_gc():  # only acyclic lists/dicts are built: collections would just re-scan the caller's data
+        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples)
+
+
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _score(
+    queries: Sequence[EvalQuery],
+    run: Iterable[RunRecord],
+    ks: list[int],
+    oracle: Oracle | Literal["evalset"] | None,
+    catalog: Catalog | None,
+    bootstrap: bool,
+    seed: int,
+    resamples: int,
+) -> dict[str, Any]:
     al = align(queries, run)
     if oracle == "evalset":
         oracle = oracle_from_evalset(queries)
