@@ -2,8 +2,10 @@
 
 Formula: ``leak@K(q) = 1 if some result in top K of q is not previewable by q's principal else 0``;
 ``leak_rate@K`` is the mean over **every** query of the eval set (gold or not). The leaked
-documents (distinct, over the whole returned list, not only top K) and their secret levels are
-reported per query and in total.
+documents (distinct, over the whole returned list, not only top K) are reported per query
+(``per_query[].leaked``) and in total (``leaks.documents``: doc id, number of queries it leaked to,
+secret level from the catalog or ``"unknown"``); ``leaks.by_secret_level`` counts (query, leaked
+document) pairs per secret level.
 
 The permission oracle is a callable ``may_preview(query, doc_id) -> bool``. The simulator builds
 one from its Casbin policies. For an external system, ``oracle_from_evalset(queries)`` builds one
