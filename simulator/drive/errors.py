@@ -1,29 +1,59 @@
-"""Errors the drive raises; the HTTP layer maps each to a status code."""
+"""Errors the drive raises; the HTTP layer maps each to a status code (``status``)."""
 
 
 class DriveError(Exception):
-    """Base class: ``code`` is a stable machine-readable name."""
+    """Base class: ``code`` is a stable machine-readable name, ``status`` the HTTP status."""
 
     code = "drive-error"
+    status = 400
 
 
 class NotFound(DriveError):
     code = "not-found"
+    status = 404
 
 
 class UnknownPrincipal(DriveError):
     """An unknown user, role or department named in a request (HTTP 400)."""
 
     code = "unknown-principal"
+    status = 400
 
 
 class Forbidden(DriveError):
     code = "forbidden"
+    status = 403
 
 
 class Conflict(DriveError):
     code = "conflict"
+    status = 409
 
 
 class InvalidRequest(DriveError):
     code = "invalid-request"
+    status = 400
+
+
+class PayloadTooLarge(DriveError):
+    code = "too-large"
+    status = 413
+
+
+class Unprocessable(DriveError):
+    """The request is well-formed but its content cannot be used (e.g. a file no extractor can read)."""
+
+    code = "unprocessable"
+    status = 422
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        if reason is not None:
+            self.code = reason
+
+
+class Unavailable(DriveError):
+    """The drive cannot take writes (a write could not be made durable): answer 503."""
+
+    code = "unavailable"
+    status = 503

@@ -2,6 +2,17 @@
 
 Folders have stable ids (``fld-<n>``) so that moving a folder changes one parent link, not
 every grant below it; paths are derived from the parent chain.
+
+History for point-in-time (``as_of``) questions lives on the records themselves:
+
+* ``FolderNode.moves``: (since, parent_id) placements of a folder, oldest first;
+* ``DocumentRec.placements``: (since, folder_id, name) placements of a document, oldest first;
+* ``DocumentRec.trash_spans``: [start, end) intervals the document spent in the trash;
+* ``GrantRec.created_at`` / ``removed_at``: when a grant entered and left the drive (removed grants
+  are kept in ``Drive.removed_grants``);
+* ``DocumentRec.versions``: every kept version, each current from its ``created_at`` until the next.
+
+An empty history list means "always as it is now" (records built directly, e.g. by benchmarks).
 """
 
 from __future__ import annotations
@@ -43,6 +54,12 @@ class ProjectRec:
 
 
 @dataclass
+class FolderMove:
+    since: datetime | None  # None: from the beginning
+    parent_id: str | None
+
+
+@dataclass
 class FolderNode:
     folder_id: str
     name: str
@@ -50,6 +67,30 @@ class FolderNode:
     break_inheritance: bool = False
     owner_department: str | None = None
     kind: str = "other"
+    moves: list[FolderMove] = field(default_factory=list)
+
+    def parent_at(self, at: datetime | None) -> str | None:
+        """The parent this folder had at ``at`` (None: now)."""
+        if at is None or not self.moves:
+            return self.parent_id
+        current = self.moves[0].parent_id
+        for m in self.moves:
+            if m.since is None or m.since <= at:
+                current = m.parent_id
+        return current
+
+
+@dataclass
+class Placement:
+    since: datetime | None  # None: from the beginning
+    folder_id: str
+    name: str
+
+
+@dataclass
+class TrashSpan:
+    start: datetime
+    end: datetime | None = None  # None: still in the trash
 
 
 @dataclass
@@ -77,10 +118,29 @@ class DocumentRec:
     owner: str | None = None
     trashed_at: datetime | None = None
     tags: dict[str, str] = field(default_factory=dict)
+    placements: list[Placement] = field(default_factory=list)
+    trash_spans: list[TrashSpan] = field(default_factory=list)
 
     @property
     def head(self) -> VersionRec:
         return self.versions[-1]
+
+    def placement_at(self, at: datetime | None) -> tuple[str, str]:
+        """(folder_id, name) at ``at`` (None: now). Before its first placement a document is where it
+        was first put (it has no version then, so nothing about it is visible anyway)."""
+        if at is None or not self.placements:
+            return self.folder_id, self.name
+        current = self.placements[0]
+        for p in self.placements:
+            if p.since is None or p.since <= at:
+                current = p
+        return current.folder_id, current.name
+
+    def trashed_at_time(self, at: datetime) -> bool:
+        """Was the document in the trash at ``at``?"""
+        if not self.trash_spans:
+            return self.trashed_at is not None and self.trashed_at <= at
+        return any(s.start <= at and (s.end is None or at < s.end) for s in self.trash_spans)
 
     def version_at(self, at: datetime) -> VersionRec | None:
         """The version that was current at ``at`` (None before the first one was created)."""
@@ -102,4 +162,5 @@ class GrantRec:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     note: str | None = None
-    created_at: datetime | None = None
+    created_at: datetime | None = None  # None: part of the loaded corpus (in force from the beginning)
+    removed_at: datetime | None = None  # set when the grant is removed (kept in Drive.removed_grants)

@@ -4,15 +4,20 @@ Plain Python, no HTTP. Every change that can alter who may see what increments
 ``policy_version``; every change to content increments ``content_version``. A single
 re-entrant lock serialises writers; readers take consistent snapshots through the
 permission engine and the index, which are rebuilt or patched under the same lock.
+
+Blobs live in memory (``blobs``) or, for a durable drive, in a content-addressed store on disk
+(``blob_store``); the metadata is journalled to SQLite when ``journal`` is set (see
+``drivebench.simulator.persistence``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from datetime import datetime
 from pathlib import Path
+from typing import Protocol
 
 from drivebench.corpora.format import Manifest, level_rank, load_manifest
 from drivebench.simulator.drive.clock import SimClock, as_utc
@@ -24,14 +29,25 @@ from drivebench.simulator.drive.model import (
     GrantRec,
     MembershipRec,
     ProjectRec,
+    TrashSpan,
     UserRec,
     VersionRec,
 )
-from drivebench.simulator.drive.operations import Change, DriveOperations
+from drivebench.simulator.drive.operations import Change, Dirty, DriveOperations, Journal, Retention
 
 
 def _opt_utc(value: datetime | None) -> datetime | None:
     return None if value is None else as_utc(value)
+
+
+class BlobBackend(Protocol):
+    """Content-addressed bytes (sha256 hex)."""
+
+    def put(self, data: bytes) -> str: ...
+
+    def get(self, digest: str) -> bytes: ...
+
+    def delete(self, digest: str) -> None: ...
 
 
 class Drive(DriveOperations):
@@ -52,6 +68,14 @@ class Drive(DriveOperations):
         self.policy_version = 0
         self.content_version = 0
         self._folder_seq = 0
+        self._doc_seq = 0
+        self.removed_grants: list[GrantRec] = []
+        self.retention = Retention()
+        self.blob_store: BlobBackend | None = None
+        self.journal: Journal | None = None
+        self.failed: str | None = None
+        self._dirty = Dirty()
+        self._write_depth = 0
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -101,6 +125,7 @@ class Drive(DriveOperations):
                 owner=d.owner,
                 trashed_at=_opt_utc(d.trashed_at),
                 tags=dict(d.tags),
+                trash_spans=[TrashSpan(as_utc(d.trashed_at))] if d.trashed_at is not None else [],
             )
         for g in m.grants:
             drive.grants[g.grant_id] = GrantRec(
@@ -118,15 +143,32 @@ class Drive(DriveOperations):
 
     # ------------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
+        if self.blob_store is not None:
+            return self.blob_store.put(data)
         digest = hashlib.sha256(data).hexdigest()
         self.blobs.setdefault(digest, data)
         return digest
 
     def blob(self, digest: str) -> bytes:
+        if self.blob_store is not None:
+            return self.blob_store.get(digest)
         try:
             return self.blobs[digest]
         except KeyError:
             raise NotFound(f"blob {digest} missing") from None
+
+    def referenced_blobs(self) -> set[str]:
+        with self.lock:
+            return {v.blob for d in self.documents.values() for v in d.versions}
+
+    def release_blobs(self, digests: Iterable[str]) -> None:
+        """Delete the bytes of blobs no version references any more (after a purge or a version deletion)."""
+        unused = set(digests) - self.referenced_blobs()
+        for digest in unused:
+            if self.blob_store is not None:
+                self.blob_store.delete(digest)
+            else:
+                self.blobs.pop(digest, None)
 
     # ------------------------------------------------------------------ folders
     def _add_folder_node(
@@ -173,6 +215,39 @@ class Drive(DriveOperations):
     def doc_path(self, doc: DocumentRec) -> str:
         folder = self.folder_path(doc.folder_id)
         return f"{folder.rstrip('/')}/{doc.name}"
+
+    # ------------------------------------------------------------------ history (as_of)
+    def folder_path_at(self, folder_id: str, at: datetime | None) -> str:
+        """The folder's path at ``at`` (None: now), following the parent links it had then."""
+        if at is None:
+            return self.folder_path(folder_id)
+        parts: list[str] = []
+        seen: set[str] = set()
+        node = self.folders[folder_id]
+        parent = node.parent_at(at)
+        while parent is not None and node.folder_id not in seen:
+            seen.add(node.folder_id)
+            parts.append(node.name)
+            node = self.folders[parent]
+            parent = node.parent_at(at)
+        return "/" + "/".join(reversed(parts))
+
+    def doc_path_at(self, doc: DocumentRec, at: datetime | None) -> str:
+        folder_id, name = doc.placement_at(at)
+        return f"{self.folder_path_at(folder_id, at).rstrip('/')}/{name}"
+
+    def placement_times(self) -> list[datetime]:
+        """Sorted instants at which the tree changed (a document or folder moved): the permission
+        engine needs one compiled tree per interval between two of them."""
+        with self.lock:
+            times = {
+                cur.since
+                for d in self.documents.values()
+                for prev, cur in zip(d.placements, d.placements[1:], strict=False)
+                if cur.since is not None and cur.folder_id != prev.folder_id
+            }
+            times |= {m.since for f in self.folders.values() for m in f.moves[1:] if m.since is not None}
+        return sorted(times)
 
     # ------------------------------------------------------------------ lookups
     def user(self, user_id: str) -> UserRec:
