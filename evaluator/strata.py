@@ -68,14 +68,14 @@ def _highest_level(levels: Sequence[str | None]) -> str | None:
 
 
 def _docs(doc_ids: Sequence[str], catalog: Catalog | None) -> list[CatalogDoc]:
-    if catalog is None:
+    if catalog is None or not doc_ids:
         return []
     return [d for d in (catalog.get(i) for i in doc_ids) if d is not None]
 
 
 def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
     """The stratum values of one query."""
-    docs = _docs(q.gold_ids, catalog)
+    docs = _docs([g.doc_id for g in q.gold], catalog)
     tags = q.tags
     hops = len(dict.fromkeys(q.hops)) if q.hops else None
     named = docs if q.gold else _docs(q.forbidden, catalog)
