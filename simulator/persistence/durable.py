@@ -1,0 +1,249 @@
+"""A simulator whose state survives restarts and crashes: ``open_durable(data_dir, corpus, config)``.
+
+What is where under ``data_dir``:
+
+* ``drive.sqlite3`` (+ WAL): all metadata and the change feed (``store.DriveStore``); a drive write
+  is committed there before it returns (``synchronous=FULL``).
+* ``blobs/``: the file bytes, content-addressed (``blobs.DiskBlobs``), written and fsynced before
+  the metadata that references them.
+* ``index/``: the FAISS index and chunk metadata (``index_files.IndexFiles``), tagged with the change
+  sequence number (``meta_seq``) and state ``generation`` they match. Saved by a background thread
+  a moment after the index changes, before any destructive change (purge, version deletion: so a
+  replay never has to re-create content that no longer exists) and at shutdown.
+* ``LOCK``: an exclusive ``flock`` so two servers never share a data directory.
+
+Start-up: load the metadata (or, on an empty directory, load the corpus and store it), remove
+unreferenced blobs (left by a crash between a blob write and its commit), load the index snapshot
+if it matches, else rebuild it from the blobs; then replay the change feed from the snapshot's tag
+(``Simulator.sync_index``), which re-extracts and re-embeds only the versions added since. So after
+a SIGKILL at any moment, every acknowledged write is present and searchable and nothing
+half-written is visible: a write is either committed whole (one SQLite transaction) or absent.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.persistence.blobs import DiskBlobs
+from drivebench.simulator.persistence.index_files import IndexFiles, IndexSnapshot, config_fingerprint
+from drivebench.simulator.persistence.store import DriveStore
+
+if TYPE_CHECKING:
+    from drivebench.simulator.backend import SimConfig, Simulator
+    from drivebench.simulator.index.embedders import Embedder
+
+log = logging.getLogger("drivebench.persistence")
+
+SAVE_INTERVAL = 2.0  # seconds between index snapshots while the index keeps changing
+
+
+class DataDirLocked(RuntimeError):
+    pass
+
+
+def _lock_dir(data_dir: Path) -> int:
+    fd = os.open(str(data_dir / "LOCK"), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise DataDirLocked(f"{data_dir} is in use by another drivebench process") from None
+    os.ftruncate(fd, 0)
+    os.write(fd, f"{os.getpid()}\n".encode())
+    return fd
+
+
+def blobs_to_disk(drive: Drive, blobs: DiskBlobs) -> None:
+    """Move a freshly loaded drive's in-memory blobs to the disk store."""
+    for data in drive.blobs.values():
+        blobs.put(data)
+    drive.blobs.clear()
+    drive.blob_store = blobs
+
+
+class Durability:
+    """The persistence side of one simulator: metadata store, blob store, index files, saver thread."""
+
+    def __init__(
+        self, sim: Simulator, data_dir: Path, store: DriveStore, blobs: DiskBlobs, files: IndexFiles, lock_fd: int
+    ) -> None:
+        self.sim = sim
+        self.data_dir = data_dir
+        self.store = store
+        self.blobs = blobs
+        self.files = files
+        self.lock = threading.RLock()  # serialises snapshots and whole-state replacement
+        self._lock_fd = lock_fd
+        self.saved_version = -1
+        self.saved_seq = -1
+        self.saves = 0
+        self.replayed_changes = 0
+        self.rebuilt = False
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.interval = SAVE_INTERVAL
+
+    # ------------------------------------------------------------------ index snapshots
+    def config_fingerprint(self) -> str:
+        sim = self.sim
+        extract = sim.config.extract.as_dict()
+        return config_fingerprint(sim.embedder.name, sim.embedder.dim, extract, asdict(sim.config.chunking))
+
+    def checkpoint(self) -> int:
+        """Bring the index up to the metadata and write it to disk; returns the tag written."""
+        sim = self.sim
+        with self.lock:
+            sim.sync_index()
+            with sim._index_lock:  # no sync in progress: store and cursor agree
+                version, cursor = sim.index_version, sim._index_cursor
+                if version == self.saved_version and cursor == self.saved_seq:
+                    return cursor
+                snap = IndexSnapshot.capture(
+                    sim.store,
+                    generation=self.store.generation or "",
+                    meta_seq=cursor,
+                    embedder=sim.embedder.name,
+                    dim=sim.embedder.dim,
+                    config=self.config_fingerprint(),
+                    rejections=list(sim.ingest_report.rejected),
+                )
+            self.files.save(snap)
+            self.saved_version, self.saved_seq = version, cursor
+            self.saves += 1
+            return cursor
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.25):
+            if self.sim.index_version == self.saved_version:
+                continue
+            self._stop.wait(self.interval)  # let a burst of writes settle
+            try:
+                self.checkpoint()
+            except Exception:  # keep serving; the next start replays from the older snapshot
+                log.exception("index snapshot failed")
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._run, name="drivebench-index-saver", daemon=True)
+            self._thread.start()
+
+    def close(self) -> None:
+        """Stop the saver, write a final snapshot, close the store and release the directory."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+        try:
+            self.checkpoint()
+        finally:
+            self.store.close()
+            if self._lock_fd >= 0:
+                os.close(self._lock_fd)
+                self._lock_fd = -1
+
+    def stats(self) -> dict[str, Any]:
+        manifest = self.files.manifest() or {}
+        return {
+            "data_dir": str(self.data_dir),
+            "generation": self.store.generation,
+            "meta_seq": self.store.meta_seq(),
+            "index_file_seq": manifest.get("meta_seq"),
+            "index_saves": self.saves,
+            "replayed_changes_at_start": self.replayed_changes,
+            "rebuilt_index_at_start": self.rebuilt,
+            "blob_bytes": self.blobs.size_bytes(),
+        }
+
+
+def open_durable(
+    data_dir: Path,
+    corpus: str | Path | None = None,
+    config: SimConfig | None = None,
+    *,
+    embedder: Embedder | None = None,
+    progress: Callable[[int], None] | None = None,
+    start_saver: bool = True,
+) -> Simulator:
+    """Open (or create from ``corpus``) the durable simulator in ``data_dir``. When the directory already
+    holds a drive, that drive is used and ``corpus`` only has to agree with it (a mismatch is logged)."""
+    from drivebench.corpora.builtin import DEFAULT_CORPUS, resolve_corpus
+    from drivebench.simulator.backend import Simulator
+
+    data_dir = Path(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    lock_fd = _lock_dir(data_dir)
+    try:
+        store = DriveStore(data_dir / "drive.sqlite3")
+        blobs = DiskBlobs(data_dir / "blobs")
+        files = IndexFiles(data_dir / "index")
+        if store.is_empty():
+            spec = str(corpus or DEFAULT_CORPUS)
+            fresh = Drive.from_corpus(resolve_corpus(spec))
+            blobs_to_disk(fresh, blobs)
+            store.write_all(fresh, spec)
+            files.clear()
+        else:
+            spec = str(store.kv("corpus"))
+            if corpus is not None and str(corpus) != spec:
+                log.warning(
+                    "%s holds corpus %r; ignoring --corpus %r (reset or seed to change it)", data_dir, spec, corpus
+                )
+        drive = store.load(blobs)
+        removed = blobs.gc(drive.referenced_blobs())
+        if removed:
+            log.info("removed %d unreferenced blob files", removed)
+        sim = Simulator(drive, config, embedder=embedder)
+        sim.corpus_dir = resolve_corpus(spec)
+        durable = Durability(sim, data_dir, store, blobs, files, lock_fd)
+        sim.durable = durable
+        loaded = files.load(
+            generation=store.generation,
+            max_seq=len(drive.changes),
+            embedder=sim.embedder.name,
+            dim=sim.embedder.dim,
+            config=durable.config_fingerprint(),
+        )
+        if loaded is not None:
+            with sim._index_lock:
+                install_store(sim, loaded.store, loaded.meta_seq)
+                sim.ingest_report.rejected = list(loaded.rejections)
+            durable.saved_seq = loaded.meta_seq
+            durable.replayed_changes = len(drive.changes) - loaded.meta_seq
+        else:
+            durable.rebuilt = True
+            sim.ingest_all(progress)
+        started = time.perf_counter()
+        sim.sync_index()  # replay the feed from the snapshot's tag
+        if durable.replayed_changes:
+            log.info("replayed %d changes in %.2f s", durable.replayed_changes, time.perf_counter() - started)
+        if loaded is None or durable.replayed_changes:
+            durable.checkpoint()
+        else:
+            durable.saved_version = sim.index_version
+        if start_saver:
+            durable.start()
+        return sim
+    except BaseException:
+        os.close(lock_fd)
+        raise
+
+
+def install_store(sim: Simulator, store: Any, cursor: int) -> None:
+    """Swap in a loaded chunk store (caller holds ``sim._index_lock``)."""
+    from drivebench.simulator.retrieval.pipelines import Retriever
+
+    sim.store = store
+    sim.retriever = Retriever(store, sim.embedder, sim.config.pipeline)
+    sim._index_cursor = cursor
+    sim._masks_for = None
+    sim._snapshot = None
+    sim.index_version += 1
