@@ -6,7 +6,9 @@ Kinds (``tags.kind``):
 * ``multi_hop``: follow a chain of references (``hops``, 2 or 3 documents); gold = the whole chain,
   the answer fact sits in the last hop.
 * ``version``: a fact that changed between versions: ``tags.version`` = ``as_of`` (``as_of`` set to a
-  day between two versions; gold = the version current then), ``original`` (gold = v1) or ``latest``.
+  day between two versions, gold = the version current then, the answer differs from the latest
+  one) or ``latest`` (gold = the current version, whose answer differs from v1). A pinned version is
+  always the one current at the query's time.
 * ``permission``: the same question asked twice, by a principal who may preview the document
   (``tags.principal = allowed``, gold = the document) and by one who may not
   (``tags.principal = forbidden``, gold empty, ``forbidden`` = the document, ``tags.reason`` = why,
@@ -34,7 +36,7 @@ from drivebench.evaluator.schema import EvalQuery, GoldDoc
 QUERIES_PER_DOC = 0.84
 SHARES = {"hop2": 0.17, "hop3": 0.15, "pairs": 0.11, "version": 0.14}  # pairs count twice
 STYLES = ("medium", "short", "long", "medium", "short", "medium", "long", "short", "medium", "long")
-VERSION_MODES = ("as_of", "latest", "as_of", "original")
+VERSION_MODES = ("as_of", "latest", "as_of")
 
 
 def quotas(n: int) -> dict[str, int]:
@@ -159,22 +161,25 @@ def _versions(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         mode = VERSION_MODES[done % len(VERSION_MODES)]
         at, when, k = CLOCK_NOW, "", len(vals)  # k: the 1-based version that answers
         if mode == "as_of":
+            # a day strictly between versions i and i+1, the answer differing from the latest one, and
+            # no move after it (so the document's folder then is its folder now; loaders that ignore
+            # move history still agree on who could see it)
+            moved = max((mv.at for mv in doc.moves), default=None)
             ks = [
                 i
                 for i in range(1, len(vals))
                 if vals[i - 1] != vals[-1]
                 and day(doc.versions[i].created_at) - day(doc.versions[i - 1].created_at) >= timedelta(days=2)
+                and (moved is None or moved < day(doc.versions[i - 1].created_at))
             ]
             if not ks:
-                mode = "latest" if vals[0] != vals[-1] else "original"
+                mode = "latest"
             else:
                 k = ctx.rng.choice(ks)
                 lo, hi = day(doc.versions[k - 1].created_at), day(doc.versions[k].created_at)
                 d = lo + timedelta(days=ctx.rng.randint(1, (hi - lo).days - 1))
                 at, when = d + timedelta(hours=12), ctx.s.date(d)
-        if mode == "original":
-            k = 1
-        if mode in ("latest", "original") and vals[0] == vals[-1]:
+        if mode == "latest" and vals[0] == vals[-1]:
             continue
         users = [u for u in ctx.users() if ctx.sees(u, doc, at)]
         if not users:

@@ -4,8 +4,8 @@ Roles: ``engineer``, ``manager``, ``finance``, ``hr``, ``legal``, ``designer``, 
 ``contractor``, ``admin``, ``auditor`` and ``marketing`` (marketing specialists). A user's first
 role is their primary role (``tags.role`` of the queries they ask).
 
-Clearances: interns and contractors, engineers, designers, marketing staff and admins are cleared
-for ``internal``; finance, HR, legal staff, team managers and auditors for ``confidential``;
+Clearances: the drafting contractor and the HR intern are cleared for ``public`` only; the other
+interns and contractors, engineers, designers, marketing staff and admins for ``internal``; finance, HR, legal staff, team managers and auditors for ``confidential``;
 the executives (CEO, COO, CTO, CFO, HR director, general counsel) for ``secret``.
 """
 
@@ -65,7 +65,7 @@ ROSTER: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = (
     ("design-mech", ("designer",), "internal", "工艺工程师", "Process Engineer"),
     ("design-elec", ("designer",), "internal", "电气工程师", "Electrical Engineer"),
     ("design-elec", ("designer",), "internal", "硬件工程师", "Hardware Engineer"),
-    ("design-elec", ("contractor",), "internal", "外协绘图员", "Contract Draughtsperson"),
+    ("design-elec", ("contractor",), "public", "外协绘图员", "Contract Draughtsperson"),
     ("finance", ("manager", "finance"), "secret", "财务总监", "Chief Financial Officer"),
     ("finance-accounting", ("finance",), "confidential", "会计主管", "Accounting Supervisor"),
     ("finance-accounting", ("finance",), "confidential", "成本会计", "Cost Accountant"),
@@ -74,7 +74,7 @@ ROSTER: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = (
     ("hr", ("manager", "hr"), "secret", "人力资源总监", "HR Director"),
     ("hr-recruiting", ("hr",), "confidential", "招聘经理", "Recruiting Lead"),
     ("hr-recruiting", ("hr",), "confidential", "培训专员", "Training Specialist"),
-    ("hr-recruiting", ("intern",), "internal", "人事实习生", "HR Intern"),
+    ("hr-recruiting", ("intern",), "public", "人事实习生", "HR Intern"),
     ("legal", ("manager", "legal"), "secret", "法务总监", "General Counsel"),
     ("legal-compliance", ("legal",), "confidential", "合规经理", "Compliance Manager"),
     ("legal-compliance", ("legal",), "confidential", "法务专员", "Legal Counsel"),

@@ -1,0 +1,70 @@
+"""The generator's access ground truth equals the simulator's Casbin decisions.
+
+``manifest.access`` is written by the generator from its own rules (``generator.access``); here every
+(user, document) pair of both default corpora is decided by Casbin (``PermissionEngine.may_preview``,
+one ``enforce`` per pair) and by the materialized fast path, at ``clock.now`` and at past instants.
+Manifests are assembled in memory (no files rendered): permissions do not depend on file bytes.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from drivebench.corpora.format import Manifest
+from drivebench.corpora.generator.access import AccessModel
+from drivebench.corpora.generator.build import assemble, plan
+
+pytestmark = pytest.mark.slow
+permissions = pytest.importorskip("drivebench.simulator.permissions")
+
+
+@pytest.fixture(scope="module", params=["zh", "en"])
+def manifest(request: pytest.FixtureRequest) -> Manifest:
+    s, docs, _ = plan(request.param, 7, 300)
+    m, _, _ = assemble(f"acme-{request.param}", s, docs, 7)
+    return m
+
+
+def test_access_equals_casbin_enforce_for_every_pair(manifest: Manifest) -> None:
+    engine = permissions.PermissionEngine.from_manifest(manifest)
+    now = manifest.clock.now
+    access = manifest.access or {}
+    mismatches = [
+        (u.user_id, d.doc_id)
+        for u in manifest.users
+        for d in manifest.documents
+        if engine.may_preview(u.user_id, d.doc_id, now) != (d.doc_id in set(access[u.user_id]))
+    ]
+    assert mismatches == []
+
+
+def test_access_equals_casbin_fast_path(manifest: Manifest) -> None:
+    engine = permissions.PermissionEngine.from_manifest(manifest)
+    now = manifest.clock.now
+    for u in manifest.users:
+        assert sorted(engine.previewable_docs(u.user_id, now)) == (manifest.access or {})[u.user_id], u.user_id
+
+
+@pytest.mark.parametrize("month", [2, 4, 6, 8, 10, 12])
+def test_rules_equal_casbin_in_the_past_and_future(manifest: Manifest, month: int) -> None:
+    """Grant windows and project memberships at other instants. Moved documents are left out: the
+    simulator's loader places documents in their final folder, the generator follows move history."""
+    engine = permissions.PermissionEngine.from_manifest(manifest)
+    model = AccessModel.from_manifest(manifest)
+    at = datetime(2026, month, 15, 12, tzinfo=UTC)
+    unmoved = {d.doc_id for d in manifest.documents if not d.moves}
+    for u in manifest.users:
+        mine = {d for d in unmoved if model.may_preview(u.user_id, d, at)}
+        assert engine.previewable_docs(u.user_id, at) & unmoved == mine, (u.user_id, at)
+
+
+def test_ground_truth_is_not_trivial(manifest: Manifest) -> None:
+    """Every user sees something and nobody sees everything; secret documents stay with executives."""
+    access = manifest.access or {}
+    n = len(manifest.documents)
+    assert all(0 < len(ids) < n for ids in access.values())
+    secret = {d.doc_id for d in manifest.documents if d.secret_level == "secret"}
+    cleared = {u.user_id for u in manifest.users if u.clearance == "secret"}
+    assert all(not (set(ids) & secret) for uid, ids in access.items() if uid not in cleared)
