@@ -4,6 +4,9 @@ Each query becomes one ``RunRecord``. 429 and 5xx answers, timeouts and connecti
 retried with exponential backoff and full jitter (seeded), honouring ``Retry-After``; after the last
 attempt the query is recorded with ``error`` (it then scores as a miss). Latency is the wall time
 of the attempt that succeeded.
+
+``RunConfig.mode``: ``"recall"`` calls ``target.recall``; ``"answer"`` calls ``target.answer`` (the
+recall results plus a generated ``answer`` with citations, stored in the run record's ``answer``).
 """
 
 from __future__ import annotations
@@ -26,15 +29,23 @@ class RunConfig:
     backoff_base: float = 0.1
     backoff_max: float = 5.0
     seed: int = 0
+    mode: str = "recall"  # "recall" or "answer"
+
+    def __post_init__(self) -> None:
+        if self.mode not in ("recall", "answer"):
+            raise ValueError(f"mode must be 'recall' or 'answer', got {self.mode!r}")
 
 
 async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random) -> RunRecord:
     last_error = "not attempted"
     retries = 0
+    call = getattr(target, cfg.mode, None)
+    if call is None:
+        return RunRecord(query_id=q.query_id, error=f"target {target.name} has no {cfg.mode}()", attempts=0)
     for attempt in range(1, cfg.attempts + 1):
         started = time.perf_counter()
         try:
-            resp = await target.recall(q, cfg.top_k)
+            resp = await call(q, cfg.top_k)
         except TargetError as exc:
             last_error = str(exc)
             if not exc.retryable or attempt == cfg.attempts:

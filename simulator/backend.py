@@ -21,6 +21,7 @@ from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
 from drivebench.simulator.drive.model import DocumentRec, VersionRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.extract import ExtractConfig
+from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
@@ -92,6 +93,7 @@ class Simulator:
         self._index_cursor = 0
         self._index_lock = threading.Lock()
         self.index_version = 0
+        self.faults = FaultSet(owner=self)  # fault profiles; empty = a clean server
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
@@ -109,7 +111,7 @@ class Simulator:
             self.store,
             self.embedder,
             self.cache,
-            self.config.extract,
+            self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
             self.config.chunking,
             progress,
         )
@@ -125,6 +127,8 @@ class Simulator:
         Called after every write (so an acknowledged write is searchable) and before every search."""
         with self._index_lock:
             if self._index_cursor == len(self.drive.changes):
+                return None
+            if self.faults.index_frozen():  # FAULT stale-index: new versions are not re-indexed
                 return None
             with self.drive.lock:
                 changes, cursor = self.drive.changes_since(self._index_cursor, limit=10**9)
@@ -144,7 +148,7 @@ class Simulator:
                     self.store,
                     self.embedder,
                     self.cache,
-                    self.config.extract,
+                    self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
                     self.config.chunking,
                 )
                 self.ingest_report.rejected.extend(report.rejected)
@@ -157,6 +161,8 @@ class Simulator:
     def engine(self) -> PermissionEngine:
         with self._engine_lock:
             if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+                if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
+                    return self._engine  # FAULT stale-acl: the policy from before the change, for a while
                 self._engine = PermissionEngine(self.drive)
             return self._engine
 
@@ -206,13 +212,15 @@ class Simulator:
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
         key = (len(self.store), self.drive.content_version, engine.policy_version, self.index_version)
+        key += (self.faults.generation,)
         if self._masks_for != key:
             start: dict[str, int] = {}
             end: dict[str, int] = {}
             for d in self.drive.documents.values():
-                for i, v in enumerate(d.versions):
+                versions = self.faults.served_versions(d.versions, self.store)  # FAULT stale-index; clean: all
+                for i, v in enumerate(versions):
                     start[v.version_id] = to_us(v.created_at)
-                    end[v.version_id] = to_us(d.versions[i + 1].created_at) if i + 1 < len(d.versions) else _MAX_US
+                    end[v.version_id] = to_us(versions[i + 1].created_at) if i + 1 < len(versions) else _MAX_US
             trashed = {
                 d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in self.drive.documents.values()
             }
@@ -225,12 +233,19 @@ class Simulator:
         return self._chunk_doc, self._chunk_start, self._chunk_end, self._chunk_trash
 
     def visible_chunks(
-        self, principal: Principal, at: datetime, doc_filter: Callable[[DocumentRec], bool] | None = None
+        self,
+        principal: Principal,
+        at: datetime,
+        doc_filter: Callable[[DocumentRec], bool] | None = None,
+        fault_leaked: frozenset[str] = frozenset(),
     ) -> np.ndarray:
         """Chunks the principal may see at ``at``: previewable document, version current then, not trashed,
-        and (when given) accepted by ``doc_filter``."""
+        and (when given) accepted by ``doc_filter``. ``fault_leaked`` is only ever non-empty under the
+        leaky-acl fault: documents let through although the principal may not preview them."""
         engine = self.engine
         doc_mask = engine.previewable_mask(principal, at)
+        if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
+            doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
         if doc_filter is not None:
             keep = np.array([doc_filter(self.drive.documents[d]) for d in engine.doc_ids], dtype=bool)
             doc_mask = doc_mask & keep
@@ -254,8 +269,9 @@ class Simulator:
         self.sync_index()
         at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
         engine = self.engine
+        leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
-            mask = self.visible_chunks(principal, at, doc_filter)
+            mask = self.visible_chunks(principal, at, doc_filter, leaked)
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = self.retriever.search(query, mask, top_k)
@@ -263,7 +279,8 @@ class Simulator:
         for rank, h in enumerate(doc_hits, 1):
             doc = self.drive.doc(h.doc_id)
             try:
-                allowed = engine.may(principal, doc.doc_id, "preview", at)
+                # FAULT leaky-acl: the enforce re-check is bypassed, deliberately, for leaked docs only
+                allowed = doc.doc_id in leaked or engine.may(principal, doc.doc_id, "preview", at)
             except Exception as exc:
                 raise PermissionCheckFailed(f"enforce failed for {doc.doc_id}: {exc}") from exc
             if not allowed:

@@ -1,4 +1,8 @@
-"""An HTTP recall endpoint of the vendor's shape (the simulator, or a real instance)."""
+"""An HTTP recall endpoint of the vendor's shape (the simulator, or a real instance).
+
+``recall`` posts to ``path`` (``/api/mcp/recall``); ``answer`` posts the same body plus
+``citation_style`` to ``answer_path`` (``/api/mcp/answer``) and reads ``answer`` from the response.
+"""
 
 from __future__ import annotations
 
@@ -75,9 +79,14 @@ class HttpTarget:
         timeout: float = 30.0,
         path: str = "/api/mcp/recall",
         transport: httpx.AsyncBaseTransport | None = None,
+        answer_path: str = "/api/mcp/answer",
+        citation_style: str = "brackets",
     ) -> None:
         base = url.rstrip("/")
         self.url = base if base.endswith(path) else base + path
+        root = base[: -len(path)] if base.endswith(path) else base
+        self.answer_url = root + answer_path
+        self.citation_style = citation_style
         self.name = f"http:{self.url}"
         self.mapping = mapping or ResponseMapping()
         self._client = httpx.AsyncClient(
@@ -85,8 +94,15 @@ class HttpTarget:
         )
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
+        return await self._post(self.url, request_body(query, top_k))
+
+    async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse:
+        """Recall plus a generated answer with citations (``POST /api/mcp/answer``)."""
+        return await self._post(self.answer_url, {**request_body(query, top_k), "citation_style": self.citation_style})
+
+    async def _post(self, url: str, body: dict[str, Any]) -> TargetResponse:
         try:
-            resp = await self._client.post(self.url, json=request_body(query, top_k))
+            resp = await self._client.post(url, json=body)
         except httpx.TimeoutException as exc:
             raise TargetError(f"timeout: {type(exc).__name__}", retryable=True) from exc
         except httpx.TransportError as exc:

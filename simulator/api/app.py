@@ -12,16 +12,19 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ValidationError
 
 from drivebench import __version__
+from drivebench.simulator.api import answer as answer_api
+from drivebench.simulator.api import faults as faults_api
 from drivebench.simulator.api import recall
 from drivebench.simulator.api.auth import NotAdmin, Unauthorized
 from drivebench.simulator.api.body import BadBody
-from drivebench.simulator.api.schemas import RecallRequest
+from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
 from drivebench.simulator.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, UnknownPrincipal
+from drivebench.simulator.mcp import mount_mcp
 
 log = logging.getLogger("drivebench.api")
 
-BODY_MODELS: list[type[BaseModel]] = [RecallRequest]
+BODY_MODELS: list[type[BaseModel]] = [RecallRequest, AnswerRequest]
 
 
 def _error(status: int, code: str, message: str, fields: list[str] | None = None, **headers: str) -> JSONResponse:
@@ -51,6 +54,10 @@ def create_app(sim: Simulator) -> FastAPI:
     )
     app.state.sim = sim
     app.include_router(recall.router)
+    app.include_router(answer_api.router)
+    app.include_router(faults_api.router)
+    app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
+    mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:

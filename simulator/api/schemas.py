@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StringConstraints
 
@@ -83,3 +83,36 @@ class ErrorBody(BaseModel):
 
 class ErrorResponse(BaseModel):
     error: ErrorBody
+
+
+CitationStyle = Literal["brackets", "ids", "footnotes"]
+
+
+class AnswerRequest(RecallRequest):
+    """The recall request plus how the answer cites its sources."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10, "citation_style": "brackets"}
+            ]
+        },
+    )
+    citation_style: CitationStyle = Field(
+        default="brackets",
+        description="`brackets`: [file name]; `ids`: [[doc-id]]; `footnotes`: [^n] with a reference list.",
+    )
+
+
+class CitationOut(BaseModel):
+    doc_id: str
+    version_id: str
+    name: str
+    marker: str = Field(description="The text that cites this document in the answer, e.g. `[报价单.pdf]`.")
+
+
+class AnswerResponse(RecallResponse):
+    citation_style: CitationStyle
+    answer: str = Field(description="Extractive answer: sentences of the permitted results, each followed by its marker.")
+    citations: list[CitationOut]
