@@ -9,6 +9,7 @@ export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
 
 .PHONY: demo test test-fast bench lint install clean
+.PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +24,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/drivebench demo
 
-test: $(STAMP)
+test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
 
 test-fast: $(STAMP)
@@ -34,6 +35,14 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+# issue #6: headless Chromium for the HTML report test and screenshot (Debian packages), only when missing.
+browser:
+	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
+
+# issue #6: PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
+report-screenshot: $(STAMP) browser
+	$(BIN)/python scripts/report_screenshot.py --out reports/report-screenshot.png
 
 clean:
 	rm -rf $(VENV) .cache reports .pytest_cache
