@@ -8,7 +8,15 @@ Installed with drivebench (entry point ``pytest11``), so any project can write::
 
 Options (``pytest.ini``/``pyproject.toml`` ``[tool.pytest.ini_options]``):
 ``drivebench_corpus`` (default ``seed``), ``drivebench_pipeline`` (default ``hybrid``),
-``drivebench_embedder`` (default ``minilm``).
+``drivebench_embedder`` (default ``minilm``), ``drivebench_faults`` (default none: a clean server;
+e.g. ``leaky-acl,latency:delay_ms=20``).
+
+Faults per test: the ``drivebench_faults`` fixture is the session simulator's ``FaultSet``; what a
+test switches on is switched back to the session's faults when the test ends::
+
+    def test_my_rag_under_leaks(drivebench_server, drivebench_faults):
+        drivebench_faults.enable("leaky-acl", share=0.5)
+        ...
 """
 
 from __future__ import annotations
@@ -20,12 +28,14 @@ import pytest
 
 from drivebench.server import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.faults import FaultSet
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("drivebench_corpus", "corpus for the drivebench fixtures", default="seed")
     parser.addini("drivebench_pipeline", "retrieval pipeline for the drivebench fixtures", default="hybrid")
     parser.addini("drivebench_embedder", "embedder for the drivebench fixtures", default="minilm")
+    parser.addini("drivebench_faults", "fault profiles of the drivebench simulator (NAME[:k=v][,NAME])", default="")
 
 
 @dataclass
@@ -47,7 +57,24 @@ def drivebench_simulator(pytestconfig: pytest.Config) -> Simulator:
         pipeline=str(pytestconfig.getini("drivebench_pipeline")),
         embedder=str(pytestconfig.getini("drivebench_embedder")),
     )
-    return load_simulator(str(pytestconfig.getini("drivebench_corpus")), config=config)
+    sim = load_simulator(str(pytestconfig.getini("drivebench_corpus")), config=config)
+    faults = str(pytestconfig.getini("drivebench_faults") or "")
+    if faults.strip():
+        from drivebench.simulator.faults import parse_fault_specs
+
+        sim.faults.replace(parse_fault_specs(faults))
+    return sim
+
+
+@pytest.fixture
+def drivebench_faults(drivebench_simulator: Simulator) -> Iterator[FaultSet]:
+    """The session simulator's fault set, restored to the session's faults after the test."""
+    faults = drivebench_simulator.faults
+    before = faults.active
+    try:
+        yield faults
+    finally:
+        faults.replace(before)
 
 
 @pytest.fixture(scope="session")

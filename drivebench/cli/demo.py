@@ -19,8 +19,19 @@ def demo(
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
     history: str | None = HistoryOpt,  # issue #6: run history
+    fault: list[str] = typer.Option(  # issue #7: fault profiles
+        [],
+        "--fault",
+        help="Also evaluate under these faults (NAME[:k=v][,NAME]) and show the damage beside a clean run.",
+    ),
+    answers: bool = typer.Option(False, "--answers", help="Call /api/mcp/answer: score citations too."),
 ) -> None:
     """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
+    if fault:  # issue #7: clean vs faulted comparison
+        from drivebench.cli.faults import fault_demo
+
+        fault_demo(corpus, out, k, pipeline, embedder, fault, answers)
+        return
     from drivebench.cli.evaluate import default_out_dir
     from drivebench.corpora.format import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
@@ -31,6 +42,7 @@ def demo(
     from drivebench.evaluator.targets.http import HttpTarget
     from drivebench.server import start_in_thread
     from drivebench.simulator.backend import SimConfig
+    from drivebench.simulator.faults.compare import corpus_catalog
 
     started = time.perf_counter()
     ks = parse_ks(k)
@@ -47,8 +59,9 @@ def demo(
                 target,
                 queries,
                 ks=ks,
-                run_config=RunConfig(top_k=max(10, max(ks)), concurrency=4),
+                run_config=RunConfig(top_k=max(10, max(ks)), concurrency=4, mode="answer" if answers else "recall"),
                 oracle=corpus_oracle(sim.corpus_dir),
+                catalog=corpus_catalog(sim.corpus_dir),  # issue #7: resolves citations, trashed, strata
                 progress=lambda: bar.advance(task),
                 run_info={
                     "corpus": sim.drive.name,

@@ -33,6 +33,13 @@ def run(
     timeout: float = typer.Option(30.0, help="Per-request timeout in seconds."),
     field: list[str] = typer.Option([], "--field", help="Response mapping FIELD=KEY (e.g. doc_id=file_id)."),
     history: str | None = HistoryOpt,  # issue #6: run history
+    answers: bool = typer.Option(  # issue #7
+        False, "--answers", help="Call the answer endpoint (/api/mcp/answer, or the MCP answer tool): score citations."
+    ),
+    citation_style: str = typer.Option(
+        "brackets", "--citation-style", help="With --answers: brackets, ids or footnotes."
+    ),
+    mcp: bool = typer.Option(False, "--mcp", help="--target is an MCP endpoint (e.g. http://127.0.0.1:8000/mcp/)."),
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl and metrics.json."""
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
@@ -54,15 +61,27 @@ def run(
         from drivebench.evaluator.oracle import corpus_oracle
 
         oracle = corpus_oracle(resolve_corpus(corpus))
-    http = HttpTarget(target, token, mapping=mapping, timeout=timeout)
+    catalog = None
+    if corpus is not None:  # issue #7: the corpus catalog resolves cited file names
+        from drivebench.simulator.faults.compare import corpus_catalog
+
+        catalog = corpus_catalog(resolve_corpus(corpus))
+    if mcp:
+        from drivebench.evaluator.targets.mcp import McpTarget
+
+        http = McpTarget(target, token, mapping=mapping, timeout=timeout, citation_style=citation_style)
+    else:
+        http = HttpTarget(target, token, mapping=mapping, timeout=timeout, citation_style=citation_style)
+    mode = "answer" if answers else "recall"
     with progress_bar() as bar:
-        task = bar.add_task(f"recall × {len(queries)}", total=len(queries))
+        task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
         evaluation = evaluate(
-            http,
+            http,  # type: ignore[arg-type]
             queries,
             ks=ks,
-            run_config=RunConfig(top_k=max(10, max(ks)), concurrency=concurrency),
+            run_config=RunConfig(top_k=max(10, max(ks)), concurrency=concurrency, mode=mode),
             oracle=oracle,
+            catalog=catalog,
             progress=lambda: bar.advance(task),
             run_info={"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)},
         )

@@ -30,7 +30,7 @@ FAULT_DEFS: dict[str, FaultDef] = {
             "A share of (query, document) pairs ignore denies and department boundaries: documents the "
             "principal may only list, or that someone in another department may preview, are let into the "
             "search and skip the per-hit enforce re-check.",
-            {"share": 0.5, "seed": 0},
+            {"share": 0.2, "seed": 0},
             "leak_rate@K > 0",
         ),
         FaultDef(

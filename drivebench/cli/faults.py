@@ -1,0 +1,92 @@
+"""``drivebench demo --fault NAME``: the damage a fault profile does, beside a clean baseline."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import typer
+
+from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
+from drivebench.cli.options import parse_ks
+
+
+def fault_demo(
+    corpus: str,
+    out: Path | None,
+    k: str,
+    pipeline: str,
+    embedder: str,
+    fault: list[str],
+    answers: bool,
+) -> None:
+    from drivebench.cli.evaluate import default_out_dir
+    from drivebench.corpora.format import EVALSET_NAME
+    from drivebench.evaluator.evaluate import evalset_hash, write_outputs
+    from drivebench.evaluator.oracle import corpus_oracle
+    from drivebench.evaluator.schema import load_evalset
+    from drivebench.server import start_in_thread
+    from drivebench.simulator.backend import SimConfig
+    from drivebench.simulator.faults import FaultSpecError, parse_fault_specs
+    from drivebench.simulator.faults.compare import comparison_table, corpus_catalog, fault_comparison
+
+    started = time.perf_counter()
+    ks = parse_ks(k)
+    try:
+        faults = parse_fault_specs(fault)
+    except FaultSpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--fault") from None
+    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder))
+    assert sim.corpus_dir is not None
+    evalset = sim.corpus_dir / EVALSET_NAME
+    queries = load_evalset(evalset)
+    if any(f.name == "cad-blind" for f in faults) and not any(
+        d.file_type == "dxf" for d in sim.drive.documents.values()
+    ):
+        err_console.print(f"[yellow]corpus {sim.drive.name} has no dxf documents: cad-blind changes nothing here[/]")
+    with start_in_thread(sim) as server, progress_bar() as bar:
+        err_console.print(f"simulator listening on {server.url}")
+
+        def progress(label: str, total: int) -> Callable[[], None]:
+            task = bar.add_task(f"{label}: {len(queries)} queries over HTTP", total=total)
+            return lambda: bar.advance(task)
+
+        cmp = fault_comparison(
+            sim,
+            server.url,
+            queries,
+            faults,
+            ks=ks,
+            answers=answers,
+            oracle=corpus_oracle(sim.corpus_dir),
+            catalog=corpus_catalog(sim.corpus_dir),
+            progress=progress,
+            run_info={
+                "corpus": sim.drive.name,
+                "evalset": str(evalset),
+                "evalset_hash": evalset_hash(evalset),
+                "pipeline": pipeline,
+                "embedder": embedder,
+            },
+        )
+    base = out or default_out_dir()
+    write_outputs(cmp.clean, base / "clean")
+    write_outputs(cmp.faulted, base / "faulted")
+    summary = {
+        "faults": [f.as_dict() for f in cmp.faults],
+        "mode": cmp.mode,
+        "scenario": cmp.scenario,
+        "injected": cmp.injected,
+        "headline": [{"metric": m, "clean": c, "faulted": f} for m, c, f in cmp.headline(max(ks))],
+        "paired": cmp.comparison,
+    }
+    (base / "comparison.json").write_text(json.dumps(summary, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    console.print(comparison_table(cmp, max(ks)))
+    if cmp.scenario:
+        console.print(f"scenario applied while faulted: {json.dumps(cmp.scenario, ensure_ascii=False)}")
+    console.print(f"injected: {json.dumps(cmp.injected)}")
+    console.print(
+        f"wrote {base}/clean, {base}/faulted and {base / 'comparison.json'} in {time.perf_counter() - started:.1f} s"
+    )
