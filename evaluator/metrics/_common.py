@@ -16,7 +16,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -51,25 +51,25 @@ def grade_map(gold: Sequence[tuple[str, float]]) -> dict[str, float]:
     return out
 
 
-def gain_matrix(rankings: Sequence[Sequence[str]], grade_maps: Sequence[Mapping[str, float]], width: int) -> np.ndarray:
+def gain_matrix(rankings: Iterable[Sequence[str]], grade_maps: Sequence[Mapping[str, float]], width: int) -> np.ndarray:
     """``(queries, width)`` float matrix: the grade of a gold doc at its first occurrence, else 0.
 
-    Only non-zero cells are written, so the cost is one dict probe per returned slot.
+    ``rankings`` yields one list of doc ids per query (only the first ``width`` are read). Queries
+    that retrieved no gold doc are skipped with one set operation; only non-zero cells are written.
     """
     rows: list[int] = []
     cols: list[int] = []
     vals: list[float] = []
     for qi, (ranked, grades) in enumerate(zip(rankings, grade_maps, strict=True)):
-        if not grades:
+        if not grades or grades.keys().isdisjoint(ranked[:width]):
             continue
         seen: set[str] = set()
         for i, doc in enumerate(ranked[:width]):
-            g = grades.get(doc)
-            if g and doc not in seen:
+            if doc in grades and doc not in seen and grades[doc]:
                 seen.add(doc)
                 rows.append(qi)
                 cols.append(i)
-                vals.append(g)
+                vals.append(grades[doc])
     out = np.zeros((len(grade_maps), width), dtype=np.float64)
     out[rows, cols] = vals
     return out

@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
+from operator import attrgetter
 
 from drivebench.evaluator.schema import EvalQuery, RunHit, RunRecord
+
+_doc_id = attrgetter("doc_id")
 
 
 def is_timeout(error: str) -> bool:
@@ -28,12 +32,13 @@ class Aligned:
     records: list[RunRecord | None]
     hits: list[list[RunHit]]  # [] for errored or missing queries
     counts: dict[str, int] = field(default_factory=dict)
+
     _top: dict[int, list[list[str]]] = field(default_factory=dict, repr=False)
 
     def top_ids(self, depth: int) -> list[list[str]]:
         """Doc ids of the first ``depth`` results of every query (computed once per depth)."""
         if depth not in self._top:
-            self._top[depth] = [[h.doc_id for h in hits[:depth]] for hits in self.hits]
+            self._top[depth] = [list(map(_doc_id, islice(hits, depth))) for hits in self.hits]
         return self._top[depth]
 
     @property
