@@ -8,6 +8,8 @@ corpora of one seed share one scenario (same documents, grants and timeline), di
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
@@ -22,10 +24,11 @@ from drivebench.corpora.generator.grants import document_level, structural
 from drivebench.corpora.generator.model import CLOCK_NOW, CLOCK_START, Chain, DocPlan, sub_rng
 from drivebench.corpora.generator.organisation import ROSTER, build_org
 from drivebench.corpora.generator.versions import apply_lifecycle
-from drivebench.corpora.render import render
+from drivebench.corpora.render import DocSpec, render
 from drivebench.evaluator.schema import EvalQuery, write_jsonl
 
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}
+PARALLEL_FROM = 1000  # versions; below this, worker start-up costs more than it saves
 DESCRIPTION = {
     "zh": "艾克米科技（虚构企业）云盘：部门、项目、密级、继承与拒绝授权、版本与回收站，以及带权限上下文的检索评测集。",
     "en": "Acme Technologies (a fictional company) cloud drive: departments, projects, secret levels, inherited and "
@@ -119,6 +122,28 @@ def assemble(name: str, s: Scenario, docs: list[DocPlan], seed: int) -> tuple[Ma
     return manifest, model, grants
 
 
+def _render_batch(specs: list[tuple[str, DocSpec]]) -> list[tuple[str, bytes]]:
+    return [(path, render(spec)) for path, spec in specs]
+
+
+def write_files(out: Path, docs: list[DocPlan], workers: int | None = None) -> None:
+    """Render every version to ``files/<doc_id>/v<n>.<ext>``. Big corpora render in worker processes
+    (each spec renders to the same bytes wherever it runs, so the output does not depend on them)."""
+    jobs = [(f"files/{d.doc_id}/v{n}.{d.file_type}", v.spec) for d in docs for n, v in enumerate(d.versions, 1)]
+    for d in docs:
+        (out / "files" / d.doc_id).mkdir(parents=True, exist_ok=True)
+    if workers is None:
+        workers = min(4, os.cpu_count() or 1) if len(jobs) >= PARALLEL_FROM else 1
+    if workers <= 1:
+        results = _render_batch(jobs)
+    else:
+        batches = [jobs[i :: workers * 4] for i in range(workers * 4)]
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            results = [r for batch in pool.map(_render_batch, batches) for r in batch]
+    for path, data in sorted(results):
+        (out / path).write_bytes(data)
+
+
 def build_acme(
     out_dir: Path, *, language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"
 ) -> Manifest:
@@ -130,11 +155,7 @@ def build_acme(
     manifest, model, _ = assemble(f"acme-{language}", s, docs, seed)
     queries = build_evalset(s, docs, chains, model, sub_rng(seed, "evalset"))
     out = Path(out_dir)
-    for d in docs:
-        folder = out / "files" / d.doc_id
-        folder.mkdir(parents=True, exist_ok=True)
-        for n, v in enumerate(d.versions, 1):
-            (folder / f"v{n}.{d.file_type}").write_bytes(render(v.spec))
+    write_files(out, docs)
     write_manifest(manifest, out)
     write_jsonl(out / EVALSET_NAME, queries)
     return manifest

@@ -346,3 +346,13 @@ def test_access_ground_truth_round_trips(default: Built) -> None:
     assert m.access == AccessModel.from_manifest(m).access_map(m.clock.now)
     assert sorted(m.access) == sorted(u.user_id for u in m.users)
     assert all(ids == sorted(ids) for ids in m.access.values())
+
+
+def test_parallel_rendering_same_bytes(small: Built, tmp_path: Path) -> None:
+    """Rendering in worker processes (used for big corpora) writes the same bytes as rendering in-process."""
+    from drivebench.corpora.generator.build import write_files
+
+    _, docs, _ = plan(small.manifest.language, 7, 80)
+    write_files(tmp_path, docs, workers=2)
+    files = {k: v for k, v in _tree(small.path).items() if k.startswith("files")}
+    assert _tree(tmp_path) == files
