@@ -10,6 +10,7 @@
   orchestrator and reported in a count; results attached to an errored record are ignored.
 * **Queries missing from the run** are scored as an empty ranking (0) and counted; they stay in
   every denominator.
+* **Duplicate gold entries** for one document: the first entry (its grade, its version pin) wins.
 * **Queries without gold** make gold-based metrics undefined: the scalar functions return
   ``None`` and the orchestrator excludes them from those metrics (and counts them).
 """

@@ -158,3 +158,10 @@ def test_latency_percentiles_include_errors_and_skip_missing(mkq, mkr) -> None:
     m = score(qs, run, KS, bootstrap=False)["metrics"]
     assert m["latency_ms_p50"] == 20.0
     assert m["latency_ms_p99"] == pytest.approx(29.8)
+
+
+def test_duplicate_gold_entries_first_wins(mkq, mkr) -> None:
+    q = mkq("q1", [{"doc_id": "a", "grade": 3}, {"doc_id": "a", "grade": 1}, "b"])
+    r = rows(score([q], [mkr("q1", ["b", "a"])], KS, bootstrap=False))["q1"]
+    assert r["recall@10"] == 1.0  # |gold| = 2, not 3
+    assert r["ndcg@10"] == pytest.approx(ndcg(["b", "a"], {"a": 3, "b": 1}, 10))
