@@ -17,7 +17,7 @@ from drivebench.evaluator.report.sample import sample_result
 from drivebench.evaluator.scoring import compare
 
 # started_at deliberately out of recording order
-STARTS = {0: "2026-03-01T00:00:00+00:00", 1: "2026-01-01T00:00:00+00:00", 2: "2026-02-01T00:00:00+00:00"}
+STARTS = {0: "2020-03-01T00:00:00+00:00", 1: "2020-01-01T00:00:00+00:00", 2: "2020-02-01T00:00:00+00:00"}
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +51,7 @@ def test_record_is_idempotent(store: HistoryStore, results: dict[int, dict[str, 
     assert store.record(results[1]) == 2
     assert len(store.runs()) == 3
     changed = _json(results[1])
-    changed["run_info"]["started_at"] = "2026-05-01T00:00:00+00:00"
+    changed["run_info"]["started_at"] = "2020-05-01T00:00:00+00:00"
     assert store.record(changed) == 4
 
 
@@ -72,13 +72,13 @@ def test_trend_is_ordered_by_start_time(store: HistoryStore, results: dict[int, 
 
 def test_filters_and_references(store: HistoryStore, results: dict[int, dict[str, Any]]) -> None:
     other = _json(results[0])
-    other["run_info"].update(evalset_hash="sha256:other", started_at="2026-12-01T00:00:00+00:00", target="t2")
+    other["run_info"].update(evalset_hash="sha256:other", started_at="2020-12-01T00:00:00+00:00", target="t2")
     new_id = store.record(other)
     assert [r.id for r in store.runs(evalset_hash="sha256:other")] == [new_id]
     assert [r.id for r in store.runs(target="t2")] == [new_id]
     assert len(store.trend("hit_rate@1", evalset_hash=results[0]["run_info"]["evalset_hash"])) == 3
     assert store.resolve("latest") == new_id
-    assert store.resolve("latest~1") == 1  # seed 0: 2026-03
+    assert store.resolve("latest~1") == 1  # seed 0: 2020-03
     assert store.resolve("#2") == 2 == store.resolve(2)
     with pytest.raises(KeyError):
         store.resolve("99")
