@@ -39,13 +39,15 @@ SHORT_MAX = 6.0
 MEDIUM_MAX = 15.0
 _SECRET_ORDER = ("public", "internal", "confidential", "secret")
 
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-_WORD = re.compile(r"[A-Za-z0-9]+")
+# one pass: an ASCII word matches group 1, a CJK character matches with group 1 empty
+_UNITS = re.compile(r"([A-Za-z0-9]+)|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 
 
 def query_length(text: str) -> float:
     """Length in English-word equivalents: ASCII words + CJK characters / 2."""
-    return len(_WORD.findall(text)) + len(_CJK.findall(text)) / 2.0
+    units = _UNITS.findall(text)
+    cjk = units.count("")
+    return (len(units) - cjk) + cjk / 2.0
 
 
 def length_bucket(text: str) -> str:
@@ -54,6 +56,8 @@ def length_bucket(text: str) -> str:
 
 
 def _shared(values: Sequence[str | None]) -> str | None:
+    if not values:
+        return None
     known = {v for v in values if v}
     if not known:
         return None
