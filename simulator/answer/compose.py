@@ -12,7 +12,8 @@
    query word found in every sentence weighs little.
 3. The top hit contributes its best sentence (its first one when nothing matches); each further hit
    contributes its best sentence when that scores at least half of the top hit's best. The top hit
-   may add a second sentence. Sentences keep the hit order and are cut at 240 characters.
+   adds up to two more sentences scoring at least half its best. Sentences keep the hit order (and,
+   within a document, the document's order) and are cut at 240 characters.
 4. Each sentence is followed by its document's marker: ``brackets`` ``[file name]`` (a name holding
    brackets falls back to ``[[doc id]]``), ``ids`` ``[[doc id]]`` or ``footnotes`` ``[^n]`` with a
    reference list ``[^n]: /folder/file name`` at the end.
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 
 CITATION_STYLES: tuple[str, ...] = ("brackets", "ids", "footnotes")
 MAX_SENTENCE_CHARS = 240
+TOP_HIT_SENTENCES = 3
 _SPLIT = re.compile(r"(?<=[。！？；!?;])|(?<=[.])\s+|\n+")
 _CJK = re.compile(r"[\u4e00-\u9fff]")
 _STOP_WORDS = (
@@ -128,9 +130,7 @@ def _pick(sim: Simulator, hits: list[RecallHit], query: str, max_docs: int) -> l
     top_hit, top_ranked = scored[0]
     best = top_ranked[0][0] if top_ranked else 0.0
     if top_ranked:
-        chosen = [top_ranked[0]]
-        if len(top_ranked) > 1 and best > 0 and top_ranked[1][0] >= best * 0.75:
-            chosen.append(top_ranked[1])
+        chosen = [top_ranked[0], *(r for r in top_ranked[1:TOP_HIT_SENTENCES] if best > 0 and r[0] >= best * 0.5)]
         picks.append(_Pick(top_hit, [s for _, _, s in sorted(chosen, key=lambda x: x[1])]))
     else:  # nothing extractable: quote the snippet
         picks.append(_Pick(top_hit, [s for s in split_sentences(top_hit.snippet)[:1]] or [top_hit.name]))

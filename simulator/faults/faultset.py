@@ -102,15 +102,16 @@ class FaultSet:
         return list(self._faults.values())
 
     def replace(self, faults: Iterable[Fault]) -> None:
-        """Run with exactly ``faults`` from now on (an empty iterable: a clean server)."""
+        """Run with exactly ``faults`` from now on (an empty iterable: a clean server). Setting faults
+        (even the same ones again) restarts the request-attempt counters, so a run can be replayed."""
         new = {f.name: f for f in faults}
         with self._lock:
             old = self._faults
+            self._attempts.clear()
             if new == old:
                 return
             self._faults = new
             self.generation += 1
-            self._attempts.clear()
             self._leak_cache.clear()
             if "stale-acl" not in new:
                 self._stale_since = None
