@@ -9,7 +9,7 @@ the budget, and the reimbursement notice.
 from __future__ import annotations
 
 import random
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
 from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
@@ -45,8 +45,10 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
     common = {"event": event, "plan_no": plan_no, "fr_no": fr_no, "pr_no": pr_no, "mr_no": mr_no, "city": city}
     notes = s.common.VERSION_NOTES
     out = UnitOutput()
-    event_day = base + timedelta(days=rng.randint(40, 90))
-    t_plan = _at(base, 1, 5, rng)
+    # spring events fall between April 10 and June 24, autumn ones between September 10 and November 24;
+    # the plan is written at least 45 days ahead
+    event_day = datetime(2026, 4 if si == 0 else 9, 10, tzinfo=UTC) + timedelta(days=rng.randint(0, 75))
+    t_plan = min(_at(base, 1, 5, rng), event_day - timedelta(days=45))
 
     amounts = [rng.randint(3, 60) * 1000 for _ in T.REQUEST_ITEMS]
     requested = sum(amounts)
@@ -143,7 +145,7 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
     for fact, ans in (("size", "what"), ("growth", "number"), ("author", "who")):
         hook(s, M, research, fact, ans)
 
-    t_press = _at(campaign.versions[-1].created_at, 3, 12, rng)
+    t_press = min(_at(campaign.versions[-1].created_at, 3, 12, rng), event_day - timedelta(days=5))
     press_f = {
         **common,
         "ftype": "md" if n % 2 else "txt",
