@@ -17,7 +17,7 @@ from pathlib import Path
 
 from drivebench.corpora.format import MANIFEST_NAME
 
-DEFAULT_CORPUS = "seed"  # becomes acme-zh when the generator lands (issue 3)
+DEFAULT_CORPUS = "acme-zh"
 _HERE = Path(__file__).resolve().parent
 
 

@@ -7,7 +7,7 @@ Installed with drivebench (entry point ``pytest11``), so any project can write::
         ...
 
 Options (``pytest.ini``/``pyproject.toml`` ``[tool.pytest.ini_options]``):
-``drivebench_corpus`` (default ``seed``), ``drivebench_pipeline`` (default ``hybrid``),
+``drivebench_corpus`` (default ``seed``), ``drivebench_pipeline`` (default ``bm25``, the best measured),
 ``drivebench_embedder`` (default ``minilm``), ``drivebench_faults`` (default none: a clean server;
 e.g. ``leaky-acl,latency:delay_ms=20``).
 
@@ -23,17 +23,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from drivebench.server import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("drivebench_corpus", "corpus for the drivebench fixtures", default="seed")
-    parser.addini("drivebench_pipeline", "retrieval pipeline for the drivebench fixtures", default="hybrid")
+    parser.addini("drivebench_pipeline", "retrieval pipeline for the drivebench fixtures", default=DEFAULT_PIPELINE)
     parser.addini("drivebench_embedder", "embedder for the drivebench fixtures", default="minilm")
     parser.addini("drivebench_faults", "fault profiles of the drivebench simulator (NAME[:k=v][,NAME])", default="")
 
@@ -46,6 +50,25 @@ class ServedSimulator:
     @property
     def url(self) -> str:
         return self.server.url
+
+    # the control plane, in-process (the same operations as /_sim over HTTP)
+    def reset(self) -> dict[str, Any]:
+        """Back to the loaded corpus (documents, grants, clock, change feed, index)."""
+        return self.sim.reset()
+
+    def seed(self, corpus: str | Path) -> dict[str, Any]:
+        """Load another corpus by name or path (tokens follow the corpus name)."""
+        return self.sim.seed(corpus)
+
+    def set_clock(self, now: datetime) -> datetime:
+        return self.sim.set_clock(now)
+
+    def advance_clock(self, delta: timedelta) -> datetime:
+        return self.sim.advance_clock(delta)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, index_version, policy_version and the snapshot fingerprint."""
+        return self.sim.stats()
 
 
 @pytest.fixture(scope="session")

@@ -11,13 +11,15 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from drivebench.simulator.drive.clock import as_utc
 from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
+from drivebench.simulator.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.simulator.drive.model import DocumentRec, VersionRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.extract import ExtractConfig
@@ -28,7 +30,7 @@ from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_c
 from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal
 from drivebench.simulator.permissions.timeutil import to_us
-from drivebench.simulator.retrieval.pipelines import Retriever
+from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
 from drivebench.simulator.tokens import TokenInfo, TokenRegistry
 
 log = logging.getLogger("drivebench.simulator")
@@ -41,7 +43,7 @@ class PermissionCheckFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class SimConfig:
-    pipeline: str = "hybrid"
+    pipeline: str = DEFAULT_PIPELINE
     embedder: str = "minilm"
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
@@ -94,6 +96,9 @@ class Simulator:
         self._index_lock = threading.Lock()
         self.index_version = 0
         self.faults = FaultSet(owner=self)  # fault profiles; empty = a clean server
+        self._past_engines: dict[tuple[int, int], PermissionEngine] = {}  # (policy version, tree epoch)
+        self._placement_times: tuple[int, list[datetime]] = (-1, [])
+        self.durable: Any = None  # persistence.Durability when served with --data-dir
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
@@ -137,10 +142,15 @@ class Simulator:
                     if c.kind == "purged" and c.doc_id:
                         self.store.remove_document(c.doc_id)
                         pending = {k: v for k, v in pending.items() if v[0].doc_id != c.doc_id}
-                    elif c.kind in ("created", "updated", "restored") and c.doc_id in self.drive.documents:
+                    elif c.kind == "version_deleted" and c.version_id:  # retention
+                        self.store.remove_version(c.version_id)
+                        pending.pop(c.version_id, None)
+                    elif c.kind in ("created", "updated", "restored", "renamed") and c.doc_id in self.drive.documents:
                         doc = self.drive.documents[c.doc_id]
                         version = next((v for v in doc.versions if v.version_id == c.version_id), None)
-                        if version is not None and version.version_id not in self.store.by_version:
+                        # a rename re-indexes the head (the name is part of every chunk's header)
+                        fresh = version is not None and version.version_id not in self.store.by_version
+                        if version is not None and (fresh or c.kind == "renamed"):
                             pending[version.version_id] = (doc, version)
                 report = ingest(
                     self.drive,
@@ -165,6 +175,69 @@ class Simulator:
                     return self._engine  # FAULT stale-acl: the policy from before the change, for a while
                 self._engine = PermissionEngine(self.drive)
             return self._engine
+
+    def engine_at(self, at: datetime) -> PermissionEngine:
+        """The engine for decisions at ``at``. At the clock's current instant: the live drive (``engine``).
+        At any other instant (``as_of``): the drive as it stood then, i.e. grants bounded by when they
+        existed and the tree of that time (see ``drive.history``); one engine per tree epoch, cached per
+        policy version. The two agree whenever the clock is at or after the latest change."""
+        if as_utc(at) == self.drive.clock.now():
+            return self.engine
+        with self.drive.lock:
+            if self._placement_times[0] != self.drive.policy_version:
+                self._placement_times = (self.drive.policy_version, self.drive.placement_times())
+            version, times = self._placement_times
+        epoch = epoch_of(times, as_utc(at))
+        key = (version, epoch)
+        with self._engine_lock:
+            past = self._past_engines.get(key)
+        if past is None:
+            past = PermissionEngine(PolicyView(self.drive, epoch_start(times, epoch)))
+            with self._engine_lock:
+                self._past_engines = {k: v for k, v in self._past_engines.items() if k[0] == version}
+                past = self._past_engines.setdefault(key, past)
+        return past
+
+    # ------------------------------------------------------------------ control plane (see persistence.lifecycle)
+    def reset(self) -> dict[str, Any]:
+        """Back to the loaded corpus as it was loaded (documents, grants, clock, change feed, index)."""
+        from drivebench.simulator.persistence import lifecycle
+
+        return lifecycle.load_corpus(self)
+
+    def seed(self, corpus: str | Path) -> dict[str, Any]:
+        """Replace the whole state with another corpus (a built-in name or a corpus directory)."""
+        from drivebench.simulator.persistence import lifecycle
+
+        return lifecycle.load_corpus(self, corpus)
+
+    def set_clock(self, now: datetime) -> datetime:
+        """Set the simulated clock (not before the latest change); retention runs on the new time."""
+        from drivebench.simulator.persistence import lifecycle
+
+        return lifecycle.set_clock(self, now)["now"]  # type: ignore[no-any-return]
+
+    def advance_clock(self, delta: timedelta) -> datetime:
+        from drivebench.simulator.persistence import lifecycle
+
+        return lifecycle.advance_clock(self, delta)["now"]  # type: ignore[no-any-return]
+
+    def stats(self) -> dict[str, Any]:
+        """Counts, index_version, policy_version, the snapshot fingerprint, persistence state."""
+        from drivebench.simulator.persistence import lifecycle
+
+        return lifecycle.stats(self)
+
+    def checkpoint(self) -> None:
+        """Index in sync with the drive and, with a data directory, written to disk."""
+        from drivebench.simulator.persistence import lifecycle
+
+        lifecycle.checkpoint(self)
+
+    def close(self) -> None:
+        """Write the final index snapshot and release the data directory (no-op in memory)."""
+        if self.durable is not None:
+            self.durable.close()
 
     def principal_for(
         self,
@@ -216,15 +289,20 @@ class Simulator:
         if self._masks_for != key:
             start: dict[str, int] = {}
             end: dict[str, int] = {}
-            for d in self.drive.documents.values():
+            docs = list(self.drive.documents.values())  # a writer may add documents concurrently
+            for d in docs:
                 versions = self.faults.served_versions(d.versions, self.store)  # FAULT stale-index; clean: all
                 for i, v in enumerate(versions):
                     start[v.version_id] = to_us(v.created_at)
                     end[v.version_id] = to_us(versions[i + 1].created_at) if i + 1 < len(versions) else _MAX_US
-            trashed = {
-                d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in self.drive.documents.values()
-            }
+            trashed = {d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in docs}
             pos = engine.doc_index
+            spans = [(pos.get(d.doc_id, -1), s) for d in docs for s in d.trash_spans if s.end is not None]
+            self._closed_trash = (  # [start, end) intervals a document spent in the trash, by engine position
+                np.array([i for i, _ in spans], dtype=np.int64),
+                np.array([to_us(s.start) for _, s in spans], dtype=np.int64),
+                np.array([to_us(s.end) for _, s in spans if s.end is not None], dtype=np.int64),
+            )
             self._chunk_doc = np.array([pos.get(d, -1) for d in self.store.doc_ids], dtype=np.int64)
             self._chunk_start = np.array([start.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
             self._chunk_end = np.array([end.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
@@ -242,7 +320,7 @@ class Simulator:
         """Chunks the principal may see at ``at``: previewable document, version current then, not trashed,
         and (when given) accepted by ``doc_filter``. ``fault_leaked`` is only ever non-empty under the
         leaky-acl fault: documents let through although the principal may not preview them."""
-        engine = self.engine
+        engine = self.engine_at(at)
         doc_mask = engine.previewable_mask(principal, at)
         if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
             doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
@@ -255,7 +333,11 @@ class Simulator:
             known = chunk_doc >= 0
             allowed = np.zeros(len(chunk_doc), dtype=bool)
             allowed[known] = doc_mask[chunk_doc[known]]
-            return allowed & (start <= t) & (t < end) & (t < trash)
+            span_doc, span_lo, span_hi = self._closed_trash
+            in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)  # last slot: unknown documents
+            if engine is not self.engine:  # as_of: earlier stays in the trash count too
+                in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
+            return allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
 
     # ------------------------------------------------------------------ recall
     def recall(
@@ -266,9 +348,11 @@ class Simulator:
         as_of: datetime | None = None,
         doc_filter: Callable[[DocumentRec], bool] | None = None,
     ) -> RecallOutcome:
+        with self.drive.lock:  # no write half-done: every change up to `at` is in the feed
+            at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
         self.sync_index()
-        at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
-        engine = self.engine
+        engine = self.engine_at(at)
+        when = at if as_of is not None else None  # names and paths as they were then
         leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
             mask = self.visible_chunks(principal, at, doc_filter, leaked)
@@ -292,8 +376,8 @@ class Simulator:
                     rank=rank,
                     doc_id=doc.doc_id,
                     version_id=self.store.version_ids[h.chunk_id],
-                    name=doc.name,
-                    path=self.drive.doc_path(doc),
+                    name=doc.placement_at(when)[1],
+                    path=self.drive.doc_path_at(doc, when),
                     file_type=doc.file_type,
                     score=float(h.score),
                     chunk_id=h.chunk_id,
@@ -307,15 +391,24 @@ class Simulator:
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, index."""
         key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
+        key += (len(self.drive.changes),)
         if self._snapshot is not None and self._snapshot[0] == key:
             return self._snapshot[1]
         h = hashlib.sha256()
+        # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
+        h.update(f"changes={len(self.drive.changes)}".encode())
         for d in sorted(self.drive.documents.values(), key=lambda d: d.doc_id):
             h.update(f"{d.doc_id}|{self.drive.doc_path(d)}|{d.trashed_at}|{d.secret_level}".encode())
+            h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{d.trash_spans}".encode())
             for v in d.versions:
                 h.update(f"|{v.version_id}:{v.blob}".encode())
+        for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
+            h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{[(m.since, m.parent_id) for m in f.moves]}".encode())
         h.update(self.engine.compiled.to_csv().encode())
-        h.update(f"chunks={len(self.store)}|alive={self.store.n_alive}|pipeline={self.config.pipeline}".encode())
+        removed = [(g.grant_id, g.created_at, g.removed_at) for g in self.drive.removed_grants]
+        h.update(f"removed_grants={removed}".encode())
+        # live chunks only: dead rows depend on the process's history (a replay after a crash skips them)
+        h.update(f"alive={self.store.n_alive}|pipeline={self.config.pipeline}".encode())
         h.update(f"embedder={self.embedder.name}".encode())
         value = "sha256:" + h.hexdigest()[:32]
         self._snapshot = (key, value)

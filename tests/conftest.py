@@ -10,6 +10,7 @@ os.environ.setdefault("DRIVEBENCH_CACHE", str(Path(__file__).resolve().parents[1
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("DRIVEBENCH_HISTORY", "none")  # tests never write into ./reports/history.sqlite3
 
 import pytest
 from fastapi.testclient import TestClient

@@ -5,11 +5,12 @@ from __future__ import annotations
 import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
+from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
 )
-PipelineOpt = typer.Option("hybrid", "--pipeline", help="Retrieval pipeline: dense, bm25 or hybrid.")
+PipelineOpt = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Retrieval pipeline: dense, bm25 or hybrid.")
 EmbedderOpt = typer.Option(
     "minilm", "--embedder", help="Embedding backend: minilm (the real model) or hash (test backend)."
 )

@@ -21,6 +21,10 @@ from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import Embedder
 
 PIPELINES = ("dense", "bm25", "hybrid")
+# The default is the best measured pipeline (benchmarks/bench_pipelines.py, Hit@10 on the 252-query eval
+# sets): acme-zh dense 0.808 / bm25 1.000 / hybrid 0.960; acme-en dense 0.964 / bm25 1.000 / hybrid 0.991.
+# MiniLM is blind to most Chinese, and equal-weight fusion lets its misses dilute BM25's ranking.
+DEFAULT_PIPELINE = "bm25"
 RRF_K = 60
 
 
