@@ -2,8 +2,8 @@
 
 Marketing: a campaign deck cites an expense request (kept in finance's folder); the press release
 announcing the event names the event; plus market research and a brand kit (zip).
-Finance: a department's annual budget, its quarterly expense review, internal audit's memo citing
-the budget, and the reimbursement notice.
+Finance: a department's quarterly budget, its expense review of the quarter, internal audit's memo
+on the quarter citing the budget, and the quarter's reimbursement notice (dated to the quarter).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import random
 from datetime import UTC, datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
-from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
+from drivebench.corpora.generator.model import CLOCK_START, Chain, DocPlan, UnitOutput
 from drivebench.corpora.generator.names import AGENCIES, CITIES, EVENT_TYPES, SEGMENTS, VENUES
 
 M = "business"
@@ -214,8 +214,16 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
 def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     n = s.seq("finance")
     T = s.t(M)
-    di, qi = s.combo("fin", len(FIN_DEPTS), 4)
-    year = str(2026 - (n - 1) // (len(FIN_DEPTS) * 4))
+    # 2026's finished quarters (Q1-Q3) first, then whole earlier years
+    first = len(FIN_DEPTS) * 3
+    if n <= first:
+        y = 2026
+        di, qi = s.combo("fin-2026", len(FIN_DEPTS), 3)
+    else:
+        y = 2025 - (n - first - 1) // (len(FIN_DEPTS) * 4)
+        di, qi = s.combo(f"fin-{y}", len(FIN_DEPTS), 4)
+    year = str(y)
+    q_end = datetime(y + (qi == 3), 1 if qi == 3 else 3 * qi + 4, 1, tzinfo=UTC) - timedelta(days=1)
     dept_id = FIN_DEPTS[di]
     dept = {d.id: d.name for d in s.org.departments}[dept_id]
     quarter = str(qi + 1)
@@ -245,7 +253,10 @@ def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         rows = [(item, s.money(a)) for item, a in zip(T.BUDGET_ITEMS, v, strict=True)]
         return {**common, "rows": rows, "total": s.money(sum(v)), "travel": s.money(v[1]), "approver": cfo.name}
 
-    t_bg = _at(base, 0, 10, rng)
+    # the quarter's budget is drawn up 10-25 days before the quarter starts (not before the clock does)
+    q_start = q_end - timedelta(days=89)
+    t_bg = max(CLOCK_START + timedelta(days=3), q_start - timedelta(days=rng.randint(10, 25)))
+    t_bg = t_bg if y == 2026 else _at(base, 0, 10, rng)
     budget = new_doc(
         s,
         key="dept_budget",
@@ -283,7 +294,7 @@ def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         title=subject(s, M, "expense", common),
         level="confidential",
         owner=presenter,
-        created=_at(t_bg, 20, 80, rng),
+        created=_at(q_end, 5, 25, rng) if y == 2026 else _at(t_bg, 20, 80, rng),
         rng=rng,
         facts=[exp_f],
     )
@@ -291,7 +302,7 @@ def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         hook(s, M, expense, fact, ans)
 
     auditor = rng.choice(s.org.in_dept("audit", "auditor"))
-    t_audit = _at(budget.versions[-1].created_at, 5, 40, rng)
+    t_audit = _at(q_end, 10, 40, rng) if y == 2026 else _at(t_bg, 5, 40, rng)
     deadlines = [t_audit + timedelta(days=rng.randint(30, 60))]
     for _ in range(1, n_versions(rng, 0.45)):
         deadlines.append(deadlines[-1] + timedelta(days=rng.randint(20, 45)))
@@ -321,11 +332,14 @@ def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         hook(s, M, audit, fact, ans)
 
     contact = rng.choice(accountants)
-    t_notice = _at(base, 15, 60, rng)
+    # the reminder is about this year's quarter: claims due mid-to-late in the quarter's last month
+    cutoff = datetime(2026, 3 * qi + 3, rng.randint(15, 25), tzinfo=UTC)
+    t_notice = min(max(cutoff - timedelta(days=rng.randint(20, 45)), CLOCK_START + timedelta(days=2)), LATEST)
     not_f = {
         **common,
-        "cutoff": s.date(t_notice + timedelta(days=rng.randint(10, 25))),
-        "pay_date": s.date(t_notice + timedelta(days=rng.randint(30, 40))),
+        "year": "2026",
+        "cutoff": s.date(cutoff),
+        "pay_date": s.date(cutoff + timedelta(days=rng.randint(10, 20))),
         "contact": contact.name,
     }
     notice = new_doc(
@@ -335,7 +349,7 @@ def finance_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         module=M,
         file_type="txt",
         folder=s.folder(f"/{s.name('public')}/{s.name('notices')}", kind="shared"),
-        title=subject(s, M, "notice", common),
+        title=subject(s, M, "notice", not_f),
         level="internal",
         owner=contact,
         created=t_notice,

@@ -34,7 +34,7 @@ ATTRS: dict[str, str] = {
     "press.event_date": "event date",
     "brandkit.color": "primary brand color",
     "brandkit.agency": "authorized design agency",
-    "dept_budget.total": "annual budget total",
+    "dept_budget.total": "budget total",
     "dept_budget.travel": "travel budget",
     "dept_budget.approver": "approver",
     "expense.spend": "actual quarterly spend",
@@ -52,7 +52,7 @@ SUBJECTS: dict[str, str] = {
     "research": "{region} {segment} market research report",
     "press": "press release {pr_no}",
     "brandkit": "{event} brand kit",
-    "dept_budget": "{dept} {year} annual budget",
+    "dept_budget": "{dept} Q{quarter} {year} budget",
     "expense": "{dept} Q{quarter} {year} expense review",
     "audit": "audit memo {am_no}",
     "notice": "{dept} Q{quarter} {year} reimbursement notice",
@@ -72,8 +72,8 @@ CHAINS: dict[str, dict[str, str]] = {
     },
     "audit_budget": {
         "short": "{am_no} budget travel",
-        "medium": "What travel budget does the annual budget cited in audit memo {am_no} set?",
-        "long": "Audit memo {am_no} says travel spending went over budget. I want to check the annual budget it "
+        "medium": "What travel budget does the quarterly budget cited in audit memo {am_no} set?",
+        "long": "Audit memo {am_no} says travel spending went over budget. I want to check the quarterly budget it "
         "cites: what is the travel amount in that budget?",
     },
 }
@@ -258,7 +258,7 @@ def dept_budget(f: dict[str, Any]) -> DocSpec:
                 [
                     f"Budget number: {f['bg_no']}",
                     f"Department: {f['dept']}",
-                    f"Year: {f['year']}",
+                    f"Period: Q{f['quarter']} {f['year']}",
                     f"Prepared by: {f['author']}",
                     f"Approved by: {f['approver']}",
                 ],
@@ -307,8 +307,8 @@ def audit(f: dict[str, Any]) -> DocSpec:
                 [
                     f"Audit number: {f['am_no']}",
                     f"Department audited: {f['dept']}",
-                    f"Period: January to June {f['year']}",
-                    f"Criteria: annual budget {f['bg_no']}",
+                    f"Period: Q{f['quarter']} {f['year']}",
+                    f"Criteria: quarterly budget {f['bg_no']}",
                     f"Auditor: {f['auditor']}",
                 ],
             ),

@@ -27,7 +27,7 @@ ATTRS: dict[str, str] = {
     "press.event_date": "活动日期",
     "brandkit.color": "品牌主色",
     "brandkit.agency": "授权设计代理机构",
-    "dept_budget.total": "年度预算总额（元）",
+    "dept_budget.total": "预算总额（元）",
     "dept_budget.travel": "差旅费预算（元）",
     "dept_budget.approver": "批准人",
     "expense.spend": "季度实际支出（元）",
@@ -45,7 +45,7 @@ SUBJECTS: dict[str, str] = {
     "research": "{region}{segment}市场调研报告",
     "press": "新闻稿 {pr_no}",
     "brandkit": "{event}品牌物料包",
-    "dept_budget": "{dept}{year}年度预算表",
+    "dept_budget": "{dept}{year}年第{quarter}季度预算表",
     "expense": "{dept}{year}年第{quarter}季度费用分析",
     "audit": "审计意见书 {am_no}",
     "notice": "{dept}{year}年第{quarter}季度报销通知",
@@ -63,8 +63,8 @@ CHAINS: dict[str, dict[str, str]] = {
     },
     "audit_budget": {
         "short": "{am_no} 预算表 差旅费",
-        "medium": "审计意见书 {am_no} 所依据的年度预算表中，差旅费预算是多少？",
-        "long": "审计意见书 {am_no} 指出差旅费超支，我想核对它所依据的那份年度预算表，请问表里差旅费的预算金额是多少？",
+        "medium": "审计意见书 {am_no} 所依据的季度预算表中，差旅费预算是多少？",
+        "long": "审计意见书 {am_no} 指出差旅费超支，我想核对它所依据的那份季度预算表，请问表里差旅费的预算金额是多少？",
     },
 }
 
@@ -220,7 +220,7 @@ def dept_budget(f: dict[str, Any]) -> DocSpec:
                 [
                     f"预算编号：{f['bg_no']}",
                     f"部门：{f['dept']}",
-                    f"年度：{f['year']}",
+                    f"预算期间：{f['year']}年第{f['quarter']}季度",
                     f"编制人：{f['author']}",
                     f"批准人：{f['approver']}",
                 ],
@@ -264,8 +264,8 @@ def audit(f: dict[str, Any]) -> DocSpec:
                 [
                     f"审计编号：{f['am_no']}",
                     f"被审计部门：{f['dept']}",
-                    f"审计期间：{f['year']}年1月至6月",
-                    f"审计依据：年度预算表 {f['bg_no']}",
+                    f"审计期间：{f['year']}年第{f['quarter']}季度",
+                    f"审计依据：季度预算表 {f['bg_no']}",
                     f"审计人员：{f['auditor']}",
                 ],
             ),
