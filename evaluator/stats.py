@@ -42,6 +42,20 @@ def _weight_chunks(n: int, resamples: int, rng: np.random.Generator):
         done += b
 
 
+def _row_classes(data: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Index of one representative row per class of identical rows, and each class's size.
+
+    Rows are keyed by a random projection (fast); the grouping is then verified exactly and, if two
+    different rows ever shared a key, recomputed with an exact byte-wise ``unique``.
+    """
+    key = data @ np.random.default_rng(12345).random(data.shape[1])
+    _, first, inverse, counts = np.unique(key, return_index=True, return_inverse=True, return_counts=True)
+    if not np.array_equal(data[first][inverse.ravel()], data):
+        rows = data.view(np.dtype((np.void, data.dtype.itemsize * data.shape[1]))).ravel()
+        _, first, counts = np.unique(rows, return_index=True, return_counts=True)
+    return first, counts
+
+
 def bootstrap_ratio_cis(
     nums: ArrayLike,
     dens: ArrayLike,
@@ -63,16 +77,18 @@ def bootstrap_ratio_cis(
     if n == 0:
         return np.full((m, 2), np.nan)
     rng = np.random.default_rng(seed)
-    data = np.ascontiguousarray(np.hstack([num, den]))
-    rows = data.view(np.dtype((np.void, data.dtype.itemsize * data.shape[1]))).ravel()
-    _, first, counts = np.unique(rows, return_index=True, return_counts=True)
+    den_index: dict[bytes, int] = {}
+    den_of = [den_index.setdefault(den[:, j].tobytes(), len(den_index)) for j in range(m)]
+    unique_dens = den[:, sorted(set(den_of), key=den_of.index)] if m else den
+    data = np.ascontiguousarray(np.hstack([num, unique_dens]))
+    first, counts = _row_classes(data)
     if len(first) <= n // 8:
         weights = rng.multinomial(n, counts / n, size=resamples).astype(np.float64)
         sums = weights @ data[first]
     else:
         sums = np.vstack([w @ data for w in _weight_chunks(n, resamples, rng)])
     with np.errstate(divide="ignore", invalid="ignore"):
-        stats = sums[:, :m] / sums[:, m:]
+        stats = sums[:, :m] / sums[:, [m + d for d in den_of]]
     alpha = (1.0 - level) / 2.0
     out = np.full((m, 2), np.nan)
     for j in range(m):
