@@ -37,6 +37,9 @@ DESCRIPTION = {
 
 
 def doc_count(scale: str | int) -> int:
+    """Documents for a scale name (``small``, ``default``, ``large``) or a count (an int or a numeric string)."""
+    if isinstance(scale, str) and scale.strip().isdigit():
+        scale = int(scale)
     if isinstance(scale, int):
         if scale < 1:
             raise ValueError("scale must be a positive document count")

@@ -118,6 +118,7 @@ def test_exact_document_counts() -> None:
         _, docs, _ = plan("en", 7, n)
         assert len(docs) == n
     assert doc_count("small") == 80 and doc_count("default") == 300 and doc_count("large") == 3000
+    assert doc_count("120") == doc_count(120) == 120
     with pytest.raises(ValueError):
         doc_count("huge")
 

@@ -139,7 +139,13 @@ def single_question(
             f"{ctx}. I heard the {subject} went through several revisions, so going by the latest one, "
             f"{lead.lower()} the {attr}?"
         )
-    return f"{ctx}, and I need to confirm the {attr} recorded in the {subject}. {lead} it? Please check the source."
+    return rng.choice(
+        [
+            f"{ctx}, and I need to confirm the {attr} recorded in the {subject}. {lead} it? Please check the source.",
+            f"{ctx}. Could you open the {subject} and find the {attr} for me?",
+            f"{ctx}, so I need the exact {attr} from the {subject}. What does it say?",
+        ]
+    )
 
 
 def style_of(text: str) -> str:

@@ -104,7 +104,13 @@ def single_question(
         return f"{ctx}，想对比一下改动前后的差异：{subject}最早的第一版里，{attr}{q}？"
     if mode == "latest":
         return f"{ctx}，听说{subject}改过好几版了，按最新版本来看，{attr}{q}？"
-    return f"{ctx}，想确认一下{subject}中记载的{attr}{q}，麻烦帮我查一下原文。"
+    return rng.choice(
+        [
+            f"{ctx}，想确认一下{subject}中记载的{attr}{q}，麻烦帮我查一下原文。",
+            f"{ctx}。请帮我翻一下{subject}，看看里面写的{attr}{q}？",
+            f"{ctx}，需要引用{subject}里的准确信息：其中的{attr}{q}？",
+        ]
+    )
 
 
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9][A-Za-z0-9.,:%#+/-]*")

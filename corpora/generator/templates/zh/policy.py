@@ -26,7 +26,7 @@ ATTRS: dict[str, str] = {
     "announcement.address": "新办公地址",
     "announcement.move_date": "搬迁日期",
     "note.contact": "沟通对象",
-    "note.due": "约定的提交日期",
+    "note.due": "约定提交日期",
 }
 SUBJECTS: dict[str, str] = {
     "handbook": "员工手册",
