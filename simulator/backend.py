@@ -166,6 +166,22 @@ class Simulator:
                 self.index_version += 1
                 return report
 
+    def index_metadata(self) -> dict[str, object]:
+        """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
+        return {
+            "embedder": self.embedder.name,
+            "dim": self.embedder.dim,
+            "pipeline": self.config.pipeline,
+            "extract": self.config.extract.as_dict(),
+            "chunking": {"max_chars": self.config.chunking.max_chars, "overlap": self.config.chunking.overlap},
+            "chunks": self.store.n_alive,
+            "versions_indexed": len(self.store.by_version),
+            "rejected": [
+                {"doc_id": r.doc_id, "version_id": r.version_id, "reason": r.reason}
+                for r in self.ingest_report.rejected
+            ],
+        }
+
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
