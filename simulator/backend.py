@@ -27,6 +27,7 @@ from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
+from drivebench.simulator.index.extraction_cache import ExtractionCache
 from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal
 from drivebench.simulator.permissions.timeutil import to_us
@@ -82,6 +83,8 @@ class Simulator:
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
         self.cache = EmbeddingCache(cache_path if self.config.use_cache else None)
+        extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
+        self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim)
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
         self.tokens = TokenRegistry(drive)
@@ -119,6 +122,7 @@ class Simulator:
             self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
             self.config.chunking,
             progress,
+            extraction_cache=self.extraction_cache,
         )
         for r in report.rejected:
             log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
@@ -160,6 +164,7 @@ class Simulator:
                     self.cache,
                     self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
                     self.config.chunking,
+                    extraction_cache=self.extraction_cache,
                 )
                 self.ingest_report.rejected.extend(report.rejected)
                 self._index_cursor = cursor

@@ -16,6 +16,7 @@ from drivebench.simulator.extract.chunking import chunk_extraction
 from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import Embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache
+from drivebench.simulator.index.extraction_cache import ExtractionCache
 
 
 @dataclass(frozen=True)
@@ -47,18 +48,49 @@ class Prepared:
     chunks: list[tuple[str, str]]
 
 
-def prepare(
+def _extract_chunks(
     drive: Drive, doc: DocumentRec, version: VersionRec, extract_config: ExtractConfig, chunking: ChunkingConfig
-) -> Prepared | Rejection:
+) -> list[tuple[str, str]] | Rejection:
     data = drive.blob(version.blob)
     try:
         extraction = extract(data, doc.name, extract_config)
     except ExtractionError as exc:
         return Rejection(doc.doc_id, version.version_id, exc.reason, str(exc))
     chunks = chunk_extraction(extraction, max_chars=chunking.max_chars, overlap=chunking.overlap)
+    return [(c.text, c.part) for c in chunks]
+
+
+def prepare(
+    drive: Drive,
+    doc: DocumentRec,
+    version: VersionRec,
+    extract_config: ExtractConfig,
+    chunking: ChunkingConfig,
+    cache: ExtractionCache | None = None,
+) -> Prepared | Rejection:
+    settings = {"extract": extract_config.as_dict(), "chunking": [chunking.max_chars, chunking.overlap]}
+    key = ExtractionCache.key(version.blob, doc.name, settings)
+    cached = cache.get(key) if cache is not None else None
+    if cached is not None:
+        result: list[tuple[str, str]] | Rejection = (
+            [(t, p) for t, p in cached["chunks"]]  # type: ignore[union-attr]
+            if "chunks" in cached
+            else Rejection(doc.doc_id, version.version_id, *cached["rejected"])  # type: ignore[misc]
+        )
+    else:
+        result = _extract_chunks(drive, doc, version, extract_config, chunking)
+        if cache is not None:
+            value = (
+                {"rejected": [result.reason, result.message]}
+                if isinstance(result, Rejection)
+                else {"chunks": [list(c) for c in result]}
+            )
+            cache.put(key, value)
+    if isinstance(result, Rejection):
+        return result
     header = doc.title or doc.name
     # Each chunk carries its document's title and name so the chunk stands alone in search.
-    texts = [(f"{header} · {doc.name}\n{c.text}", c.part) for c in chunks]
+    texts = [(f"{header} · {doc.name}\n{text}", part) for text, part in result]
     if not texts:
         texts = [(f"{header} · {doc.name}", "name")]
     return Prepared(doc, version, texts)
@@ -74,13 +106,14 @@ def ingest(
     chunking: ChunkingConfig = ChunkingConfig(),
     progress: Callable[[int], None] | None = None,
     batch_versions: int = 64,
+    extraction_cache: ExtractionCache | None = None,
 ) -> IngestReport:
     report = IngestReport()
     items = list(items)
     for start in range(0, len(items), batch_versions):
         prepared: list[Prepared] = []
         for doc, version in items[start : start + batch_versions]:
-            result = prepare(drive, doc, version, extract_config, chunking)
+            result = prepare(drive, doc, version, extract_config, chunking, extraction_cache)
             if isinstance(result, Rejection):
                 report.rejected.append(result)
             else:
