@@ -77,28 +77,43 @@ def _docs(doc_ids: Sequence[str], catalog: Catalog | None) -> list[CatalogDoc]:
     return [d for d in (catalog.get(i) for i in doc_ids) if d is not None]
 
 
-def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
-    """The stratum values of one query."""
-    docs = _docs([g.doc_id for g in q.gold], catalog)
-    tags = q.tags
-    hops = len(dict.fromkeys(q.hops)) if q.hops else None
-    named = docs if q.gold else _docs(q.forbidden, catalog)
+def _secret_level(q: EvalQuery, catalog: Catalog | None) -> str:
     if not q.gold and not q.forbidden:
-        secret = "none"
-    else:
-        secret = _highest_level([d.secret_level for d in named]) or tags.get("secret_level") or "unknown"
-    return {
-        "department": tags.get("department") or _shared([d.department for d in docs]) or "unknown",
-        "file_type": tags.get("file_type") or _shared([d.file_type for d in docs]) or "unknown",
-        "length": tags.get("length") or length_bucket(q.query),
-        "hops": tags.get("hops") or (str(hops) if hops else "none"),
-        "role": q.user_role or tags.get("role") or "unknown",
-        "kind": tags.get("kind") or "unknown",
-        "secret_level": secret,
-    }
+        return "none"
+    if catalog is None:
+        return q.tags.get("secret_level") or "unknown"
+    named = _docs([g.doc_id for g in q.gold] if q.gold else q.forbidden, catalog)
+    return _highest_level([d.secret_level for d in named]) or q.tags.get("secret_level") or "unknown"
+
+
+def _from_gold(q: EvalQuery, catalog: Catalog | None, attribute: str) -> str:
+    """A tag, else the attribute shared by the gold docs in the catalog."""
+    tagged = q.tags.get(attribute)
+    if tagged:
+        return tagged
+    if catalog is None or not q.gold:
+        return "unknown"
+    docs = _docs([g.doc_id for g in q.gold], catalog)
+    return _shared([getattr(d, attribute) for d in docs]) or "unknown"
+
+
+def _hops(q: EvalQuery) -> str:
+    return q.tags.get("hops") or (str(len(dict.fromkeys(q.hops))) if q.hops else "none")
 
 
 def strata_table(queries: Sequence[EvalQuery], catalog: Catalog | None = None) -> dict[str, list[str]]:
-    """Stratum name -> the value of every query, in eval-set order."""
-    rows = [query_strata(q, catalog) for q in queries]
-    return {name: [r[name] for r in rows] for name in STRATA}
+    """Stratum name -> the value of every query, in eval-set order (computed column by column)."""
+    return {
+        "department": [_from_gold(q, catalog, "department") for q in queries],
+        "file_type": [_from_gold(q, catalog, "file_type") for q in queries],
+        "length": [q.tags.get("length") or length_bucket(q.query) for q in queries],
+        "hops": [_hops(q) for q in queries],
+        "role": [q.user_role or q.tags.get("role") or "unknown" for q in queries],
+        "kind": [q.tags.get("kind") or "unknown" for q in queries],
+        "secret_level": [_secret_level(q, catalog) for q in queries],
+    }
+
+
+def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
+    """The stratum values of one query."""
+    return {name: values[0] for name, values in strata_table([q], catalog).items()}

@@ -65,7 +65,7 @@ def _flags(n: int, width: int, cells: list[tuple[int, int]]) -> np.ndarray:
 def ranking(al: Aligned, t: Table) -> None:
     """hit_rate, recall, mrr, ndcg at every K."""
     # same as _common.grade_map (first entry of a duplicated gold doc wins), inlined for speed
-    grade_maps = [{g.doc_id: float(g.grade) for g in reversed(q.gold)} for q in al.queries]
+    grade_maps = [{g.doc_id: g.grade for g in reversed(q.gold)} for q in al.queries]
     gains = gain_matrix(al.top_ids(t.width), grade_maps, t.width)
     ideal = ideal_matrix(grade_maps, max(t.ks))
     n_gold = np.array([len(m) for m in grade_maps], dtype=np.float64)

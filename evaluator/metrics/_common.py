@@ -78,9 +78,15 @@ def gain_matrix(rankings: Iterable[Sequence[str]], grade_maps: Sequence[Mapping[
 
 def ideal_matrix(grade_maps: Sequence[Mapping[str, float]], width: int) -> np.ndarray:
     """``(queries, width)`` matrix of each query's judged grades sorted descending, 0-padded (for IDCG)."""
-    out = np.zeros((len(grade_maps), width), dtype=np.float64)
+    vals: list[float] = []
+    lengths = np.zeros(len(grade_maps), dtype=np.int64)
     for qi, grades in enumerate(grade_maps):
         if grades:
             top = sorted(grades.values(), reverse=True)[:width]
-            out[qi, : len(top)] = top
+            lengths[qi] = len(top)
+            vals += top
+    out = np.zeros((len(grade_maps), width), dtype=np.float64)
+    rows = np.repeat(np.arange(len(grade_maps)), lengths)
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+    out[rows, np.arange(len(vals)) - starts] = vals
     return out
