@@ -113,6 +113,7 @@ def fault_comparison(
     scenario: dict[str, Any] = {}
     qs = list(queries)
     if "stale-acl" in names:
+        _ = sim.engine  # the policy in force before the change (a server that has been answering)
         done = revoke_gold_access(sim, qs)
         scenario["revoked"] = done.changed
         oracle = current_policy_oracle(sim)

@@ -3,8 +3,8 @@
 ``stale-acl`` only shows after a grant change and ``stale-index`` only after new versions, so the
 demo and the end-to-end tests apply a scenario (while the fault is on) before they evaluate:
 
-* ``revoke_gold_access``: for a share of the queries, a user-level deny of ``preview`` on a gold
-  document that query's user may preview now (what an administrator does when access was wrong);
+* ``revoke_gold_access``: for a share of the queries, a user-level deny of ``preview`` (valid from
+  now) on a gold document that query's user may preview now (an administrator fixing wrong access);
 * ``publish_new_versions``: a new version (same bytes, "re-saved") of every gold document pinned to
   its head version; the queries are re-pinned to the new head.
 
@@ -97,6 +97,7 @@ def revoke_gold_access(sim: object, queries: Sequence[EvalQuery], share: float =
             actions=["preview"],
             effect="deny",
             doc_id=target,
+            valid_from=now,  # revoked from now on: questions about the past keep their answers
             note="scenario: access revoked",
         )
         drive.add_grant(grant, actor="scenario")
