@@ -57,7 +57,17 @@ from drivebench.evaluator.schema import EvalQuery, RunRecord
 from drivebench.evaluator.stats import RESAMPLES, paired_compare
 from drivebench.evaluator.strata import strata_table
 
-__all__ = ["DEFAULT_KS", "METRICS_FORMAT", "Aligned", "Oracle", "align", "compare", "is_timeout", "score"]
+__all__ = [
+    "DEFAULT_KS",
+    "METRICS_FORMAT",
+    "Aligned",
+    "Oracle",
+    "align",
+    "compare",
+    "is_timeout",
+    "oracle_from_evalset",
+    "score",
+]
 
 METRICS_FORMAT = "drivebench-metrics/1"
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)

@@ -1,7 +1,8 @@
 """Conventions shared by every rank-based metric, and the helpers that implement them.
 
 * **rank = order returned.** Rank *i* (1-based) is the *i*-th result as the system returned it.
-  Ties in ``score`` are never re-sorted; the list is scored as returned.
+  Ties in ``score`` are never re-sorted; the list is scored as returned (the ``score`` and
+  ``rank`` fields a system attaches to its results are not read).
 * **Several results for one document count once, at their first (best) rank.** Later copies
   (other chunks of the same file) still occupy their slots, so they push other documents down,
   but they score nothing. Hence recall can never exceed 1.
