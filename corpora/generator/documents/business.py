@@ -91,10 +91,12 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         "owner": owner.name,
         "requested": s.money(requested),
         "rows": [(item, s.money(a)) for item, a in zip(T.REQUEST_ITEMS, amounts, strict=True)],
-        "approved": s.money(requested * rng.choice([80, 85, 90, 95, 100]) // 100 // 1000 * 1000),
         "approver": approver.name,
         "approve_date": s.date(t_req + timedelta(days=rng.randint(1, 4))),
     }
+    shares = [rng.choice([80, 85, 90, 95])]
+    for _ in range(1, n_versions(rng, 0.3)):
+        shares.append(rng.choice([x for x in (80, 85, 90, 95, 100) if x != shares[-1]]))
     request = new_doc(
         s,
         key="request",
@@ -107,7 +109,8 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         owner=owner,
         created=t_req,
         rng=rng,
-        facts=[req_f],
+        notes=[s.common.VERSION_NOTES["approved"]] * 4,
+        facts=[{**req_f, "approved": s.money(requested * x // 100 // 1000 * 1000)} for x in shares],
     )
     for fact, ans in (("approved", "amount"), ("approver", "who")):
         hook(s, M, request, fact, ans)
@@ -123,11 +126,13 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         "segment": segment,
         "year": "2026",
         "size": size,
-        "growth": s.common.pct(rng.randint(40, 260) / 10),
         "author": res_author.name,
         "competitors": s.common.join_names(rng.sample(T.COMPETITORS, 3)),
         "share": s.common.pct(rng.randint(35, 70)),
     }
+    growths = [rng.randint(40, 260)]
+    for _ in range(1, n_versions(rng, 0.3)):
+        growths.append(max(10, growths[-1] + rng.choice([-1, 1]) * rng.randint(5, 30)))
     research = new_doc(
         s,
         key="research",
@@ -140,7 +145,8 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         owner=res_author,
         created=_at(base, 0, 30, rng),
         rng=rng,
-        facts=[res_f],
+        notes=[s.common.VERSION_NOTES["data"]] * 4,
+        facts=[{**res_f, "growth": s.common.pct(g / 10)} for g in growths],
     )
     for fact, ans in (("size", "what"), ("growth", "number"), ("author", "who")):
         hook(s, M, research, fact, ans)

@@ -137,14 +137,10 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         dept, role = COURSE_TRAINERS[ci]
         trainer = rng.choice(s.org.in_dept(dept, role))
         rows.append((s.pick(COURSES[ci]), trainer.name, s.date(report + timedelta(days=j)), str(rng.choice([2, 3, 4]))))
-    tr_f = {
-        **common,
-        "organizer": organizer.name,
-        "courses": rows,
-        "pass_score": str(rng.choice([60, 70, 75, 80, 85])),
-        "course": rows[0][0],
-        "trainer": rows[0][1],
-    }
+    tr_f = {**common, "organizer": organizer.name, "courses": rows, "course": rows[0][0], "trainer": rows[0][1]}
+    scores = [rng.choice([60, 70, 75, 80, 85])]
+    for _ in range(1, n_versions(rng, 0.3)):
+        scores.append(rng.choice([x for x in (60, 70, 75, 80, 85) if x != scores[-1]]))
     training = new_doc(
         s,
         key="training",
@@ -157,7 +153,8 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         owner=organizer,
         created=_at(base, 8, 16, rng),
         rng=rng,
-        facts=[tr_f],
+        notes=[s.common.VERSION_NOTES["score"]] * 4,
+        facts=[{**tr_f, "pass_score": str(x)} for x in scores],
     )
     for fact, ans in (("pass_score", "number"), ("trainer", "who")):
         hook(s, M, training, fact, ans)

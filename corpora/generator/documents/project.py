@@ -284,8 +284,10 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         "m1": s.date(m1),
         "m2": s.date(m2),
         "m3": s.date(m3),
-        "golive": s.date(golive),
     }
+    golives = [golive]
+    for _ in range(1, n_versions(rng, 0.4)):
+        golives.append(golives[-1] + timedelta(days=rng.randint(14, 45)))
     review = new_doc(
         s,
         key="review",
@@ -298,7 +300,8 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         owner=ppl["head"],
         created=review_date,
         rng=rng,
-        facts=[rev_f],
+        notes=[s.common.VERSION_NOTES["milestone"]] * 4,
+        facts=[{**rev_f, "golive": s.date(g)} for g in golives],
     )
     for fact, ans in (("golive", "date"), ("chair", "who")):
         hook(s, M, review, fact, ans)

@@ -173,5 +173,9 @@ VERSION_NOTES: dict[str, str] = {
     "salary": "Salary figures confirmed",
     "deadline": "Remediation deadline extended",
     "term": "Agreement term changed",
+    "milestone": "Milestones rescheduled",
+    "score": "Passing score changed",
+    "data": "Market data updated",
+    "approved": "Approved amount revised",
     "edit": "Wording revised",
 }

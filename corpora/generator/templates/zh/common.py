@@ -142,5 +142,9 @@ VERSION_NOTES: dict[str, str] = {
     "salary": "薪资核定调整",
     "deadline": "延长整改期限",
     "term": "修改协议期限",
+    "milestone": "调整里程碑计划",
+    "score": "调整考核合格分数线",
+    "data": "更新市场数据",
+    "approved": "调整批准金额",
     "edit": "修订文字",
 }
