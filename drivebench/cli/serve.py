@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 
-from drivebench.cli.common import console, load_with_progress
+from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt
-from drivebench.simulator.backend import SimConfig
+from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
+
+
+def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
+    """Open (or create) a durable simulator in ``data_dir`` (see ``drivebench.simulator.persistence``)."""
+    from drivebench.simulator.persistence import DataDirLocked, open_durable
+
+    quiet_libraries()
+    try:
+        with err_console.status(f"opening {data_dir} …"):
+            sim = open_durable(data_dir, corpus, config)
+    except DataDirLocked as exc:
+        raise typer.BadParameter(str(exc), param_hint="--data-dir") from None
+    stats = sim.durable.stats()
+    err_console.print(
+        f"[green]opened[/] {data_dir}: {sim.drive.name}, {len(sim.drive.documents)} documents, "
+        f"{sim.store.n_alive} chunks, change seq {stats['meta_seq']}"
+        + (", index rebuilt" if stats["rebuilt_index_at_start"] else "")
+        + (f", {stats['replayed_changes_at_start']} changes replayed" if stats["replayed_changes_at_start"] else "")
+    )
+    return sim
 
 
 def _parse_faults(values: list[str], host: str) -> list[Fault]:
@@ -30,17 +52,29 @@ def serve(
     port: int = typer.Option(8000, help="TCP port."),
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
+    data_dir: Path | None = typer.Option(
+        None,
+        "--data-dir",
+        file_okay=False,
+        help="Keep the drive on disk here (SQLite metadata, blobs, index files): writes survive restarts and "
+        "crashes. Created from --corpus when empty; afterwards the stored drive is used. Default: in memory.",
+    ),
     fault: list[str] = typer.Option(  # issue #7: fault profiles
         [], "--fault", help="Start with these faults: NAME[:key=value...][,NAME] (GET/PUT /_sim/faults to change)."
     ),
 ) -> None:
-    """Load a corpus and serve the simulator (recall API, OpenAPI docs at /docs) with uvicorn."""
+    """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
+    /docs) with uvicorn."""
     from drivebench.server import serve_forever
 
     faults = _parse_faults(fault, host)  # issue #7
-    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder))
+    config = SimConfig(pipeline=pipeline, embedder=embedder)
+    sim = load_with_progress(corpus, config) if data_dir is None else open_data_dir(data_dir, corpus, config)
     if faults:  # issue #7
         sim.faults.replace(faults)
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
     console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs · `drivebench tokens` for tokens")
-    serve_forever(sim, host, port)
+    try:
+        serve_forever(sim, host, port)
+    finally:
+        sim.close()  # final index snapshot; releases the data directory

@@ -13,13 +13,22 @@ from pydantic import BaseModel, ValidationError
 
 from drivebench import __version__
 from drivebench.simulator.api import answer as answer_api
+from drivebench.simulator.api import control as control_api
 from drivebench.simulator.api import faults as faults_api
+from drivebench.simulator.api import files as files_api
 from drivebench.simulator.api import recall
 from drivebench.simulator.api.auth import NotAdmin, Unauthorized
 from drivebench.simulator.api.body import BadBody
 from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
-from drivebench.simulator.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, UnknownPrincipal
+from drivebench.simulator.drive.errors import (
+    Conflict,
+    DriveError,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    UnknownPrincipal,
+)
 from drivebench.simulator.mcp import mount_mcp
 
 log = logging.getLogger("drivebench.api")
@@ -54,6 +63,8 @@ def create_app(sim: Simulator) -> FastAPI:
     )
     app.state.sim = sim
     app.include_router(recall.router)
+    app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings
+    app.include_router(control_api.router)  # /_sim: reset, seed, clock, stats (faults: their own router)
     app.include_router(answer_api.router)
     app.include_router(faults_api.router)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
@@ -107,6 +118,10 @@ def create_app(sim: Simulator) -> FastAPI:
     @app.exception_handler(NotFound)
     async def _not_found(_: Request, exc: NotFound) -> JSONResponse:
         return _error(404, exc.code, str(exc))
+
+    @app.exception_handler(DriveError)
+    async def _drive_error(_: Request, exc: DriveError) -> JSONResponse:  # 413, 422, 503 and any other
+        return _error(exc.status, exc.code, str(exc))
 
     @app.exception_handler(Conflict)
     async def _conflict(_: Request, exc: Conflict) -> JSONResponse:

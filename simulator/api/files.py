@@ -1,0 +1,630 @@
+"""The drive's file API (``/api/v1``): upload, versions, download, restore, rename/move, trash, purge,
+the change feed and retention settings. Every call is permission-checked with the same engine
+(Casbin) that filters recall.
+
+Who may do what (a user token acts as its user; the admin token may do everything; the evaluation
+token, which only evaluates recall, gets 403 here):
+
+====================================================  ============================================
+``POST /api/v1/files`` (new document)                 ``upload`` on the destination folder
+``POST /api/v1/files/{id}/versions`` (new version)    ``edit`` on the document
+``POST .../versions/{vid}/restore`` (copy-forward)    ``edit`` on the document
+``GET /api/v1/files/{id}``, ``.../versions``          ``list`` on the document
+``GET /api/v1/files?folder=``                         ``list`` on the folder; lists what you may list
+``GET /api/v1/files/{id}/content``                    ``download`` on the document
+``PATCH /api/v1/files/{id}`` (rename / move)          ``edit`` on the document (+ ``upload`` on the
+                                                      destination folder for a move)
+``POST .../trash``, ``POST .../untrash``              ``delete`` on the document
+``DELETE /api/v1/files/{id}`` (purge, irreversible)   the admin token
+``GET /api/v1/changes``                               entries about documents (or folders) you may
+                                                      ``list`` now; the admin token sees every entry
+``GET/PUT /api/v1/settings/retention``                the admin token
+====================================================  ============================================
+
+A document the caller may not even ``list`` answers 404, exactly like a missing one (its existence
+is not revealed); one it may list but not act on answers 403.
+
+Uploads: multipart ``file`` (at most ``MAX_UPLOAD_BYTES``, default 32 MiB, else 413 ``too-large``),
+``folder`` (path), optional ``name`` (default: the file's name), ``secret_level`` (default
+``internal``; not above the uploader's clearance) and ``note``. Every upload goes through the same
+extractors as the corpus. A file they refuse (hostile, corrupt, mislabelled, unsupported) is kept
+(a drive stores any bytes; it downloads unchanged) but not indexed: the answer is 201 with
+``index.state = "rejected"`` and the extractor's ``reason``, and recall never returns it. With
+``?strict=true`` such a file is refused instead: 422 with the reason as error code, nothing stored.
+A write is acknowledged only once it is committed (and, with ``--data-dir``, durable) and indexed:
+a recall that starts after the answer finds it.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import PurePosixPath
+from typing import Any, Literal
+from urllib.parse import quote
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.concurrency import run_in_threadpool
+from fastapi.security import HTTPAuthorizationCredentials
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from drivebench.corpora.format import SECRET_LEVELS
+from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
+from drivebench.simulator.api.body import BadBody
+from drivebench.simulator.api.schemas import ErrorResponse
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.drive.errors import (
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    Unprocessable,
+)
+from drivebench.simulator.drive.model import DocumentRec, VersionRec
+from drivebench.simulator.drive.operations import Change, Retention
+from drivebench.simulator.extract import ExtractionError, extract
+from drivebench.simulator.extract.detect import claimed_type
+from drivebench.simulator.permissions import Principal
+from drivebench.simulator.persistence import lifecycle
+from drivebench.simulator.tokens import TokenInfo
+
+router = APIRouter(prefix="/api/v1", tags=["files"])
+
+MAX_UPLOAD_BYTES = int(os.environ.get("DRIVEBENCH_MAX_UPLOAD_BYTES", 32 * 2**20))
+_MULTIPART_SLACK = 64 * 1024  # form boundaries and fields around the file
+
+_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Malformed request (bad path, name, cursor, form)."},
+    401: {"model": ErrorResponse, "description": "Missing or invalid bearer token."},
+    403: {"model": ErrorResponse, "description": "You may see the item but not do this."},
+    404: {"model": ErrorResponse, "description": "No such item, or you may not even list it."},
+    409: {"model": ErrorResponse, "description": "Conflicts with the current state (name taken, in the trash...)."},
+}
+
+
+# ---------------------------------------------------------------------------- models
+class IndexStatusOut(BaseModel):
+    state: Literal["indexed", "rejected", "pending"] = Field(
+        description="indexed: searchable; rejected: no extractor could read it (never recalled); "
+        "pending: not indexed yet (only under the stale-index fault)."
+    )
+    chunks: int | None = None
+    reason: str | None = Field(default=None, description="The extractor's reason code when rejected (e.g. zip-bomb).")
+    message: str | None = None
+
+
+class VersionOut(BaseModel):
+    version_id: str
+    version: int
+    size: int
+    sha256: str
+    created_at: datetime
+    author: str | None
+    note: str | None
+    restored_from: str | None
+    is_head: bool
+    index: IndexStatusOut
+
+
+class FileOut(BaseModel):
+    doc_id: str
+    name: str
+    path: str
+    folder: str
+    file_type: str
+    secret_level: str
+    created_at: datetime
+    owner: str | None
+    trashed: bool
+    trashed_at: datetime | None
+    versions: int
+    head: VersionOut
+
+
+class UploadOut(BaseModel):
+    doc_id: str
+    version_id: str
+    version: int
+    name: str
+    path: str
+    size: int
+    sha256: str
+    created_at: datetime
+    index: IndexStatusOut
+
+
+class VersionsOut(BaseModel):
+    doc_id: str
+    versions: list[VersionOut]
+
+
+class FileListOut(BaseModel):
+    folder: str
+    files: list[FileOut]
+
+
+class PatchIn(BaseModel):
+    """Rename (``name``) and/or move (``folder``: the destination folder's path)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, min_length=1, max_length=255)
+    folder: str | None = Field(default=None, min_length=1)
+
+
+class ChangeOut(BaseModel):
+    seq: int
+    kind: str = Field(
+        description="created, updated, restored, renamed, moved, trashed, untrashed, acl_changed, "
+        "purged, version_deleted, settings"
+    )
+    at: datetime
+    doc_id: str | None = None
+    folder_id: str | None = None
+    version_id: str | None = None
+    grant_id: str | None = None
+    actor: str | None = None
+    detail: str | None = None
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+    next_cursor: int = Field(description="Pass as `cursor` to continue; entries you may not see are skipped.")
+    has_more: bool
+    latest_cursor: int
+
+
+class RetentionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    versions_kept: int | None = Field(default=None, ge=1, description="Keep at most this many versions per document.")
+    days: float | None = Field(
+        default=None, gt=0, description="Delete versions superseded more than this many days ago."
+    )
+    trash_days: float | None = Field(default=None, gt=0, description="Purge documents in the trash this many days.")
+
+
+class RetentionOut(BaseModel):
+    retention: RetentionIn
+    deleted_versions: int = 0
+    purged_documents: int = 0
+
+
+class PurgeOut(BaseModel):
+    doc_id: str
+    purged: bool = True
+
+
+# ---------------------------------------------------------------------------- callers
+@dataclass(frozen=True)
+class Caller:
+    token: TokenInfo
+    principal: Principal | None  # None: the admin token (may do everything)
+
+    @property
+    def actor(self) -> str:
+        return self.token.subject
+
+
+def get_caller(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
+    token = current_token(request, credentials)
+    sim: Simulator = request.app.state.sim
+    if token.user_id is not None:
+        return Caller(token, sim.engine.user_principal(token.user_id))
+    if token.has("admin"):
+        return Caller(token, None)
+    raise Forbidden("the files API needs a user token or the admin token (the evaluation token only evaluates recall)")
+
+
+def require_admin(caller: Caller = Depends(get_caller)) -> Caller:
+    if caller.principal is not None:
+        raise NotAdmin("this operation needs the admin token")
+    return caller
+
+
+def _now(sim: Simulator) -> datetime:
+    return sim.drive.clock.now()
+
+
+def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> DocumentRec:
+    doc = sim.drive.doc(doc_id)
+    p = caller.principal
+    if p is None:
+        return doc
+    engine, now = sim.engine, _now(sim)
+    if not engine.may(p, doc_id, "list", now):
+        raise NotFound(f"no document {doc_id!r}")
+    if action != "list" and not engine.may(p, doc_id, action, now):
+        raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
+    return doc
+
+
+def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> str:
+    try:
+        folder = sim.drive.folder_by_path(path.rstrip("/") or "/")
+    except InvalidRequest as exc:
+        raise InvalidRequest(f"folder: {exc}") from None
+    p = caller.principal
+    if p is None:
+        return folder.folder_id
+    engine, now = sim.engine, _now(sim)
+    if not engine.may_on_folder(p, folder.folder_id, "list", now):
+        raise NotFound(f"no folder {path}")
+    if action != "list" and not engine.may_on_folder(p, folder.folder_id, action, now):
+        raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
+    return folder.folder_id
+
+
+# ---------------------------------------------------------------------------- rendering
+def index_status(sim: Simulator, version_id: str) -> IndexStatusOut:
+    ids = sim.store.by_version.get(version_id)
+    if ids:
+        return IndexStatusOut(state="indexed", chunks=len(ids))
+    for r in reversed(sim.ingest_report.rejected):
+        if r.version_id == version_id:
+            return IndexStatusOut(state="rejected", reason=r.reason, message=r.message)
+    return IndexStatusOut(state="pending")
+
+
+def version_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> VersionOut:
+    return VersionOut(
+        version_id=v.version_id,
+        version=v.version,
+        size=v.size,
+        sha256=v.blob,
+        created_at=v.created_at,
+        author=v.author,
+        note=v.note,
+        restored_from=v.restored_from,
+        is_head=v is doc.versions[-1],
+        index=index_status(sim, v.version_id),
+    )
+
+
+def file_out(sim: Simulator, doc: DocumentRec) -> FileOut:
+    return FileOut(
+        doc_id=doc.doc_id,
+        name=doc.name,
+        path=sim.drive.doc_path(doc),
+        folder=sim.drive.folder_path(doc.folder_id),
+        file_type=doc.file_type,
+        secret_level=SECRET_LEVELS[doc.secret_level],
+        created_at=doc.created_at,
+        owner=doc.owner,
+        trashed=doc.trashed_at is not None,
+        trashed_at=doc.trashed_at,
+        versions=len(doc.versions),
+        head=version_out(sim, doc, doc.head),
+    )
+
+
+def upload_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> UploadOut:
+    return UploadOut(
+        doc_id=doc.doc_id,
+        version_id=v.version_id,
+        version=v.version,
+        name=doc.name,
+        path=sim.drive.doc_path(doc),
+        size=v.size,
+        sha256=v.blob,
+        created_at=v.created_at,
+        index=index_status(sim, v.version_id),
+    )
+
+
+# ---------------------------------------------------------------------------- uploads
+def _limit(request: Request) -> int:
+    return int(getattr(request.app.state, "max_upload_bytes", MAX_UPLOAD_BYTES))
+
+
+async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes, str, dict[str, str]]:
+    """(file bytes, client file name, text fields) from a multipart body, with the size limit applied
+    before the body is parsed when the client announces its length, and while reading otherwise."""
+    limit = _limit(request)
+    ctype = request.headers.get("content-type", "")
+    if not ctype.lower().startswith("multipart/form-data"):
+        raise BadBody("send multipart/form-data with a `file` part", status=415)
+    length = request.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > limit + _MULTIPART_SLACK:
+        raise PayloadTooLarge(f"upload of {int(length)} bytes exceeds the limit of {limit} bytes")
+    try:
+        form = await request.form(max_files=1, max_fields=len(fields) + 1)
+    except StarletteHTTPException as exc:
+        raise BadBody(f"malformed multipart body: {exc.detail}") from None
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise BadBody("the multipart body needs a `file` part holding the file")
+    data = await upload.read(limit + 1)
+    await upload.close()
+    if len(data) > limit:
+        raise PayloadTooLarge(f"the file exceeds the upload limit of {limit} bytes")
+    values = {}
+    for name in fields:
+        value = form.get(name)
+        if value is not None and not isinstance(value, str):
+            raise BadBody(f"`{name}` must be a text field")
+        if value is not None:
+            values[name] = value
+    return data, upload.filename or "", values
+
+
+def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[str, Any]:
+    schema = {"type": "object", "required": required, "properties": props}
+    return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
+
+
+def _check_strict(sim: Simulator, data: bytes, name: str) -> None:
+    try:
+        extract(data, name, sim.config.extract)
+    except ExtractionError as exc:
+        raise Unprocessable(f"the file cannot be indexed: {exc.message}", reason=exc.reason) from None
+
+
+def _level(value: str | None, caller: Caller) -> int:
+    if value is None:
+        level = 1
+    elif value in SECRET_LEVELS:
+        level = SECRET_LEVELS.index(value)
+    else:
+        raise InvalidRequest(f"secret_level must be one of {', '.join(SECRET_LEVELS)}")
+    if caller.principal is not None and level > caller.principal.clearance:
+        raise Forbidden(
+            f"{caller.actor} may not upload above their clearance ({SECRET_LEVELS[caller.principal.clearance]})"
+        )
+    return level
+
+
+def _after_write(sim: Simulator) -> None:
+    sim.sync_index()  # acknowledged = indexed: a recall that starts after the answer finds it
+    lifecycle.enforce_retention(sim)
+
+
+@router.post(
+    "/files",
+    status_code=201,
+    response_model=UploadOut,
+    responses={**_ERRORS, 413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+    summary="Upload a new document into a folder (needs upload on the folder)",
+    openapi_extra=_multipart(
+        ["file", "folder"],
+        {
+            "file": {"type": "string", "format": "binary"},
+            "folder": {"type": "string", "description": "Destination folder path, e.g. /rd/platform"},
+            "name": {"type": "string", "description": "Document name (default: the uploaded file's name)"},
+            "secret_level": {"type": "string", "enum": list(SECRET_LEVELS), "description": "Default internal"},
+        },
+    ),
+)
+async def upload_file(
+    request: Request,
+    caller: Caller = Depends(get_caller),
+    strict: bool = Query(False, description="Refuse (422) a file no extractor can read instead of storing it."),
+) -> UploadOut:
+    sim: Simulator = request.app.state.sim
+    data, filename, fields = await read_upload(request, ("folder", "name", "secret_level"))
+    if "folder" not in fields:
+        raise BadBody("the multipart body needs a `folder` field (the destination folder path)")
+    name = fields.get("name") or PurePosixPath(filename.replace("\\", "/")).name
+    if not name:
+        raise InvalidRequest("give the document a name (the `name` field or the file's name)")
+    folder_id = authorize_folder(sim, caller, fields["folder"], "upload")
+    level = _level(fields.get("secret_level"), caller)
+    if strict:
+        await run_in_threadpool(_check_strict, sim, data, name)
+    file_type = claimed_type(name) or "other"
+    doc = await run_in_threadpool(
+        sim.drive.create_document, folder_id, name, data, file_type=file_type, secret_level=level, author=caller.actor
+    )
+    await run_in_threadpool(_after_write, sim)
+    return upload_out(sim, doc, doc.versions[0])
+
+
+@router.post(
+    "/files/{doc_id}/versions",
+    status_code=201,
+    response_model=UploadOut,
+    responses={**_ERRORS, 413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
+    summary="Upload a new version: the new head (needs edit on the document)",
+    openapi_extra=_multipart(["file"], {"file": {"type": "string", "format": "binary"}, "note": {"type": "string"}}),
+)
+async def upload_version(
+    request: Request,
+    doc_id: str,
+    caller: Caller = Depends(get_caller),
+    strict: bool = Query(False, description="Refuse (422) a file no extractor can read instead of storing it."),
+) -> UploadOut:
+    sim: Simulator = request.app.state.sim
+    data, _, fields = await read_upload(request, ("note",))
+    doc = authorize_doc(sim, caller, doc_id, "edit")
+    if strict:
+        await run_in_threadpool(_check_strict, sim, data, doc.name)
+    version = await run_in_threadpool(sim.drive.add_version, doc_id, data, caller.actor, fields.get("note"))
+    await run_in_threadpool(_after_write, sim)
+    return upload_out(sim, doc, version)
+
+
+# ---------------------------------------------------------------------------- reads
+@router.get("/files", response_model=FileListOut, responses=_ERRORS, summary="List a folder (what you may list)")
+async def list_files(
+    request: Request,
+    folder: str = Query("/", description="Folder path"),
+    trashed: bool = Query(False, description="List the folder's recycle bin instead"),
+    caller: Caller = Depends(get_caller),
+) -> FileListOut:
+    sim: Simulator = request.app.state.sim
+    folder_id = authorize_folder(sim, caller, folder, "list")
+    with sim.drive.lock:
+        docs = sorted((d for d in sim.drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
+    engine, now = sim.engine, _now(sim)
+    out = []
+    for d in docs:
+        if (d.trashed_at is not None) != trashed:
+            continue
+        if caller.principal is None or engine.may(caller.principal, d.doc_id, "list", now):
+            out.append(file_out(sim, d))
+    return FileListOut(folder=sim.drive.folder_path(folder_id), files=out)
+
+
+@router.get("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="A document's metadata (list)")
+async def get_file(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
+    sim: Simulator = request.app.state.sim
+    return file_out(sim, authorize_doc(sim, caller, doc_id, "list"))
+
+
+@router.get(
+    "/files/{doc_id}/versions", response_model=VersionsOut, responses=_ERRORS, summary="Every kept version (list)"
+)
+async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> VersionsOut:
+    sim: Simulator = request.app.state.sim
+    doc = authorize_doc(sim, caller, doc_id, "list")
+    return VersionsOut(doc_id=doc_id, versions=[version_out(sim, doc, v) for v in list(doc.versions)])
+
+
+@router.get(
+    "/files/{doc_id}/content",
+    responses={**_ERRORS, 200: {"content": {"application/octet-stream": {}}, "description": "The bytes."}},
+    summary="Download a version's bytes (download; default: the head)",
+)
+async def download(
+    request: Request,
+    doc_id: str,
+    version_id: str | None = Query(None, description="A version id (default: the head version)"),
+    caller: Caller = Depends(get_caller),
+) -> Response:
+    sim: Simulator = request.app.state.sim
+    doc = authorize_doc(sim, caller, doc_id, "download")
+    versions = list(doc.versions)
+    version = versions[-1] if version_id is None else next((v for v in versions if v.version_id == version_id), None)
+    if version is None:
+        raise NotFound(f"document {doc_id} has no version {version_id}")
+    data = await run_in_threadpool(sim.drive.blob, version.blob)
+    media = mimetypes.guess_type(doc.name)[0] or "application/octet-stream"
+    headers = {
+        "Content-Disposition": f"attachment; filename*=UTF-8''{quote(doc.name)}",
+        "ETag": f'"{version.blob}"',
+        "X-Version-Id": version.version_id,
+    }
+    return Response(content=data, media_type=media, headers=headers)
+
+
+# ---------------------------------------------------------------------------- changes to documents
+@router.post(
+    "/files/{doc_id}/versions/{version_id}/restore",
+    status_code=201,
+    response_model=UploadOut,
+    responses=_ERRORS,
+    summary="Restore an old version: copy-forward to a new head, history kept (edit)",
+)
+async def restore(request: Request, doc_id: str, version_id: str, caller: Caller = Depends(get_caller)) -> UploadOut:
+    sim: Simulator = request.app.state.sim
+    doc = authorize_doc(sim, caller, doc_id, "edit")
+    version = await run_in_threadpool(sim.drive.restore_version, doc_id, version_id, caller.actor)
+    await run_in_threadpool(_after_write, sim)
+    return upload_out(sim, doc, version)
+
+
+@router.patch("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="Rename and/or move (edit)")
+async def patch_file(request: Request, doc_id: str, body: PatchIn, caller: Caller = Depends(get_caller)) -> FileOut:
+    sim: Simulator = request.app.state.sim
+    if body.name is None and body.folder is None:
+        raise InvalidRequest("give `name` (rename) and/or `folder` (move)")
+    authorize_doc(sim, caller, doc_id, "edit")
+    folder_id = authorize_folder(sim, caller, body.folder, "upload") if body.folder is not None else None
+    doc = await run_in_threadpool(sim.drive.move_document, doc_id, folder_id, body.name, caller.actor)
+    await run_in_threadpool(sim.sync_index)
+    return file_out(sim, doc)
+
+
+@router.post("/files/{doc_id}/trash", response_model=FileOut, responses=_ERRORS, summary="Move to the trash (delete)")
+async def trash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
+    sim: Simulator = request.app.state.sim
+    authorize_doc(sim, caller, doc_id, "delete")
+    doc = await run_in_threadpool(sim.drive.trash, doc_id, caller.actor)
+    await run_in_threadpool(sim.sync_index)
+    return file_out(sim, doc)
+
+
+@router.post(
+    "/files/{doc_id}/untrash", response_model=FileOut, responses=_ERRORS, summary="Restore from the trash (delete)"
+)
+async def untrash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
+    sim: Simulator = request.app.state.sim
+    authorize_doc(sim, caller, doc_id, "delete")
+    doc = await run_in_threadpool(sim.drive.untrash, doc_id, caller.actor)
+    await run_in_threadpool(sim.sync_index)
+    return file_out(sim, doc)
+
+
+@router.delete(
+    "/files/{doc_id}",
+    response_model=PurgeOut,
+    responses=_ERRORS,
+    summary="Purge: destroy the document, its versions, bytes and history (admin token)",
+)
+async def purge(request: Request, doc_id: str, caller: Caller = Depends(require_admin)) -> PurgeOut:
+    sim: Simulator = request.app.state.sim
+    await run_in_threadpool(lifecycle.purge, sim, doc_id, caller.actor)
+    return PurgeOut(doc_id=doc_id)
+
+
+# ---------------------------------------------------------------------------- feed and settings
+def _visible_change(sim: Simulator, caller: Caller, c: Change, now: datetime) -> bool:
+    p = caller.principal
+    if p is None:
+        return True
+    engine = sim.engine
+    if c.doc_id is not None:
+        return c.doc_id in sim.drive.documents and engine.may(p, c.doc_id, "list", now)
+    if c.folder_id is not None:
+        return c.folder_id in sim.drive.folders and engine.may_on_folder(p, c.folder_id, "list", now)
+    return False
+
+
+@router.get("/changes", response_model=ChangesOut, responses=_ERRORS, summary="The change feed, from a cursor")
+async def changes(
+    request: Request,
+    cursor: int = Query(0, ge=0, description="0 for the start; then the `next_cursor` of the previous answer"),
+    limit: int = Query(100, ge=1, le=1000, description="Feed entries to scan (entries you may not see are skipped)"),
+    caller: Caller = Depends(get_caller),
+) -> ChangesOut:
+    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you may list
+    now. Purged documents and organisation changes appear to the admin token only."""
+    sim: Simulator = request.app.state.sim
+    with sim.drive.lock:
+        batch, next_cursor = sim.drive.changes_since(cursor, limit)
+        latest = len(sim.drive.changes)
+    now = _now(sim)
+    visible = [ChangeOut(**c.__dict__) for c in batch if _visible_change(sim, caller, c, now)]
+    return ChangesOut(changes=visible, next_cursor=next_cursor, has_more=next_cursor < latest, latest_cursor=latest)
+
+
+def _retention_in(r: Retention) -> RetentionIn:
+    return RetentionIn(versions_kept=r.versions_kept, days=r.days, trash_days=r.trash_days)
+
+
+@router.get("/settings/retention", response_model=RetentionOut, responses=_ERRORS, summary="Retention settings (admin)")
+async def get_retention(request: Request, caller: Caller = Depends(require_admin)) -> RetentionOut:
+    sim: Simulator = request.app.state.sim
+    return RetentionOut(retention=_retention_in(sim.drive.retention))
+
+
+@router.put(
+    "/settings/retention",
+    response_model=RetentionOut,
+    responses=_ERRORS,
+    summary="Set version/trash retention, applied now and on every clock move (admin)",
+)
+async def put_retention(request: Request, body: RetentionIn, caller: Caller = Depends(require_admin)) -> RetentionOut:
+    """``versions_kept``: at most N versions per document (head included); ``days``: delete versions
+    superseded longer ago; ``trash_days``: purge documents trashed longer ago. ``null`` disables a rule.
+    Deleted versions and purged documents leave ``as_of`` answers too."""
+    sim: Simulator = request.app.state.sim
+    retention = Retention(body.versions_kept, body.days, body.trash_days)
+    out = await run_in_threadpool(lifecycle.set_retention, sim, retention, caller.actor)
+    return RetentionOut(
+        retention=_retention_in(sim.drive.retention),
+        deleted_versions=out["deleted_versions"],
+        purged_documents=out["purged_documents"],
+    )
