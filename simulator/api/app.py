@@ -69,6 +69,7 @@ def create_app(sim: Simulator) -> FastAPI:
     app.include_router(faults_api.router)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
+    app.include_router(__import__("drivebench.simulator.api.permissions", fromlist=["router"]).router)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:

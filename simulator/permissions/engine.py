@@ -115,6 +115,7 @@ class PermissionEngine:
         self._fast: dict[str, _FastLines] = {}
         self._cache: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
         self._cache_limit = max(16, CACHE_BYTES // max(1, len(self.doc_ids)))
+        self._fast_lines("preview")  # search's action: ready before the first request
 
     @classmethod
     def from_manifest(cls, manifest: object, corpus_dir: Path | None = None) -> PermissionEngine:
@@ -186,6 +187,10 @@ class PermissionEngine:
 
     def may_on_folder(self, principal: Principal, folder_id: str, act: str, at: datetime) -> bool:
         return self.enforce(principal, folder_obj(folder_id), act, at, 0)
+
+    def lines(self, act: str) -> list[PolicyLine]:
+        """The compiled policy lines of one action (what that action's enforcer holds)."""
+        return self._lines_by_act.get(act, [])
 
     # ------------------------------------------------------------------ closures (what Casbin's g/g2 see)
     def subjects_of(self, principal: Principal) -> frozenset[str]:

@@ -1,0 +1,1 @@
+"""drivebench benchmarks: ``python -m benchmarks`` runs every ``benchmarks/bench_*.py``."""
