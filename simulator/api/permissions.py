@@ -257,11 +257,12 @@ def _path_of(sim: Simulator) -> Callable[[str], str | None]:
 
 
 @contextmanager
-def consistent(sim: Simulator) -> Iterator[PermissionEngine]:
-    """The current engine with the drive locked at the same policy version (engine first, then the
-    drive lock: the order the simulator itself takes them)."""
+def consistent(sim: Simulator, at: datetime | None = None) -> Iterator[PermissionEngine]:
+    """The engine for ``at`` (None: now; a past instant: the drive as it stood then, as recall judges
+    ``as_of``) with the drive locked at the same policy version (engine first, then the drive lock:
+    the order the simulator itself takes them)."""
     for _ in range(20):
-        engine = sim.engine
+        engine = sim.engine if at is None else sim.engine_at(at)
         with sim.drive.lock:
             if engine.policy_version == sim.drive.policy_version:
                 yield engine
@@ -425,9 +426,9 @@ def effective(
     sim: Simulator = request.app.state.sim
     token = current_token(request, credentials)
     principal = sim.principal_for(token, user_id=user_id, user_role=user_role, department=department)
-    with consistent(sim) as engine:
+    at = as_utc(as_of) if as_of is not None else sim.drive.clock.now()
+    with consistent(sim, at) as engine:
         target = resolve_path(sim, path)
-        at = as_utc(as_of) if as_of is not None else sim.drive.clock.now()
         if not principal.evaluated_as:
             try:
                 sees = engine.enforce(principal, target.obj, "list", at, target.level)

@@ -108,7 +108,7 @@ def effective_permissions(
                 continue
             grant = grants.get(line.gid)
             source = GrantSource(
-                grant_id=line.gid,
+                grant_id=grant.grant_id if grant is not None else line.gid,
                 effect=line.eft,
                 subject=grant.subject if grant is not None else line.sub,
                 matched_as=line.sub,
