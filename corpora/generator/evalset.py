@@ -14,6 +14,10 @@ Kinds (``tags.kind``):
   (``tags.principal = forbidden``, gold empty, ``forbidden`` = the document, ``tags.reason`` = why,
   ``tags.withheld_fact`` = what must not leak). ``tags.pair`` links the two.
 
+Single-hop and permission questions carry ``tags.phrasing``: ``literal`` (the document's title and
+field label) or ``paraphrase`` (synonyms the document does not contain, so lexical overlap is not
+free). Version and multi-hop questions are literal.
+
 Every gold document is visible to the asker at the query's time (``as_of`` or ``clock.now``), exists
 then and is never trashed; every answer fact appears in the gold version's text. Askers are picked to
 spread roles (with a preference for the document's own department); ``tags.length`` is measured on
@@ -37,6 +41,7 @@ QUERIES_PER_DOC = 0.84
 SHARES = {"hop2": 0.17, "hop3": 0.15, "pairs": 0.11, "version": 0.14}  # pairs count twice
 STYLES = ("medium", "short", "long", "medium", "short", "medium", "long", "short", "medium", "long")
 VERSION_MODES = ("as_of", "latest", "as_of")
+PARAPHRASED = 0.4  # share of single-hop and permission questions asked in other words than the document's
 
 
 def quotas(n: int) -> dict[str, int]:
@@ -55,6 +60,7 @@ class Ctx:
     type_use: Counter[str] = field(default_factory=Counter)
     doc_use: Counter[str] = field(default_factory=Counter)
     reason_use: Counter[str] = field(default_factory=Counter)
+    alias_use: Counter[str] = field(default_factory=Counter)  # paraphrased subject -> documents it names
     asked: set[tuple[str, str]] = field(default_factory=set)
     queries: list[EvalQuery] = field(default_factory=list)
     n_style: int = 0
@@ -118,6 +124,19 @@ def _question(ctx: Ctx, doc: DocPlan, h: Hook, mode: str = "plain", when: str = 
     return str(ctx.s.common.single_question(ctx.rng, ctx.style(), doc.subject, h.attr, h.answer, mode, when))
 
 
+def _phrased(ctx: Ctx, doc: DocPlan, h: Hook) -> tuple[str, str]:
+    """A question in the document's own words (``literal``) or, for about PARAPHRASED of the hooks that
+    have one, in other words (``paraphrase``: a synonym for the attribute and, when it names only this
+    document, for the subject)."""
+    subject = h.alias_subject if h.alias_subject and ctx.alias_use[h.alias_subject] == 1 else None
+    if ctx.rng.random() >= PARAPHRASED or not (subject or h.alias_attr):
+        return _question(ctx, doc, h), "literal"
+    text = ctx.s.common.single_question(
+        ctx.rng, ctx.style(), subject or doc.subject, h.alias_attr or h.attr, h.answer, "plain"
+    )
+    return str(text), "paraphrase"
+
+
 def _hook_pool(docs: list[DocPlan], pred: Callable[[DocPlan, Hook], bool]) -> list[tuple[DocPlan, Hook]]:
     subjects = Counter(d.subject for d in docs)
     return [(d, h) for d in docs if d.trashed_at is None and subjects[d.subject] == 1 for h in d.hooks if pred(d, h)]
@@ -132,7 +151,7 @@ def _singles(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         if not users:
             continue
         user = ctx.choose(users, doc)
-        text = _question(ctx, doc, h)
+        text, phrasing = _phrased(ctx, doc, h)
         if (user, text) in ctx.asked:
             continue
         ctx.add(
@@ -141,7 +160,7 @@ def _singles(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
                 query=text,
                 user_id=user,
                 gold=[GoldDoc(doc_id=doc.doc_id, version_id=doc.version_id(len(doc.versions)))],
-                tags=ctx.tags("single", doc, user, text, 1),
+                tags=ctx.tags("single", doc, user, text, 1, phrasing=phrasing),
                 answer_facts=[doc.versions[-1].facts[h.fact]],
             ),
             [doc],
@@ -257,7 +276,7 @@ def _permission_pairs(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         reason = min(sorted(present), key=lambda r: (r == "no_grant", ctx.reason_use[r]))
         bad = ctx.choose([u for u in denied if reasons[u] == reason], doc)
         good = ctx.choose(allowed, doc)
-        text = _question(ctx, doc, h)
+        text, phrasing = _phrased(ctx, doc, h)
         if (good, text) in ctx.asked or (bad, text) in ctx.asked:
             continue
         ctx.reason_use[reason] += 1
@@ -269,7 +288,7 @@ def _permission_pairs(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
                 query=text,
                 user_id=good,
                 gold=[GoldDoc(doc_id=doc.doc_id, version_id=doc.version_id(len(doc.versions)))],
-                tags=ctx.tags("permission", doc, good, text, 1, principal="allowed", pair=pair),
+                tags=ctx.tags("permission", doc, good, text, 1, principal="allowed", pair=pair, phrasing=phrasing),
                 answer_facts=[fact],
             ),
             [doc],
@@ -281,7 +300,16 @@ def _permission_pairs(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
                 user_id=bad,
                 forbidden=[doc.doc_id],
                 tags=ctx.tags(
-                    "permission", doc, bad, text, 1, principal="forbidden", pair=pair, reason=reason, withheld_fact=fact
+                    "permission",
+                    doc,
+                    bad,
+                    text,
+                    1,
+                    principal="forbidden",
+                    pair=pair,
+                    reason=reason,
+                    withheld_fact=fact,
+                    phrasing=phrasing,
                 ),
             ),
             [],
@@ -295,6 +323,8 @@ def build_evalset(
     """About ``QUERIES_PER_DOC`` queries per document unless ``n`` is given."""
     q = quotas(n if n is not None else max(12, round(len(docs) * QUERIES_PER_DOC)))
     ctx = Ctx(s, model, rng)
+    for d in docs:
+        ctx.alias_use.update({h.alias_subject for h in d.hooks if h.alias_subject})
     _multi_hop(ctx, chains, 2, q["hop2"])
     _multi_hop(ctx, chains, 3, q["hop3"])
     _versions(ctx, docs, q["version"])

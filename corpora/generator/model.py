@@ -43,6 +43,8 @@ class Hook:
     subject: str
     attr: str
     answer: AnswerKind
+    alias_subject: str | None = None  # paraphrases that avoid the document's own wording
+    alias_attr: str | None = None
 
 
 @dataclass

@@ -368,3 +368,20 @@ def test_thresholds_hold_for_other_seeds(seed: int) -> None:
     assert any(d.trashed_at for d in docs) and any(d.moves for d in docs)
     hops = Counter(len(c.hops) for c in chains)
     assert hops[2] >= 30 and hops[3] >= 30
+
+
+def test_paraphrased_questions_avoid_the_documents_wording(default: Built) -> None:
+    """Paraphrased questions exist for single-hop and permission kinds, and each uses the paraphrased
+    attribute or subject of its document's hook."""
+    from drivebench.corpora.generator.build import plan as make_plan
+
+    m = default.manifest
+    _, docs, _ = make_plan(m.language, 7, len(m.documents))
+    hooks = {d.doc_id: d.hooks for d in docs}
+    para = [q for q in default.queries if q.tags.get("phrasing") == "paraphrase"]
+    assert len(para) >= 0.15 * len(default.queries)
+    assert {q.tags["kind"] for q in para} == {"single", "permission"}
+    for q in para:
+        doc_id = (q.gold or [])[0].doc_id if q.gold else q.forbidden[0]
+        used = [alias for h in hooks[doc_id] for alias in (h.alias_attr, h.alias_subject) if alias and alias in q.query]
+        assert used, q.query_id

@@ -199,8 +199,21 @@ def hook(s: Scenario, module: str, doc: DocPlan, fact: str, answer: str) -> None
     facts = doc.versions[-1].facts
     if fact not in facts:
         raise KeyError(f"{doc.kind}: hook on unknown fact {fact!r}")
-    attr = s.t(module).ATTRS[f"{doc.kind}.{fact}"].format(**facts)
-    doc.hooks.append(Hook(fact=fact, subject=doc.subject, attr=attr, answer=answer))  # type: ignore[arg-type]
+    T = s.t(module)
+    key = f"{doc.kind}.{fact}"
+    attr = T.ATTRS[key].format(**facts)
+    alias_attr = T.ATTR_ALIASES.get(key)
+    alias_subject = T.SUBJECT_ALIASES.get(doc.kind)
+    doc.hooks.append(
+        Hook(
+            fact=fact,
+            subject=doc.subject,
+            attr=attr,
+            answer=answer,  # type: ignore[arg-type]
+            alias_subject=alias_subject.format(**facts) if alias_subject else None,
+            alias_attr=alias_attr.format(**facts) if alias_attr else None,
+        )
+    )
 
 
 def subject(s: Scenario, module: str, kind: str, facts: dict[str, Any]) -> str:

@@ -347,3 +347,38 @@ def notice(f: dict[str, Any]) -> DocSpec:
             ),
         ],
     )
+
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "campaign": "{event} planning slides",
+    "research": "study of the {region} {segment} market",
+    "brandkit": "{event} design assets archive",
+    "dept_budget": "{dept} budget for Q{quarter} {year}",
+    "expense": "{dept} spending review for Q{quarter} {year}",
+    "notice": "{dept} expense-claim reminder for Q{quarter} {year}",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "campaign.venue": "location",
+    "campaign.leads": "sales-lead goal",
+    "campaign.owner": "organizer in charge",
+    "request.approved": "amount finally granted",
+    "request.approver": "signatory",
+    "research.size": "total addressable market",
+    "research.growth": "yearly growth",
+    "research.author": "analyst who wrote it",
+    "press.spokesperson": "executive quoted",
+    "press.event_date": "date of the event",
+    "brandkit.color": "main color code",
+    "brandkit.agency": "design firm",
+    "dept_budget.total": "grand total",
+    "dept_budget.travel": "allowance for business trips",
+    "dept_budget.approver": "executive who signed it",
+    "expense.spend": "money actually spent",
+    "expense.rate": "share of budget used",
+    "expense.presenter": "speaker",
+    "audit.deadline": "date fixes are due",
+    "audit.auditor": "auditor on the case",
+    "audit.owner": "person who must fix it",
+    "notice.cutoff": "last day to file claims",
+    "notice.contact": "person to ask",
+}

@@ -316,3 +316,33 @@ def legal_review(f: dict[str, Any]) -> DocSpec:
 
 
 CONCLUSIONS = ("Sign after the changes above", "Cleared for signature", "Hold; resubmit with the missing clauses")
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "assembly": "{product} general assembly sheet",
+    "part": "{product} {part} sheet",
+    "bom": "{product} parts list",
+    "pack": "{product} released drawings archive",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "assembly.designer": "draftsperson",
+    "assembly.approver": "signatory",
+    "assembly.weight": "mass",
+    "part.material": "raw material",
+    "part.finish": "surface treatment",
+    "part.thickness": "wall gauge",
+    "part.designer": "draftsperson",
+    "bom.price1": "purchase price of the {part1}",
+    "bom.supplier2": "vendor of the {part2}",
+    "bom.compiler": "preparer",
+    "contract.amount": "total price",
+    "contract.delivery": "deadline for the goods",
+    "contract.signer": "signatory for Acme",
+    "contract.supplier_rep": "signatory for the vendor",
+    "inspection.inspector": "person who inspected the lot",
+    "inspection.result": "verdict",
+    "inspection.sample": "number of pieces checked",
+    "pack.ecn_owner": "ECN owner",
+    "pack.release_approver": "person who cleared the release",
+    "legal_review.reviewer": "reviewing lawyer",
+    "legal_review.conclusion": "final advice",
+}

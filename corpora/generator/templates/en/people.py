@@ -293,3 +293,32 @@ def archive(f: dict[str, Any]) -> DocSpec:
 
 
 TERMS = ("two years", "three years", "five years")
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "offer": "job offer sent to {candidate}",
+    "onboarding": "welcome notes for new-hire cohort {batch}",
+    "training": "course schedule for new-hire cohort {batch}",
+    "nda": "confidentiality agreement signed with {partner}",
+    "archive": "sealed paperwork for the {partner} agreement",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "offer.salary": "monthly pay",
+    "offer.position": "job title",
+    "offer.start": "joining date",
+    "onboarding.report": "date of the first day at work",
+    "onboarding.site": "building to report to",
+    "onboarding.it_contact": "person who sets up computer accounts",
+    "training.pass_score": "exam pass mark",
+    "training.trainer": 'teacher of "{course}"',
+    "salary.new_salary": "pay of {employee} after the raise",
+    "salary.approver": "executive who approved the raises",
+    "nda.term": "secrecy period",
+    "nda.arbitration": "forum for disputes",
+    "nda.signatory": "person who signed for us",
+    "compliance.owner": "person in charge",
+    "compliance.deadline": "due date",
+    "opinion.risk": "risk rating",
+    "opinion.author": "lawyer who wrote it",
+    "archive.seal_approver": "executive who approved the seal",
+    "archive.seal_date": "sealing day",
+}

@@ -161,3 +161,27 @@ def note(f: dict[str, Any]) -> DocSpec:
             Section("To do", ["Send the meeting notes to the team", "Update the project plan"]),
         ],
     )
+
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "handbook": "staff rulebook",
+    "expense_policy": "business travel reimbursement rules",
+    "it_security": "cybersecurity rules",
+    "announcement": "notice about moving headquarters",
+    "note": "{owner}'s jottings about the {topic}",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "handbook.leave": "paid vacation per year after the first year",
+    "handbook.probation": "trial period",
+    "handbook.hours": "office hours",
+    "expense_policy.hotel": "hotel cap in the biggest cities",
+    "expense_policy.per_diem": "food allowance per day",
+    "expense_policy.threshold": "claim size that needs the CEO's signature",
+    "it_security.length": "shortest password allowed",
+    "it_security.rotation": "password change interval",
+    "it_security.contact": "person to call about security",
+    "announcement.address": "destination address",
+    "announcement.move_date": "moving day",
+    "note.contact": "person spoken to",
+    "note.due": "proposal due date",
+}

@@ -402,3 +402,35 @@ BUDGET_ITEMS = (
     ("Travel and other", "travel, meetings and training"),
 )
 ROLE_NAMES = ("Project manager", "Assistant", "Member", "External member")
+
+# question-side wording that avoids the documents' own labels (paraphrased questions)
+SUBJECT_ALIASES: dict[str, str] = {
+    "charter": "founding document of {project}",
+    "tech_plan": "{project} solution design",
+    "minutes": "notes from the {project} kickoff",
+    "weekly": "{project} update for week {week}",
+    "review": "slides from the {project} review meeting",
+    "delivery": "{project} handover archive",
+    "budget": "{project} cost spreadsheet",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "charter.leader": "person leading the project",
+    "charter.sponsor": "executive sponsor",
+    "charter.budget": "overall funding",
+    "charter.end": "expected finish date",
+    "tech_plan.qps": "requests-per-second goal",
+    "tech_plan.db": "database chosen",
+    "tech_plan.author": "writer",
+    "approval.approver": "signatory",
+    "approval.approve_date": "sign-off date",
+    "minutes.action_owner": 'person responsible for "{task}"',
+    "minutes.room": "meeting location",
+    "weekly.progress": "completion level",
+    "weekly.author": "author",
+    "review.golive": "launch date",
+    "review.chair": "person who ran the review",
+    "delivery.signer": "person who accepted the delivery",
+    "delivery.release": "version number",
+    "budget.cloud": "cloud spend",
+    "budget.reviewer": "finance checker",
+}

@@ -296,3 +296,38 @@ def notice(f: dict[str, Any]) -> DocSpec:
             ),
         ],
     )
+
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "campaign": "{event}的策划幻灯片",
+    "research": "关于{region}{segment}市场的研究报告",
+    "brandkit": "{event}的视觉物料压缩包",
+    "dept_budget": "{dept}{year}年Q{quarter}的预算",
+    "expense": "{dept}{year}年Q{quarter}的花费复盘",
+    "notice": "{dept}{year}年Q{quarter}报销提醒",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "campaign.venue": "举办地点",
+    "campaign.leads": "销售线索目标",
+    "campaign.owner": "牵头人",
+    "request.approved": "最终核准金额",
+    "request.approver": "批准人",
+    "research.size": "市场容量",
+    "research.growth": "增速",
+    "research.author": "撰写人",
+    "press.spokesperson": "接受引述的高管",
+    "press.event_date": "举办日期",
+    "brandkit.color": "主色调色值",
+    "brandkit.agency": "设计代理公司",
+    "dept_budget.total": "预算合计",
+    "dept_budget.travel": "出差费用额度",
+    "dept_budget.approver": "批准预算的领导",
+    "expense.spend": "实际花费",
+    "expense.rate": "预算完成比例",
+    "expense.presenter": "讲解人",
+    "audit.deadline": "整改截止时间",
+    "audit.auditor": "负责审计的同事",
+    "audit.owner": "负责整改的人",
+    "notice.cutoff": "报销截止日",
+    "notice.contact": "咨询对接人",
+}

@@ -292,3 +292,33 @@ def legal_review(f: dict[str, Any]) -> DocSpec:
 
 
 CONCLUSIONS = ("修改后可以签署", "可以签署", "建议暂缓签署，待补充条款后重新提交")
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "assembly": "{product}的总装图纸",
+    "part": "{product}的{part}图纸",
+    "bom": "{product}的物料明细表",
+    "pack": "{product}图纸的正式发布压缩包",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "assembly.designer": "画图的工程师",
+    "assembly.approver": "签字批准的人",
+    "assembly.weight": "重量",
+    "part.material": "所用材质",
+    "part.finish": "表面工艺",
+    "part.thickness": "壁厚",
+    "part.designer": "画图的工程师",
+    "bom.price1": "{part1}的采购价",
+    "bom.supplier2": "{part2}的供货厂家",
+    "bom.compiler": "编表人",
+    "contract.amount": "合同总价",
+    "contract.delivery": "交付期限",
+    "contract.signer": "我方签约代表",
+    "contract.supplier_rep": "供应商签约代表",
+    "inspection.inspector": "负责检验的人",
+    "inspection.result": "检验结果",
+    "inspection.sample": "抽检数量",
+    "pack.ecn_owner": "ECN 负责人",
+    "pack.release_approver": "签发人",
+    "legal_review.reviewer": "审核律师",
+    "legal_review.conclusion": "最终意见",
+}

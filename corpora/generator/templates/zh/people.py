@@ -243,3 +243,32 @@ def archive(f: dict[str, Any]) -> DocSpec:
 
 
 TERMS = ("两年", "三年", "五年")
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "offer": "发给{candidate}的offer",
+    "onboarding": "第{batch}批新人的入职须知",
+    "training": "第{batch}批新人培训的课程表",
+    "nda": "和{partner}签的NDA",
+    "archive": "{partner}协议的用印归档材料",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "offer.salary": "每月工资",
+    "offer.position": "岗位",
+    "offer.start": "入职日期",
+    "onboarding.report": "第一天上班的日期",
+    "onboarding.site": "报到的办公楼",
+    "onboarding.it_contact": "开通电脑账号的对接人",
+    "training.pass_score": "考试及格线",
+    "training.trainer": "“{course}”的授课老师",
+    "salary.new_salary": "{employee}调薪后的工资",
+    "salary.approver": "批准调薪的领导",
+    "nda.term": "保密年限",
+    "nda.arbitration": "仲裁机构",
+    "nda.signatory": "我方签字人",
+    "compliance.owner": "负责落实的人",
+    "compliance.deadline": "截止时间",
+    "opinion.risk": "风险评级",
+    "opinion.author": "撰写律师",
+    "archive.seal_approver": "批准盖章的领导",
+    "archive.seal_date": "盖章日期",
+}

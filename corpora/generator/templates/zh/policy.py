@@ -140,3 +140,27 @@ def note(f: dict[str, Any]) -> DocSpec:
             Section("待办", ["整理会议要点发给相关同事", "更新项目计划表"]),
         ],
     )
+
+
+SUBJECT_ALIASES: dict[str, str] = {
+    "handbook": "公司的员工守则",
+    "expense_policy": "出差报销规定",
+    "it_security": "公司的网络安全制度",
+    "announcement": "总部搬家的公告",
+    "note": "{owner}关于{topic}的笔记",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "handbook.leave": "工作满一年后每年的带薪假",
+    "handbook.probation": "试用时间",
+    "handbook.hours": "上下班时间",
+    "expense_policy.hotel": "北上广深酒店报销上限",
+    "expense_policy.per_diem": "每日餐补",
+    "expense_policy.threshold": "要总经理签字的报销金额门槛",
+    "it_security.length": "密码长度下限",
+    "it_security.rotation": "密码更换间隔",
+    "it_security.contact": "安全问题对接人",
+    "announcement.address": "搬去的地址",
+    "announcement.move_date": "搬家日期",
+    "note.contact": "沟通的人",
+    "note.due": "方案交付日期",
+}

@@ -372,3 +372,35 @@ BUDGET_ITEMS = (
     ("差旅及其他", "出差、会议与培训费用"),
 )
 ROLE_NAMES = ("项目经理", "项目助理", "项目成员", "外部成员")
+
+# question-side wording that avoids the documents' own labels (paraphrased questions)
+SUBJECT_ALIASES: dict[str, str] = {
+    "charter": "{project}的立项文件",
+    "tech_plan": "{project}的方案设计文档",
+    "minutes": "{project}开工会的会议记录",
+    "weekly": "{project}第{week}周的进展汇报",
+    "review": "{project}评审会的幻灯片",
+    "delivery": "{project}的交付材料压缩包",
+    "budget": "{project}的费用预算表格",
+}
+ATTR_ALIASES: dict[str, str] = {
+    "charter.leader": "项目负责人",
+    "charter.sponsor": "发起领导",
+    "charter.budget": "总投资额度",
+    "charter.end": "预计完工时间",
+    "tech_plan.qps": "每秒请求处理能力目标",
+    "tech_plan.db": "选用的数据库",
+    "tech_plan.author": "撰写者",
+    "approval.approver": "批准人",
+    "approval.approve_date": "批准时间",
+    "minutes.action_owner": "“{task}”这项任务的责任人",
+    "minutes.room": "开会的房间",
+    "weekly.progress": "完成比例",
+    "weekly.author": "撰写人",
+    "review.golive": "上线时间",
+    "review.chair": "评审主持人",
+    "delivery.signer": "验收人",
+    "delivery.release": "版本号",
+    "budget.cloud": "云服务开销",
+    "budget.reviewer": "财务复核人",
+}
