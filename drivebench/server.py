@@ -5,6 +5,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import uvicorn
@@ -59,5 +60,24 @@ def start_in_thread(sim: Simulator, host: str = "127.0.0.1", port: int | None = 
     return RunningServer(server, thread, host, port)
 
 
-def serve_forever(sim: Simulator, host: str = "127.0.0.1", port: int = 8000) -> None:
-    uvicorn.run(create_app(sim), host=host, port=port, log_level="info")
+class _ShutdownHookServer(uvicorn.Server):
+    """Runs ``on_shutdown`` once the server has drained, before uvicorn re-raises SIGTERM/SIGINT (it
+    does, after a graceful shutdown, so code after ``run()`` would never run on a signal)."""
+
+    def __init__(self, config: uvicorn.Config, on_shutdown: Callable[[], None] | None) -> None:
+        super().__init__(config)
+        self._on_shutdown = on_shutdown
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().shutdown(sockets)
+        if self._on_shutdown is not None:
+            self._on_shutdown()
+
+
+def serve_forever(
+    sim: Simulator, host: str = "127.0.0.1", port: int = 8000, on_shutdown: Callable[[], None] | None = None
+) -> None:
+    """Serve in the foreground; ``on_shutdown`` (e.g. ``sim.close``: final index snapshot) runs after a
+    graceful stop, including one by SIGTERM or Ctrl-C."""
+    config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="info")
+    _ShutdownHookServer(config, on_shutdown).run()

@@ -75,6 +75,6 @@ def serve(
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
     console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs · `drivebench tokens` for tokens")
     try:
-        serve_forever(sim, host, port)
+        serve_forever(sim, host, port, on_shutdown=sim.close)  # final index snapshot, even on SIGTERM
     finally:
-        sim.close()  # final index snapshot; releases the data directory
+        sim.close()  # idempotent; releases the data directory

@@ -43,7 +43,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("drivebench.persistence")
 
-SAVE_INTERVAL = 2.0  # seconds between index snapshots while the index keeps changing
+# seconds between index snapshots while the index keeps changing (tests stretch it to force a replay)
+SAVE_INTERVAL = float(os.environ.get("DRIVEBENCH_INDEX_SAVE_INTERVAL", "2.0"))
 
 
 class DataDirLocked(RuntimeError):
@@ -91,6 +92,7 @@ class Durability:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.interval = SAVE_INTERVAL
+        self.closed = False
 
     # ------------------------------------------------------------------ index snapshots
     def config_fingerprint(self) -> str:
@@ -137,7 +139,10 @@ class Durability:
             self._thread.start()
 
     def close(self) -> None:
-        """Stop the saver, write a final snapshot, close the store and release the directory."""
+        """Stop the saver, write a final snapshot, close the store and release the directory (once)."""
+        if self.closed:
+            return
+        self.closed = True
         self._stop.set()
         if self._thread is not None:
             self._thread.join(30)

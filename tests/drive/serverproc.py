@@ -46,11 +46,11 @@ class ServerProc:
     def headers(self, subject: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token(subject)}"}
 
-    def start(self, timeout: float = 90.0) -> float:
+    def start(self, timeout: float = 90.0, env: dict[str, str] | None = None) -> float:
         """Start and wait until /healthz answers; returns the seconds it took."""
         assert self.proc is None or self.proc.poll() is not None, "already running"
         self.port = free_port()
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+        env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
         cmd = [str(DRIVEBENCH), "serve", "--corpus", self.corpus, "--data-dir", str(self.data_dir)]
         cmd += ["--embedder", "hash", "--pipeline", self.pipeline, "--port", str(self.port)]
         log = self.log_path.open("ab")
