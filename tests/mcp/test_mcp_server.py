@@ -239,3 +239,23 @@ def test_mcp_target_matches_the_http_target(drivebench_server: ServedSimulator, 
     assert ranked[0] == ranked[1] == ranked[2]
     assert all(r.error is None for ev in results for r in ev.records)
     assert results[1].result["metrics"]["hit_rate@10"] == results[0].result["metrics"]["hit_rate@10"]
+
+
+def test_mcp_tools_apply_request_faults_and_the_target_retries(
+    sim: Simulator, seed_evalset: list[EvalQuery], drivebench_faults: Any
+) -> None:
+    """errors/throttle reach MCP tool calls as tool errors carrying the status; the MCP target retries them."""
+    from drivebench.evaluator.evaluate import evaluate
+    from drivebench.evaluator.runner import RunConfig
+    from drivebench.evaluator.targets.mcp import McpTarget
+
+    drivebench_faults.enable("throttle", share=0.5, retry_after_s=0.01)
+    before = drivebench_faults.injected["throttle"]
+    cfg = RunConfig(top_k=5, concurrency=4, attempts=5, backoff_base=0.01)
+    ev = evaluate(
+        McpTarget(build_mcp_server(sim, token=sim.tokens.eval_token)), seed_evalset[:12], ks=(5,), run_config=cfg
+    )
+    retries = sum(int((r.model_extra or {}).get("retries") or 0) for r in ev.records)
+    errors = sum(1 for r in ev.records if r.error is not None)
+    assert retries > 0 and retries + errors == drivebench_faults.injected["throttle"] - before
+    assert all("429" in (r.error or "429") for r in ev.records)
