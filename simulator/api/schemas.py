@@ -114,5 +114,7 @@ class CitationOut(BaseModel):
 
 class AnswerResponse(RecallResponse):
     citation_style: CitationStyle
-    answer: str = Field(description="Extractive answer: sentences of the permitted results, each followed by its marker.")
+    answer: str = Field(
+        description="Extractive answer: sentences of the permitted results, each followed by its marker."
+    )
     citations: list[CitationOut]

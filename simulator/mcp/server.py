@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
@@ -55,6 +56,7 @@ from drivebench.simulator.tokens import TokenInfo
 
 T = TypeVar("T")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+ALLOWED_HOSTS_ENV = "DRIVEBENCH_MCP_ALLOWED_HOSTS"
 RESOURCE_PREFIX = "drive://documents/"
 MAX_DOCUMENT_CHARS = 200_000
 
@@ -445,9 +447,12 @@ def build_mcp_server(sim: Simulator, *, token: str | None = None) -> DriveMCPSer
 def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None = None) -> DriveMCPServer:
     """Mount a new MCP server at ``/mcp`` (``/mcp/`` is the endpoint) and run its session manager in
     the app's lifespan (wrapping any lifespan the app already has). ``allowed_hosts``: extra host names
-    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port)."""
+    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port); default: the
+    comma-separated ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (``drivebench serve --host`` sets it)."""
     server = build_mcp_server(sim)
-    hosts = [*LOCAL_HOSTS, *(allowed_hosts or [])]
+    if allowed_hosts is None:
+        allowed_hosts = [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+    hosts = [*LOCAL_HOSTS, *allowed_hosts]
     security = TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
         allowed_hosts=[f"{h}:*" for h in hosts] + list(hosts),
