@@ -29,11 +29,8 @@ def test_serve_help_lists_the_fault_option() -> None:
 @pytest.mark.e2e
 def test_demo_reports_the_damage_beside_the_clean_run(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    result = CliRunner().invoke(
-        app,
-        ["demo", "--fault", "citation-drop:share=0.8", "--history", "none", "--out", str(out), "--k", "1,10"],
-        env={"COLUMNS": "200"},
-    )
+    args = ["demo", "--corpus", "seed", "--fault", "citation-drop:share=0.8", "--history", "none", "--k", "1,10"]
+    result = CliRunner().invoke(app, [*args, "--out", str(out)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "clean vs --fault citation-drop" in result.output and "source_coverage" in result.output
     summary = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
