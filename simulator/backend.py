@@ -139,15 +139,19 @@ class Simulator:
                 return None
             if self.faults.index_frozen():  # FAULT stale-index: new versions are not re-indexed
                 return None
+            # Read the feed and the records it names under the drive lock; update the store after releasing
+            # it (the drive lock is never held while taking the store's: readers hold the store lock and may
+            # need the drive lock to rebuild an engine). Blobs are immutable, so ingest reads them unlocked.
             with self.drive.lock:
                 changes, cursor = self.drive.changes_since(self._index_cursor, limit=10**9)
+                removals: list[tuple[str, str]] = []
                 pending: dict[str, tuple[DocumentRec, VersionRec]] = {}
                 for c in changes:
                     if c.kind == "purged" and c.doc_id:
-                        self.store.remove_document(c.doc_id)
+                        removals.append(("doc", c.doc_id))
                         pending = {k: v for k, v in pending.items() if v[0].doc_id != c.doc_id}
                     elif c.kind == "version_deleted" and c.version_id:  # retention
-                        self.store.remove_version(c.version_id)
+                        removals.append(("version", c.version_id))
                         pending.pop(c.version_id, None)
                     elif c.kind in ("created", "updated", "restored", "renamed") and c.doc_id in self.drive.documents:
                         doc = self.drive.documents[c.doc_id]
@@ -156,20 +160,22 @@ class Simulator:
                         fresh = version is not None and version.version_id not in self.store.by_version
                         if version is not None and (fresh or c.kind == "renamed"):
                             pending[version.version_id] = (doc, version)
-                report = ingest(
-                    self.drive,
-                    list(pending.values()),
-                    self.store,
-                    self.embedder,
-                    self.cache,
-                    self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
-                    self.config.chunking,
-                    extraction_cache=self.extraction_cache,
-                )
-                self.ingest_report.rejected.extend(report.rejected)
-                self._index_cursor = cursor
-                self.index_version += 1
-                return report
+            for kind, ident in removals:
+                (self.store.remove_document if kind == "doc" else self.store.remove_version)(ident)
+            report = ingest(
+                self.drive,
+                list(pending.values()),
+                self.store,
+                self.embedder,
+                self.cache,
+                self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
+                self.config.chunking,
+                extraction_cache=self.extraction_cache,
+            )
+            self.ingest_report.rejected.extend(report.rejected)
+            self._index_cursor = cursor
+            self.index_version += 1
+            return report
 
     def index_metadata(self) -> dict[str, object]:
         """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
@@ -342,6 +348,7 @@ class Simulator:
         and (when given) accepted by ``doc_filter``. ``fault_leaked`` is only ever non-empty under the
         leaky-acl fault: documents let through although the principal may not preview them."""
         engine = self.engine_at(at)
+        historical = engine is not self.engine  # decided before taking the store lock (lock order)
         doc_mask = engine.previewable_mask(principal, at)
         if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
             doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
@@ -356,7 +363,7 @@ class Simulator:
             allowed[known] = doc_mask[chunk_doc[known]]
             span_doc, span_lo, span_hi = self._closed_trash
             in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)  # last slot: unknown documents
-            if engine is not self.engine:  # as_of: earlier stays in the trash count too
+            if historical:  # as_of: earlier stays in the trash count too
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
             return allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
 

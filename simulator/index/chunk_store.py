@@ -17,6 +17,15 @@ import numpy as np
 from drivebench.simulator.index.lexical import LexicalIndex
 
 
+def fit_mask(mask: np.ndarray, n: int) -> np.ndarray:
+    """``mask`` as a bool array of exactly ``n`` entries. A mask computed before a concurrent index sync
+    added chunks is shorter than the store: the chunks it does not cover are not allowed."""
+    out = np.zeros(n, dtype=bool)
+    m = min(n, len(mask))
+    out[:m] = np.asarray(mask[:m], dtype=bool)
+    return out
+
+
 @dataclass(frozen=True)
 class ChunkHit:
     chunk_id: int
@@ -85,7 +94,7 @@ class ChunkStore:
             n = len(self.texts)
             if n == 0 or k <= 0:
                 return []
-            allowed = np.asarray(mask[:n], dtype=bool) & self.alive
+            allowed = fit_mask(mask, n) & self.alive
             n_allowed = int(allowed.sum())
             if n_allowed == 0:
                 return []

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from drivebench.simulator.index.chunk_store import ChunkStore
+from drivebench.simulator.index.chunk_store import ChunkStore, fit_mask
 from drivebench.simulator.index.embedders import Embedder
 
 PIPELINES = ("dense", "bm25", "hybrid")
@@ -61,7 +61,8 @@ class Retriever:
 
     def dense(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         qvec = self.embedder.encode([query], kind="query")[0]
-        n_allowed = int((np.asarray(mask[: len(self.store)], dtype=bool) & self.store.alive).sum())
+        alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
+        n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
         while True:
             hits = self.store.search(qvec, mask, k)
@@ -71,9 +72,10 @@ class Retriever:
             k = min(k * 4, n_allowed)
 
     def bm25(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        n = len(self.store)
+        alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
+        n = len(alive)
         scores = self.store.lexical.scores(query, n)
-        allowed = np.asarray(mask[:n], dtype=bool) & self.store.alive & (scores > 0)
+        allowed = fit_mask(mask, n) & alive & (scores > 0)
         ids = np.flatnonzero(allowed)
         if ids.size == 0:
             return []
