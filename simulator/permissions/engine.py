@@ -57,6 +57,11 @@ if not MODEL_PATH.is_file():  # installed as a wheel: policies/ is the package d
 MAX_HIERARCHY = 256
 CACHE_BYTES = 256 << 20  # budget for cached masks (one byte per document each)
 _I64_MIN, _I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
+# Casbin evaluates matchers with simpleeval, which calls ast.parse on every enforce. CPython 3.11 before
+# 3.11.8 can fail concurrent ast.parse calls in different threads ("AST constructor recursion depth
+# mismatch", gh-106905), and several engines (a rebuild in flight, stale-acl's old engine, an evaluator's
+# oracle) may enforce at once. One process-wide lock serialises every enforce; the GIL serialised them anyway.
+CASBIN_LOCK = threading.RLock()
 
 
 @dataclass(frozen=True)
@@ -150,13 +155,13 @@ class PermissionEngine:
         enforcer = self.enforcers.get(act)
         if enforcer is None:
             raise ValueError(f"unknown action {act!r}; known: {', '.join(ACTIONS)}")
-        with self._lock:
+        with CASBIN_LOCK:
             return bool(enforcer.enforce(principal.subject, obj, act, to_us(at), principal.clearance, level))
 
     def enforce_full(self, principal: Principal, obj: str, act: str, at: datetime, level: int = 0) -> bool:
         """The same decision from one enforcer holding every line (slower; tests prove it equal)."""
         enforcer = self.full_enforcer
-        with self._lock:
+        with CASBIN_LOCK:
             return bool(enforcer.enforce(principal.subject, obj, act, to_us(at), principal.clearance, level))
 
     @property
@@ -174,7 +179,7 @@ class PermissionEngine:
         enforcer = self.enforcers.get(act)
         if enforcer is None:
             raise ValueError(f"unknown action {act!r}")
-        with self._lock:
+        with CASBIN_LOCK:
             _, rule = enforcer.enforce_ex(principal.subject, obj, act, to_us(at), principal.clearance, level)
         return list(rule)
 
