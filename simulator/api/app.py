@@ -16,6 +16,7 @@ from drivebench.simulator.api import answer as answer_api
 from drivebench.simulator.api import control as control_api
 from drivebench.simulator.api import faults as faults_api
 from drivebench.simulator.api import files as files_api
+from drivebench.simulator.api import permissions as permissions_api
 from drivebench.simulator.api import recall
 from drivebench.simulator.api.auth import NotAdmin, Unauthorized
 from drivebench.simulator.api.body import BadBody
@@ -69,7 +70,7 @@ def create_app(sim: Simulator) -> FastAPI:
     app.include_router(faults_api.router)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
-    app.include_router(__import__("drivebench.simulator.api.permissions", fromlist=["router"]).router)
+    app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:
@@ -80,6 +81,7 @@ def create_app(sim: Simulator) -> FastAPI:
             "chunks": sim.store.n_alive,
             "pipeline": sim.config.pipeline,
             "embedder": sim.embedder.name,
+            "index": sim.index_metadata(),
         }
 
     @app.exception_handler(Unauthorized)
