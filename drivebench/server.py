@@ -14,6 +14,20 @@ from drivebench.simulator.api import create_app
 from drivebench.simulator.backend import Simulator
 
 
+def limit_search_threads() -> int:
+    """One FAISS thread per search by default: a server answers many small concurrent searches, where
+    OpenMP's thread team costs more than it saves (measured 2-5x slower single-query flat search with 2
+    threads on a busy 2-core machine, benchmarks/bench_filtered_search.py). ``DRIVEBENCH_FAISS_THREADS``
+    overrides."""
+    import os
+
+    import faiss
+
+    n = int(os.environ.get("DRIVEBENCH_FAISS_THREADS", "1"))
+    faiss.omp_set_num_threads(n)
+    return n
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind((host, 0))
@@ -43,6 +57,7 @@ class RunningServer:
 
 
 def start_in_thread(sim: Simulator, host: str = "127.0.0.1", port: int | None = None) -> RunningServer:
+    limit_search_threads()
     """Start uvicorn on ``host:port`` (a free port when None) in a daemon thread; returns once it listens."""
     port = port or free_port(host)
     config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="warning", lifespan="on")
@@ -79,5 +94,6 @@ def serve_forever(
 ) -> None:
     """Serve in the foreground; ``on_shutdown`` (e.g. ``sim.close``: final index snapshot) runs after a
     graceful stop, including one by SIGTERM or Ctrl-C."""
+    limit_search_threads()
     config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="info")
     _ShutdownHookServer(config, on_shutdown).run()
