@@ -20,10 +20,11 @@ from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine, Principal
 
 
-class CorpusOracle:
-    def __init__(self, corpus_dir: Path, at: datetime | None = None) -> None:
-        manifest = load_manifest(corpus_dir)
-        self.drive = Drive.from_manifest(manifest, None)
+class DriveOracle:
+    """The oracle over a drive's policy as it stands when the oracle is built (the engine is a snapshot)."""
+
+    def __init__(self, drive: Drive, at: datetime | None = None) -> None:
+        self.drive = drive
         self.engine = PermissionEngine(self.drive)
         self.at = as_utc(at) if at is not None else self.drive.clock.now()
         self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}
@@ -38,7 +39,7 @@ class CorpusOracle:
         return self._principals[key]
 
     def __call__(self, q: EvalQuery, doc_id: str) -> bool:
-        if doc_id not in self.drive.documents:
+        if doc_id not in self.engine.doc_index:
             return False
         at = as_utc(q.as_of) if q.as_of is not None else self.at
         try:
@@ -47,5 +48,6 @@ class CorpusOracle:
             return False
 
 
-def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> CorpusOracle:
-    return CorpusOracle(corpus_dir, at)
+def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> DriveOracle:
+    """The oracle of a corpus as written on disk (a fresh drive, independent of any running simulator)."""
+    return DriveOracle(Drive.from_manifest(load_manifest(corpus_dir), None), at)

@@ -11,7 +11,7 @@
 5. returns both results, the paired ``compare`` and ``headline`` rows.
 
 The leak oracle is the corpus's own policy, or, when the scenario changed grants, a permission
-engine built from the drive's policy after the change (``CurrentPolicyOracle``).
+engine built from the drive's policy after the change (``evaluator.oracle.DriveOracle``).
 """
 
 from __future__ import annotations

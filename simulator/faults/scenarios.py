@@ -16,47 +16,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
+from drivebench.evaluator.oracle import DriveOracle
 from drivebench.evaluator.schema import EvalQuery, GoldDoc
-from drivebench.simulator.drive.clock import as_utc
-from drivebench.simulator.drive.errors import DriveError
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.faults.faultset import unit
-from drivebench.simulator.permissions import PermissionEngine, Principal
+from drivebench.simulator.permissions import PermissionEngine
 
 
-class CurrentPolicyOracle:
+def current_policy_oracle(sim: object) -> DriveOracle:
     """``may_preview(query, doc_id)`` under the drive's policy at the time this oracle is built."""
-
-    def __init__(self, sim: object, at: datetime | None = None) -> None:
-        drive = sim.drive  # type: ignore[attr-defined]
-        self.drive = drive
-        self.engine = PermissionEngine(drive)
-        self.at = as_utc(at) if at is not None else drive.clock.now()
-        self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}
-
-    def principal(self, q: EvalQuery) -> Principal:
-        key = (q.user_id, q.user_role, q.department)
-        if key not in self._principals:
-            if q.user_id:
-                self._principals[key] = self.engine.user_principal(q.user_id)
-            else:
-                self._principals[key] = self.engine.role_principal(q.user_role or "", q.department)
-        return self._principals[key]
-
-    def __call__(self, q: EvalQuery, doc_id: str) -> bool:
-        if doc_id not in self.engine.doc_index:
-            return False
-        at = as_utc(q.as_of) if q.as_of is not None else self.at
-        try:
-            return self.engine.may(self.principal(q), doc_id, "preview", at)
-        except DriveError:
-            return False
-
-
-def current_policy_oracle(sim: object) -> CurrentPolicyOracle:
-    return CurrentPolicyOracle(sim)
+    return DriveOracle(sim.drive)  # type: ignore[attr-defined]
 
 
 @dataclass
