@@ -122,6 +122,9 @@ class Simulator:
             self.faults.extract_config(self.config.extract),  # FAULT cad-blind: dxf filename-only
             self.config.chunking,
             progress,
+            # big groups: the model sorts each encode call's texts by length, so large calls pad far less
+            # (acme-zh: 64-version groups ran at 0.63x raw model.encode, 512-version groups at ~0.85x)
+            batch_versions=512,
             extraction_cache=self.extraction_cache,
         )
         for r in report.rejected:
