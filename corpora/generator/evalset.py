@@ -18,6 +18,12 @@ Single-hop and permission questions carry ``tags.phrasing``: ``literal`` (the do
 field label) or ``paraphrase`` (synonyms the document does not contain, so lexical overlap is not
 free). Version and multi-hop questions are literal.
 
+Drawings (dxf) are asked about by what they say, never by their title or number, which make up their
+file name: a part drawing by the part number in its title block, an assembly drawing by the overall
+dimensions in its notes (``Hook.content``, ``common.content_question``), and so are the chains that
+start at a drawing. A retriever that reads drawings as their file name only (the ``cad-blind``
+fault) cannot find them.
+
 Every gold document is visible to the asker at the query's time (``as_of`` or ``clock.now``), exists
 then and is never trashed; every answer fact appears in the gold version's text. Askers are picked to
 spread roles (with a preference for the document's own department); ``tags.length`` is measured on
@@ -120,26 +126,35 @@ def _pick_balanced(ctx: Ctx, pool: list[tuple[DocPlan, Hook]]) -> tuple[DocPlan,
     return best
 
 
-def _question(ctx: Ctx, doc: DocPlan, h: Hook, mode: str = "plain", when: str = "") -> str:
-    return str(ctx.s.common.single_question(ctx.rng, ctx.style(), doc.subject, h.attr, h.answer, mode, when))
+def _ask(ctx: Ctx, h: Hook, subject: str, attr: str, mode: str = "plain", when: str = "") -> str:
+    ask = ctx.s.common.content_question if h.content else ctx.s.common.single_question
+    return str(ask(ctx.rng, ctx.style(), subject, attr, h.answer, mode, when))
 
 
-def _phrased(ctx: Ctx, doc: DocPlan, h: Hook) -> tuple[str, str]:
+def _question(ctx: Ctx, h: Hook, mode: str = "plain", when: str = "") -> str:
+    return _ask(ctx, h, h.subject, h.attr, mode, when)
+
+
+def _phrased(ctx: Ctx, h: Hook) -> tuple[str, str]:
     """A question in the document's own words (``literal``) or, for about PARAPHRASED of the hooks that
     have one, in other words (``paraphrase``: a synonym for the attribute and, when it names only this
     document, for the subject)."""
     subject = h.alias_subject if h.alias_subject and ctx.alias_use[h.alias_subject] == 1 else None
     if ctx.rng.random() >= PARAPHRASED or not (subject or h.alias_attr):
-        return _question(ctx, doc, h), "literal"
-    text = ctx.s.common.single_question(
-        ctx.rng, ctx.style(), subject or doc.subject, h.alias_attr or h.attr, h.answer, "plain"
-    )
-    return str(text), "paraphrase"
+        return _question(ctx, h), "literal"
+    return _ask(ctx, h, subject or h.subject, h.alias_attr or h.attr), "paraphrase"
 
 
 def _hook_pool(docs: list[DocPlan], pred: Callable[[DocPlan, Hook], bool]) -> list[tuple[DocPlan, Hook]]:
-    subjects = Counter(d.subject for d in docs)
-    return [(d, h) for d in docs if d.trashed_at is None and subjects[d.subject] == 1 for h in d.hooks if pred(d, h)]
+    """Hooks of untrashed documents whose title, and the hook's subject, name only that document."""
+    names = Counter(x for d in docs for x in {d.subject, *(h.subject for h in d.hooks)})
+    return [
+        (d, h)
+        for d in docs
+        if d.trashed_at is None and names[d.subject] == 1
+        for h in d.hooks
+        if names[h.subject] == 1 and pred(d, h)
+    ]
 
 
 def _singles(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
@@ -151,7 +166,7 @@ def _singles(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         if not users:
             continue
         user = ctx.choose(users, doc)
-        text, phrasing = _phrased(ctx, doc, h)
+        text, phrasing = _phrased(ctx, h)
         if (user, text) in ctx.asked:
             continue
         ctx.add(
@@ -204,7 +219,7 @@ def _versions(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         if not users:
             continue
         user = ctx.choose(users, doc)
-        text = _question(ctx, doc, h, mode, when)
+        text = _question(ctx, h, mode, when)
         if (user, text) in ctx.asked:
             continue
         ctx.add(
@@ -276,7 +291,7 @@ def _permission_pairs(ctx: Ctx, docs: list[DocPlan], quota: int) -> None:
         reason = min(sorted(present), key=lambda r: (r == "no_grant", ctx.reason_use[r]))
         bad = ctx.choose([u for u in denied if reasons[u] == reason], doc)
         good = ctx.choose(allowed, doc)
-        text, phrasing = _phrased(ctx, doc, h)
+        text, phrasing = _phrased(ctx, h)
         if (good, text) in ctx.asked or (bad, text) in ctx.asked:
             continue
         ctx.reason_use[reason] += 1

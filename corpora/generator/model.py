@@ -37,7 +37,12 @@ def office_time(rng: random.Random, d: datetime) -> datetime:
 
 @dataclass
 class Hook:
-    """A single-document question: ``attr`` of ``subject`` is ``facts[fact]`` of the asked version."""
+    """A single-document question: ``attr`` of ``subject`` is ``facts[fact]`` of the asked version.
+
+    ``content``: ``subject`` names what the document is about by what it says, not the document by its
+    title (drawings: their title and number make up the file name, so their questions name the part
+    number or the overall dimensions instead); asked with ``common.content_question``.
+    """
 
     fact: str
     subject: str
@@ -45,6 +50,7 @@ class Hook:
     answer: AnswerKind
     alias_subject: str | None = None  # paraphrases that avoid the document's own wording
     alias_attr: str | None = None
+    content: bool = False
 
 
 @dataclass

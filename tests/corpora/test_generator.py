@@ -326,6 +326,40 @@ def test_answer_facts_in_gold_text(default: Built) -> None:
             assert _norm(fact) in texts[g.version_id], (q.query_id, fact)
 
 
+# words that name the kind of document, not the drawing (the file name of a part drawing ends in 零件图)
+GENERIC_WORDS = {"drawing", "assembly", "图纸", "零件", "零件图", "装配图"}
+
+
+def _words(text: str) -> set[str]:
+    """The simulator's lexical tokens (jieba for Chinese) and finer ones: every ASCII letter or digit
+    run, so ``DWG-GW-111-02`` also yields ``gw`` and ``111``."""
+    from drivebench.simulator.index.tokenize import tokenize
+
+    return set(tokenize(text)) | {w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)}
+
+
+def test_drawing_questions_avoid_the_file_name(default: Built) -> None:
+    """Questions about drawings (a dxf document among the gold, forbidden or hop documents) ask about
+    what the drawing says (part number, overall dimensions, title-block fields, notes): no word of the
+    drawing's file name stem occurs in them but generic ones, so a retriever that reads drawings as
+    their file name only (the cad-blind fault) cannot find them."""
+    docs = {d.doc_id: d for d in default.manifest.documents}
+    asked = Counter()
+    for q in default.queries:
+        for doc_id in dict.fromkeys([*q.gold_ids, *q.forbidden]):
+            d = docs[doc_id]
+            if d.file_type != "dxf":
+                continue
+            asked[q.tags["kind"]] += 1
+            stem = Path(d.name).stem
+            shared = (_words(q.query) & _words(stem)) - GENERIC_WORDS
+            assert not shared, (q.query_id, q.query, stem, shared)
+            # and no Chinese word of it as a substring either (jieba may cut a phrase differently)
+            cjk = {w for w in _words(stem) if len(w) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", w)}
+            assert not [w for w in cjk - GENERIC_WORDS if w in q.query], (q.query_id, q.query, stem)
+    assert asked["single"] + asked["version"] + asked["permission"] >= 15 and asked["multi_hop"] >= 5, asked
+
+
 def test_zip_and_dxf_content(default: Built) -> None:
     import ezdxf
 

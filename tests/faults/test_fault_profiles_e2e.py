@@ -1,17 +1,16 @@
 """Every fault profile, end to end: the evaluator, over real HTTP, flags exactly the damage it does.
 
-The seed corpus carries the permission, version and citation cases; the ``cadlab`` corpus
-(``cad_corpus.py``) carries the dxf drawings. Profiles that need the drive to change while they are
-on (``stale-acl``: a revocation; ``stale-index``: new versions) run on their own simulator through
-``fault_comparison`` (the code behind ``drivebench demo --fault``): faulted first, then the same
-server with the faults off.
+The seed corpus carries the permission, version and citation cases; the built-in ``acme-en`` corpus
+carries the dxf drawings (its drawing questions name what a drawing says, never its file name).
+Profiles that need the drive to change while they are on (``stale-acl``: a revocation;
+``stale-index``: new versions) run on their own simulator through ``fault_comparison`` (the code
+behind ``drivebench demo --fault``): faulted first, then the same server with the faults off.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -35,7 +34,6 @@ from drivebench.simulator.faults.compare import (
 )
 from drivebench.simulator.faults.scenarios import revoke_gold_access
 from drivebench.testing import ServedSimulator
-from tests.faults.cad_corpus import build_cad_corpus
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 K = 10
@@ -248,25 +246,31 @@ def test_stale_index_serves_old_versions(fresh_seed: tuple[Simulator, str]) -> N
 
 
 @pytest.fixture(scope="module")
-def cadlab(
-    tmp_path_factory: pytest.TempPathFactory, drivebench_simulator: Simulator
-) -> Iterator[tuple[Simulator, str]]:
-    corpus = build_cad_corpus(Path(tmp_path_factory.mktemp("cadlab")))
-    sim = load_simulator(corpus, config=SimConfig(pipeline="hybrid", embedder=drivebench_simulator.config.embedder))
+def acme_en() -> Iterator[tuple[Simulator, str]]:
+    """The built-in acme-en corpus at default scale (27 drawings; 27 questions in the dxf stratum, 225 in
+    the others), served with BM25, the default pipeline. BM25 reads no vectors, so the hash embedder
+    spares embedding the corpus with MiniLM."""
+    sim = load_simulator("acme-en", config=SimConfig(pipeline="bm25", embedder="hash"))
     with start_in_thread(sim) as server:
         yield sim, server.url
 
 
-def test_cad_blind_hits_the_dxf_stratum_only(cadlab: tuple[Simulator, str]) -> None:
-    sim, url = cadlab
+def test_cad_blind_hits_the_dxf_stratum_only(acme_en: tuple[Simulator, str]) -> None:
+    """Measured (bm25, hit_rate@10): dxf 1.000 clean -> 0.000 cad-blind, every other type unchanged."""
+    sim, url = acme_en
     cmp = _compare(sim, url, "cad-blind")
 
-    def stratum(ev: Evaluation, ft: str) -> float:
-        return float(ev.result["strata"]["file_type"][ft][f"hit_rate@{K}"])
+    def strata(ev: Evaluation) -> dict[str, float]:
+        return {ft: float(v[f"hit_rate@{K}"]) for ft, v in ev.result["strata"]["file_type"].items()}
 
-    assert stratum(cmp.clean, "dxf") >= 0.9
-    assert stratum(cmp.faulted, "dxf") <= stratum(cmp.clean, "dxf") - 0.5
-    assert stratum(cmp.faulted, "md") == stratum(cmp.clean, "md") == 1.0
+    clean, blind = strata(cmp.clean), strata(cmp.faulted)
+    assert set(clean) == set(blind) >= {"dxf", "pdf", "docx", "xlsx", "pptx", "zip", "md", "txt"}
+    assert clean["dxf"] >= 0.9
+    assert blind["dxf"] <= clean["dxf"] - 0.5, (clean, blind)
+    others = {ft: (clean[ft], blind[ft]) for ft in clean if ft != "dxf"}
+    assert all(abs(b - c) <= 0.05 for c, b in others.values()), others
+    assert all(c >= 0.9 for c, _ in others.values()), others
     assert m(cmp.faulted, f"leak_rate@{K}") == 0.0 == m(cmp.clean, f"leak_rate@{K}")
-    # switched back: the drawings are read again
-    assert all(t for t in (sim.store.texts[i] for i in sim.store.by_version["c001-v1"]) if "C45" in t)
+    # switched back: the drawings are read again (title block, notes and layers, not just the file name)
+    dxf = [v.version_id for d in sim.drive.documents.values() if d.file_type == "dxf" for v in d.versions]
+    assert dxf and all(len(sim.store.by_version[v]) > 1 for v in dxf)

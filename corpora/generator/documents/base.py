@@ -195,7 +195,9 @@ def new_doc(
 
 
 def hook(s: Scenario, module: str, doc: DocPlan, fact: str, answer: str) -> None:
-    """Attach a question hook on ``doc.subject``: the attribute name is the module's ``ATTRS[<kind>.<fact>]``."""
+    """Attach a question hook: the attribute name is the module's ``ATTRS[<kind>.<fact>]``; the subject is
+    ``doc.subject``, or, for kinds in the module's ``CONTENT_SUBJECTS`` (drawings), a phrase naming what
+    the document says (a content hook: its questions never use the title or the file name)."""
     facts = doc.versions[-1].facts
     if fact not in facts:
         raise KeyError(f"{doc.kind}: hook on unknown fact {fact!r}")
@@ -204,14 +206,16 @@ def hook(s: Scenario, module: str, doc: DocPlan, fact: str, answer: str) -> None
     attr = T.ATTRS[key].format(**facts)
     alias_attr = T.ATTR_ALIASES.get(key)
     alias_subject = T.SUBJECT_ALIASES.get(doc.kind)
+    content = getattr(T, "CONTENT_SUBJECTS", {}).get(doc.kind)
     doc.hooks.append(
         Hook(
             fact=fact,
-            subject=doc.subject,
+            subject=content.format(**facts) if content else doc.subject,
             attr=attr,
             answer=answer,  # type: ignore[arg-type]
             alias_subject=alias_subject.format(**facts) if alias_subject else None,
             alias_attr=alias_attr.format(**facts) if alias_attr else None,
+            content=content is not None,
         )
     )
 

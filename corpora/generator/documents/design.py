@@ -4,6 +4,10 @@ incoming inspection report, a drawing release pack (zip) and legal's review of t
 
 Links: assembly drawing -> BOM number; part drawing -> BOM number; BOM -> contract number;
 legal review -> contract number.
+
+Drawings are asked about by their content (``CONTENT_SUBJECTS`` of the templates): a part drawing by
+the part number in its title block, an assembly drawing by the overall dimensions in its notes (unique
+in the corpus, and no number of them is the product's model number). Neither is in the file name.
 """
 
 from __future__ import annotations
@@ -16,11 +20,22 @@ from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
 from drivebench.corpora.generator.names import FINISHES, MATERIALS, PARTS, PRODUCT_FAMILIES, SUPPLIERS
 
 M = "design"
+TOLERANCE_CLASSES = ("m", "f", "m", "c")  # general tolerance class of a part drawing (ISO 2768 / GB/T 1804)
 PURCHASED_PRICE = ((35, 90), (80, 260), (1, 3), (4, 12))  # yuan/dollars per piece, aligned with PURCHASED
 
 
 def _at(base: datetime, lo: int, hi: int, rng: random.Random) -> datetime:
     return min(base + timedelta(days=rng.randint(lo, hi)), LATEST)
+
+
+def _dims(s: Scenario, model: str) -> str:
+    """Overall dimensions (L × W × H mm), unique in the corpus, none of them the model's number."""
+    digits = model.rsplit("-", 1)[-1]
+    while True:
+        i, j, k = s.combo("design:dims", 25, 17, 46)
+        sizes = (160 + 10 * i, 80 + 10 * j, 30 + 2 * k)
+        if digits not in {str(x) for x in sizes}:
+            return " × ".join(str(x) for x in sizes) + " mm"
 
 
 def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
@@ -65,6 +80,7 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         "pn2": pn2,
         "supplier": supplier,
         "scale": rng.choice(["1:1", "1:2", "2:1"]),
+        "dims": _dims(s, model),
     }
     notes = s.common.VERSION_NOTES
     out = UnitOutput()
@@ -98,7 +114,14 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         notes=[notes["approver_dwg"]] * 4,
         facts=[{**asm_f, "approver": a.name, "rev": "ABCDE"[i]} for i, a in enumerate(approvers)],
     )
-    for fact, ans in (("designer", "who"), ("approver", "who"), ("weight", "what")):
+    for fact, ans in (
+        ("designer", "who"),
+        ("approver", "who"),
+        ("weight", "what"),
+        ("checker", "who"),
+        ("torque", "number"),
+        ("scale", "what"),
+    ):
         hook(s, M, asm, fact, ans)
 
     # part drawings: the first part changes material (or wall thickness) across revisions
@@ -128,6 +151,7 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
             "approver": head.name,
             "date": s.date(tk),
             "finish": s.pick(FINISHES[rng.randrange(len(FINISHES))]),
+            "tolerance": T.TOLERANCE.format(TOLERANCE_CLASSES[s.combo("design:tolerance", 4)[0]]),
         }
         doc = new_doc(
             s,
@@ -147,7 +171,14 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
                 for i, (m, t) in enumerate(zip(mats, thick, strict=True))
             ],
         )
-        for fact, ans in (("material", "what"), ("finish", "what"), ("thickness", "what"), ("designer", "who")):
+        for fact, ans in (
+            ("material", "what"),
+            ("finish", "what"),
+            ("thickness", "what"),
+            ("designer", "who"),
+            ("tolerance", "what"),
+            ("checker", "who"),
+        ):
             hook(s, M, doc, fact, ans)
         parts.append(doc)
     part1, part2 = parts
@@ -323,6 +354,6 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         ("part_bom_contract", [part1, bom, contract], "delivery", "date"),
         ("review_contract", [review, contract], "supplier_rep", "who"),
     ):
-        texts = {k: v.format(**common) for k, v in T.CHAINS[kind].items()}
+        texts = {k: v.format(**common) for k, v in T.CHAINS[kind].items()}  # drawings: by dims or part number
         out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
     return out

@@ -148,6 +148,55 @@ def single_question(
     )
 
 
+def content_question(
+    rng: random.Random, style: str, subject: str, attr: str, answer: str, mode: str, when: str = ""
+) -> str:
+    """A question about a drawing that names what it is about (``subject``: ``part no. 41001-8423-1``, ``the
+    product measuring 220 × 160 × 48 mm overall``), never the drawing's title or number. Same styles and
+    modes as ``single_question``."""
+    lead = _LEAD[answer]
+    if style == "short":
+        tail = {"plain": "", "latest": " latest", "original": " first revision", "as_of": f" {when}"}[mode]
+        return f"{subject} {attr}{tail}"
+    if style == "medium":
+        if mode == "as_of":
+            return f"As of {when}, {_LEAD_PAST[answer]} the {attr} for {subject}?"
+        if mode == "original":
+            return f"In the first revision, {_LEAD_PAST[answer]} the {attr} for {subject}?"
+        if mode == "latest":
+            return f"In the latest revision, {lead.lower()} the {attr} for {subject}?"
+        return rng.choice(
+            [
+                f"{lead} the {attr} for {subject}?",
+                f"{lead} the {attr} given for {subject}?",
+                f"For {subject}, {lead.lower()} the {attr}?",
+            ]
+        )
+    ctx = rng.choice(LONG_CONTEXTS)
+    if mode == "as_of":
+        return (
+            f"{ctx}, and I need the picture as it stood on {when}: back then, {_LEAD_PAST[answer]} the {attr} "
+            f"for {subject}? Please go by the revision that was current at the time."
+        )
+    if mode == "original":
+        return (
+            f"{ctx}, and I want to compare against the very first revision: back then, {_LEAD_PAST[answer]} "
+            f"the {attr} for {subject}?"
+        )
+    if mode == "latest":
+        return (
+            f"{ctx}. I heard the specs for {subject} went through several revisions, so going by the latest "
+            f"one, {lead.lower()} the {attr}?"
+        )
+    return rng.choice(
+        [
+            f"{ctx}, and I need to confirm the {attr} on record for {subject}. {lead} it? Please check the source.",
+            f"{ctx}. Could you look up {subject} and find the {attr} for me?",
+            f"{ctx}, so I need the exact {attr} for {subject}. What does it say?",
+        ]
+    )
+
+
 def style_of(text: str) -> str:
     """The length bucket of a question: short <= 7 words, medium <= 20, long above."""
     n = len(text.split())

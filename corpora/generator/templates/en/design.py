@@ -19,6 +19,7 @@ DEFECTS = (
     "Two pieces show light surface scratches with no functional impact",
     "One piece has a 0.05 mm hole offset, within tolerance",
 )
+TOLERANCE = "ISO 2768-{}"  # general tolerances, by class
 LAYERS = ["OUTLINE", "CENTER", "DIMENSIONS", "HATCH"]
 RISKS = (
     "The late-delivery penalty is weak; add a penalty of 0.05% of the contract value per day of delay",
@@ -31,10 +32,15 @@ ATTRS: dict[str, str] = {
     "assembly.designer": "designer",
     "assembly.approver": "approver",
     "assembly.weight": "total weight",
+    "assembly.checker": "checker",
+    "assembly.torque": "screw tightening torque in N·m",
+    "assembly.scale": "scale",
     "part.material": "material",
     "part.finish": "surface finish",
     "part.thickness": "default wall thickness",
     "part.designer": "designer",
+    "part.tolerance": "general tolerance class",
+    "part.checker": "checker",
     "bom.price1": "unit price of the {part1}",
     "bom.supplier2": "supplier of the {part2}",
     "bom.compiler": "compiler",
@@ -59,26 +65,32 @@ SUBJECTS: dict[str, str] = {
     "pack": "{product} drawing release pack",
     "legal_review": "contract review memo {lr_no}",
 }
+# drawings by what they say (never their title or number, which make up the file name)
+CONTENT_SUBJECTS: dict[str, str] = {
+    "assembly": "the product measuring {dims} overall",
+    "part": "part no. {pn}",
+}
 CHAINS: dict[str, dict[str, str]] = {
     "dwg_bom_supplier": {
-        "short": "{dwg0} BOM {part2} supplier",
-        "medium": "In the bill of materials that goes with assembly drawing {dwg0}, who supplies the {part2}?",
-        "long": "All I have is an assembly drawing numbered {dwg0}. Its bill of materials lists the {part2}; which "
-        "supplier provides that part?",
+        "short": "{dims} product BOM {part2} supplier",
+        "medium": "In the bill of materials for the product measuring {dims} overall, who supplies the {part2}?",
+        "long": "All I know is that the product measures {dims} overall. Its bill of materials lists the {part2}; "
+        "which supplier provides that part?",
     },
     "dwg_bom_contract": {
-        "short": "{dwg0} main supplier contract value",
-        "medium": "What is the value of the main supplier contract cited in the bill of materials for assembly "
-        "drawing {dwg0}?",
-        "long": "For costing I need to trace from the drawing to the contract: assembly drawing {dwg0} has a bill of "
-        "materials that names the main supplier contract. What is that purchase contract worth?",
+        "short": "{dims} product {part1} contract value",
+        "medium": "The product measuring {dims} overall has a bill of materials; what is the main supplier contract "
+        "for its {part1} worth?",
+        "long": "For costing I need to trace from the product to the contract: the product that measures {dims} "
+        "overall has a bill of materials naming the main supplier contract for its {part1}. What is that purchase "
+        "contract worth?",
     },
     "part_bom_contract": {
-        "short": "{dwg1} BOM contract delivery date",
-        "medium": "Part drawing {dwg1} belongs to a bill of materials; what delivery date does the purchase contract "
-        "cited there set?",
-        "long": "Production planning needs the material arrival date: part drawing {dwg1} belongs to a bill of "
-        "materials, which cites a purchase contract. What delivery date does that contract give?",
+        "short": "part no. {pn1} BOM contract delivery date",
+        "medium": "Part no. {pn1} belongs to a bill of materials; what delivery date does the purchase contract cited "
+        "there set?",
+        "long": "Production planning needs the material arrival date: part no. {pn1} belongs to a bill of materials, "
+        "which cites a purchase contract. What delivery date does that contract give?",
     },
     "review_contract": {
         "short": "{lr_no} reviewed contract supplier representative",
@@ -119,7 +131,7 @@ def assembly(f: dict[str, Any]) -> DocSpec:
                 ],
             ),
             Section("References", [f"Bill of materials: {f['bom_no']}", f"Part drawings: {f['dwg1']}, {f['dwg2']}"]),
-            Section("Notes", [f"Total weight {f['weight']}", "Overall dimensions per front view"]),
+            Section("Notes", [f"Total weight {f['weight']}", f"Overall dimensions {f['dims']} (see front view)"]),
         ],
     )
 
@@ -137,7 +149,8 @@ def part(f: dict[str, Any]) -> DocSpec:
                     f"1. Material: {f['material']}",
                     f"2. Default wall thickness {f['thickness']}",
                     f"3. Finish: {f['finish']}",
-                    "4. Untoleranced dimensions per ISO 2768-m.",
+                    f"4. Untoleranced dimensions per {f['tolerance']}.",
+                    f"5. Mark part no. {f['pn']} and the revision letter on the inside face.",
                 ],
             ),
             Section("References", [f"Assembly drawing: {f['dwg0']}", f"Bill of materials: {f['bom_no']}"]),
@@ -318,8 +331,8 @@ def legal_review(f: dict[str, Any]) -> DocSpec:
 CONCLUSIONS = ("Sign after the changes above", "Cleared for signature", "Hold; resubmit with the missing clauses")
 
 SUBJECT_ALIASES: dict[str, str] = {
-    "assembly": "{product} general assembly sheet",
-    "part": "{product} {part} sheet",
+    "assembly": "the {dims} unit",
+    "part": "component {pn}",
     "bom": "{product} parts list",
     "pack": "{product} released drawings archive",
 }
@@ -327,10 +340,14 @@ ATTR_ALIASES: dict[str, str] = {
     "assembly.designer": "draftsperson",
     "assembly.approver": "signatory",
     "assembly.weight": "mass",
+    "assembly.checker": "reviewer",
+    "assembly.torque": "screw torque",
     "part.material": "raw material",
     "part.finish": "surface treatment",
     "part.thickness": "wall gauge",
     "part.designer": "draftsperson",
+    "part.tolerance": "tolerance grade for unmarked dimensions",
+    "part.checker": "reviewer",
     "bom.price1": "purchase price of the {part1}",
     "bom.supplier2": "vendor of the {part2}",
     "bom.compiler": "preparer",

@@ -113,6 +113,46 @@ def single_question(
     )
 
 
+def content_question(
+    rng: random.Random, style: str, subject: str, attr: str, answer: str, mode: str, when: str = ""
+) -> str:
+    """A question about a drawing that names what it is about (``subject``: ``料号 41001-8423-1 的零件``,
+    ``外形尺寸 220 × 160 × 48 mm 的产品``), never the drawing's title or number. Same styles and modes as
+    ``single_question``."""
+    q = _INTERROG[answer]
+    if style == "short":
+        lead = {"plain": "", "latest": "最新 ", "original": "第1版 ", "as_of": f"{when} "}[mode]
+        return f"{lead}{subject} {attr}"
+    if style == "medium":
+        if mode == "as_of":
+            return f"截至{when}，{subject}图纸上的{attr}{q}？"
+        if mode == "original":
+            return f"{subject}最早一版图纸中的{attr}{q}？"
+        if mode == "latest":
+            return f"{subject}最新版图纸中的{attr}{q}？"
+        return rng.choice(
+            [
+                f"{subject}，图纸上标注的{attr}{q}？",
+                f"请问{subject}图纸上的{attr}{q}？",
+                f"{subject}图纸里写的{attr}{q}？",
+            ]
+        )
+    ctx = rng.choice(LONG_CONTEXTS)
+    if mode == "as_of":
+        return f"{ctx}，需要还原{when}那时的情况：当时{subject}图纸上的{attr}{q}？麻烦以当时的版本为准。"
+    if mode == "original":
+        return f"{ctx}，想对比一下改动前后的差异：{subject}最早的第一版图纸里，{attr}{q}？"
+    if mode == "latest":
+        return f"{ctx}，听说{subject}图纸改过好几版了，按最新版本来看，{attr}{q}？"
+    return rng.choice(
+        [
+            f"{ctx}，想确认一下{subject}图纸上标注的{attr}{q}，麻烦帮我查一下原图。",
+            f"{ctx}。请帮我翻一下{subject}图纸，看看上面写的{attr}{q}？",
+            f"{ctx}，需要引用{subject}图纸里的准确信息：其中的{attr}{q}？",
+        ]
+    )
+
+
 _TOKEN = re.compile(r"[\u3400-\u9fff]|[A-Za-z0-9][A-Za-z0-9.,:%#+/-]*")
 
 

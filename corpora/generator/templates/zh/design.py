@@ -15,6 +15,7 @@ PURCHASED = (
 )
 RESULTS = ("合格", "合格", "让步接收")
 DEFECTS = ("未发现外观及尺寸缺陷", "2 件表面轻微划伤，不影响使用", "1 件孔位偏差 0.05 mm，在公差范围内")
+TOLERANCE = "GB/T 1804-{}"  # 未注公差，按等级
 LAYERS = ["轮廓线", "中心线", "尺寸标注", "剖面线"]
 RISKS = (
     "违约金条款对乙方约束不足，建议增加逾期交货按日 0.5‰ 计收违约金",
@@ -26,11 +27,16 @@ RISKS = (
 ATTRS: dict[str, str] = {
     "assembly.designer": "设计人",
     "assembly.approver": "批准人",
-    "assembly.weight": "整机重量",
+    "assembly.weight": "重量",
+    "assembly.checker": "审核人",
+    "assembly.torque": "螺钉紧固扭矩（N·m）",
+    "assembly.scale": "绘图比例",
     "part.material": "材料",
     "part.finish": "表面处理",
     "part.thickness": "未注壁厚",
     "part.designer": "设计人",
+    "part.tolerance": "未注公差等级",
+    "part.checker": "审核人",
     "bom.price1": "{part1}的单价（元）",
     "bom.supplier2": "{part2}的供应商",
     "bom.compiler": "编制人",
@@ -55,21 +61,26 @@ SUBJECTS: dict[str, str] = {
     "pack": "{product} 图纸发布包",
     "legal_review": "合同审查意见 {lr_no}",
 }
+# 图纸按图上写的内容来问（不提图名和图号：它们就是文件名）
+CONTENT_SUBJECTS: dict[str, str] = {
+    "assembly": "外形尺寸 {dims} 的产品",
+    "part": "料号 {pn} 的零件",
+}
 CHAINS: dict[str, dict[str, str]] = {
     "dwg_bom_supplier": {
-        "short": "{dwg0} 物料清单 {part2}供应商",
-        "medium": "图号 {dwg0} 的装配图所配套的物料清单中，{part2}由哪家供应商提供？",
-        "long": "我手上只有一张装配图，图号是 {dwg0}，想知道它配套的物料清单里{part2}这一项是哪家供应商供货的？",
+        "short": "外形尺寸 {dims} 产品 物料清单 {part2}供应商",
+        "medium": "外形尺寸为 {dims} 的那款产品，配套物料清单中的{part2}由哪家供应商提供？",
+        "long": "我只知道这款产品的外形尺寸是 {dims}，想查它图纸配套的物料清单里{part2}这一项是哪家供应商供货的？",
     },
     "dwg_bom_contract": {
-        "short": "{dwg0} 主供应商合同金额",
-        "medium": "图号 {dwg0} 的装配图配套的物料清单里，引用的主供应商采购合同金额是多少？",
-        "long": "做成本核算时需要从图纸追溯到合同：图号 {dwg0} 的装配图对应一份物料清单，清单里写了主供应商合同编号，请问那份采购合同的合同金额是多少？",
+        "short": "外形尺寸 {dims} 产品 {part1}采购合同金额",
+        "medium": "外形尺寸为 {dims} 的产品，其物料清单里{part1}的主供应商采购合同金额是多少？",
+        "long": "做成本核算时需要从产品追溯到合同：外形尺寸为 {dims} 的那款产品有一份物料清单，清单里写了{part1}的主供应商合同编号，请问那份采购合同的合同金额是多少？",
     },
     "part_bom_contract": {
-        "short": "{dwg1} 所属清单 采购合同交货日期",
-        "medium": "图号 {dwg1} 的零件图所属的物料清单引用的采购合同，约定的交货日期是哪天？",
-        "long": "生产计划要确认来料时间：图号 {dwg1} 这张零件图属于某份物料清单，那份清单引用了一份采购合同，请帮我查一下合同约定的交货日期。",
+        "short": "料号 {pn1} 所属清单 采购合同交货日期",
+        "medium": "料号 {pn1} 的零件所属的物料清单引用的采购合同，约定的交货日期是哪天？",
+        "long": "生产计划要确认来料时间：料号 {pn1} 的零件属于某份物料清单，那份清单引用了一份采购合同，请帮我查一下合同约定的交货日期。",
     },
     "review_contract": {
         "short": "{lr_no} 审查的合同 乙方代表",
@@ -109,7 +120,7 @@ def assembly(f: dict[str, Any]) -> DocSpec:
                 ],
             ),
             Section("关联文件", [f"配套物料清单：{f['bom_no']}", f"零件图：{f['dwg1']}、{f['dwg2']}"]),
-            Section("标注", [f"整机重量 {f['weight']}", "外形尺寸见主视图"]),
+            Section("标注", [f"整机重量 {f['weight']}", f"外形尺寸 {f['dims']}（见主视图）"]),
         ],
     )
 
@@ -127,7 +138,8 @@ def part(f: dict[str, Any]) -> DocSpec:
                     f"1. 材料：{f['material']}",
                     f"2. 未注壁厚 {f['thickness']}",
                     f"3. 表面处理：{f['finish']}",
-                    "4. 未注公差按 GB/T 1804-m。",
+                    f"4. 未注公差按 {f['tolerance']}。",
+                    f"5. 内侧面标记料号 {f['pn']} 及版本号。",
                 ],
             ),
             Section("关联文件", [f"所属装配图：{f['dwg0']}", f"所属物料清单：{f['bom_no']}"]),
@@ -293,20 +305,24 @@ def legal_review(f: dict[str, Any]) -> DocSpec:
 
 CONCLUSIONS = ("修改后可以签署", "可以签署", "建议暂缓签署，待补充条款后重新提交")
 
+# a part drawing keeps its subject (the part number is all that names it; other words for 料号 only add noise)
 SUBJECT_ALIASES: dict[str, str] = {
-    "assembly": "{product}的总装图纸",
-    "part": "{product}的{part}图纸",
+    "assembly": "尺寸为 {dims} 的那台设备",
     "bom": "{product}的物料明细表",
     "pack": "{product}图纸的正式发布压缩包",
 }
 ATTR_ALIASES: dict[str, str] = {
     "assembly.designer": "画图的工程师",
     "assembly.approver": "签字批准的人",
-    "assembly.weight": "重量",
+    "assembly.weight": "总重",
+    "assembly.checker": "校核人",
+    "assembly.torque": "螺丝拧紧力矩",
     "part.material": "所用材质",
     "part.finish": "表面工艺",
     "part.thickness": "壁厚",
     "part.designer": "画图的工程师",
+    "part.tolerance": "一般公差的精度等级",
+    "part.checker": "校核人",
     "bom.price1": "{part1}的采购价",
     "bom.supplier2": "{part2}的供货厂家",
     "bom.compiler": "编表人",
