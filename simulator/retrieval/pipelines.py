@@ -22,7 +22,7 @@ from drivebench.simulator.index.embedders import Embedder
 
 PIPELINES = ("dense", "bm25", "hybrid")
 # The default is the best measured pipeline (benchmarks/bench_pipelines.py, Hit@10 on the 252-query eval
-# sets): acme-zh dense 0.808 / bm25 1.000 / hybrid 0.960; acme-en dense 0.964 / bm25 1.000 / hybrid 0.991.
+# sets): acme-zh dense 0.674 / bm25 1.000 / hybrid 0.911; acme-en dense 0.906 / bm25 1.000 / hybrid 0.987.
 # MiniLM is blind to most Chinese, and equal-weight fusion lets its misses dilute BM25's ranking.
 DEFAULT_PIPELINE = "bm25"
 RRF_K = 60
