@@ -5,6 +5,7 @@ stop (SIGTERM: final index snapshot) and after a SIGKILL (index files behind: th
 from __future__ import annotations
 
 import io
+import json
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -113,6 +114,16 @@ def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path) -> None:
         # SIGKILL with the index files behind the metadata: the restart replays the change feed
         srv.start(env={"DRIVEBENCH_INDEX_SAVE_INTERVAL": "600"})
         writes(srv, "b")
+        with httpx.Client(
+            base_url=srv.url, timeout=60, headers=srv.headers("u009")
+        ) as c:  # after the purge's checkpoint
+            for i in range(3):
+                data = f"# late {i}\nrestart-marker 运维 late {i}".encode()
+                r = c.post("/api/v1/files", files={"file": (f"late-{i}.md", data)}, data={"folder": "/it"})
+                assert r.status_code == 201
+                doc = r.json()["doc_id"]
+                r = c.post(f"/api/v1/files/{doc}/versions", files={"file": ("v.md", data + b" v2")})
+                assert r.status_code == 201
         before_kill = run_queries(srv)
         stats = srv.get("/_sim/stats").json()
         assert stats["durable"]["index_file_seq"] < stats["durable"]["meta_seq"]
@@ -127,5 +138,16 @@ def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path) -> None:
             > 0
         )
         assert after["durable"]["rebuilt_index_at_start"] is False
+        print(
+            "restart-test",
+            json.dumps(
+                {
+                    "queries_compared": len(QUERIES) + 4,
+                    "changes": after["changes"],
+                    "replayed_after_sigkill": after["durable"]["replayed_changes_at_start"],
+                    "snapshot": after["snapshot"],
+                }
+            ),
+        )
     finally:
         srv.kill()
