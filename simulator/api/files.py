@@ -24,7 +24,8 @@ token, which only evaluates recall, gets 403 here):
 A document the caller may not even ``list`` answers 404, exactly like a missing one (its existence
 is not revealed); one it may list but not act on answers 403.
 
-Uploads: multipart ``file`` (at most ``MAX_UPLOAD_BYTES``, default 32 MiB, else 413 ``too-large``),
+Uploads: multipart ``file`` (at most ``MAX_UPLOAD_BYTES``: 32 MiB, or ``DRIVEBENCH_MAX_UPLOAD_BYTES``; else
+413 ``too-large``, refused before the body is parsed when the client announces a larger length),
 ``folder`` (path), optional ``name`` (default: the file's name), ``secret_level`` (default
 ``internal``; not above the uploader's clearance) and ``note``. Every upload goes through the same
 extractors as the corpus. A file they refuse (hostile, corrupt, mislabelled, unsupported) is kept
