@@ -79,7 +79,8 @@ def bootstrap_ratio_cis(
     rng = np.random.default_rng(seed)
     den_index: dict[bytes, int] = {}
     den_of = [den_index.setdefault(den[:, j].tobytes(), len(den_index)) for j in range(m)]
-    unique_dens = den[:, sorted(set(den_of), key=den_of.index)] if m else den
+    # one representative column per distinct denominator, in class order (class d -> column of its first use)
+    unique_dens = den[:, [den_of.index(d) for d in range(len(den_index))]] if m else den
     data = np.ascontiguousarray(np.hstack([num, unique_dens]))
     first, counts = _row_classes(data)
     if len(first) <= n // 8:
