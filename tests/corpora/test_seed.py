@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+
 from drivebench.corpora.format import (
     EVALSET_NAME,
     FILE_TYPES,

@@ -119,6 +119,7 @@ def test_report_renders_offline_with_every_chart_and_no_console_errors(tmp_path:
     assert parser.bars > 20
 
     from PIL import Image as pil
+
     shot = tmp_path / "report.png"
     run_chromium(html_path, tmp_path, f"--screenshot={shot}", "--window-size=1280,1600")
     assert shot.exists()
