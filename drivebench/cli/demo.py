@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt, parse_ks
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract, parse_ks
 from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
 
 
@@ -18,6 +18,7 @@ def demo(
     k: str = typer.Option("1,3,5,10", "--k"),
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
+    extract: list[str] = ExtractOpt,
     history: str | None = HistoryOpt,  # issue #6: run history
     fault: list[str] = typer.Option(  # issue #7: fault profiles
         [],
@@ -46,7 +47,7 @@ def demo(
 
     started = time.perf_counter()
     ks = parse_ks(k)
-    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder))
+    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract)))
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)

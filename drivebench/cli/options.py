@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
+from drivebench.simulator.extract.base import STRATEGIES, ExtractConfig
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
 
 CorpusOpt = typer.Option(
@@ -24,3 +25,25 @@ def parse_ks(value: str) -> list[int]:
     if not ks or ks[0] < 1 or ks[-1] > 100:
         raise typer.BadParameter("--k values must be between 1 and 100")
     return ks
+
+
+ExtractOpt = typer.Option(
+    [],
+    "--extract",
+    help="Per-type extraction strategy TYPE=STRATEGY, repeatable (e.g. dxf=filename-only, pdf=layout).",
+)
+
+
+def parse_extract(pairs: list[str]) -> ExtractConfig:
+    """``["dxf=filename-only"]`` -> an ExtractConfig; unknown types or strategies are a clear error."""
+    values: dict[str, str] = {}
+    for pair in pairs:
+        file_type, sep, strategy = pair.partition("=")
+        if not sep or file_type not in STRATEGIES:
+            raise typer.BadParameter(f"--extract {pair!r}: use TYPE=STRATEGY with TYPE one of {', '.join(STRATEGIES)}")
+        if strategy not in STRATEGIES[file_type]:
+            raise typer.BadParameter(
+                f"--extract {pair!r}: {file_type} strategies are {', '.join(STRATEGIES[file_type])}"
+            )
+        values[file_type] = strategy
+    return ExtractConfig(**values)  # type: ignore[arg-type]

@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
 
@@ -52,6 +52,7 @@ def serve(
     port: int = typer.Option(8000, help="TCP port."),
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
+    extract: list[str] = ExtractOpt,
     data_dir: Path | None = typer.Option(
         None,
         "--data-dir",
@@ -68,7 +69,7 @@ def serve(
     from drivebench.server import serve_forever
 
     faults = _parse_faults(fault, host)  # issue #7
-    config = SimConfig(pipeline=pipeline, embedder=embedder)
+    config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
     sim = load_with_progress(corpus, config) if data_dir is None else open_data_dir(data_dir, corpus, config)
     if faults:  # issue #7
         sim.faults.replace(faults)
