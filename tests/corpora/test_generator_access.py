@@ -15,9 +15,9 @@ import pytest
 from drivebench.corpora.format import Manifest
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, plan
+from drivebench.simulator import permissions
 
 pytestmark = pytest.mark.slow
-permissions = pytest.importorskip("drivebench.simulator.permissions")
 
 
 @pytest.fixture(scope="module", params=["zh", "en"])

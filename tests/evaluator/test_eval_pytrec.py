@@ -5,12 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+import pytrec_eval
 
 from drivebench.evaluator.metrics.mrr import mrr
 from drivebench.evaluator.schema import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
 
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank"}

@@ -12,7 +12,7 @@ from drivebench.evaluator.scoring import score
 
 @pytest.fixture(scope="module")
 def seed():
-    builtin = pytest.importorskip("drivebench.corpora.builtin")
+    import drivebench.corpora.builtin as builtin
     from drivebench.corpora.format import EVALSET_NAME, load_manifest
 
     corpus = builtin.resolve_corpus("seed")

@@ -7,6 +7,7 @@ import random
 from pathlib import Path
 
 import pytest
+import pytrec_eval
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
@@ -14,8 +15,6 @@ from drivebench.evaluator.report.sample import sample_inputs
 from drivebench.evaluator.schema import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import score
 from drivebench.evaluator.trec import export_trec, qrels_lines, run_lines, trec_id
-
-pytrec_eval = pytest.importorskip("pytrec_eval")
 
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank"}
