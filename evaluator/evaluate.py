@@ -1,4 +1,11 @@
-"""Evaluate a target end to end: run the eval set, score it, write run.jsonl and metrics.json."""
+"""Evaluate a target end to end: preflight, run the eval set, map ids, score, judge the run, and
+write run.jsonl and metrics.json.
+
+The run *failed* when the preflight probe failed (nothing else is sent; every query is recorded
+as a ``preflight`` error) or when the share of failed queries exceeds ``max_error_rate``
+(default 0: any failed query fails the run). ``metrics.json`` then says so in ``status``
+(``"failed"`` with the reason), shown first by every report; history keeps the run, marked failed.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from drivebench import __version__
+from drivebench.evaluator.idmap import IdMapper
+from drivebench.evaluator.preflight import Preflight, preflight
 from drivebench.evaluator.runner import RunConfig, run_queries
 from drivebench.evaluator.schema import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
@@ -23,10 +32,43 @@ class Evaluation:
     records: list[RunRecord]
     result: dict[str, Any]
     out_dir: Path | None = None
+    preflight: Preflight | None = None
+
+    @property
+    def failed(self) -> bool:
+        return (self.result.get("status") or {}).get("state") == "failed"
 
 
 def evalset_hash(path: Path) -> str:
     return "sha256:" + hashlib.sha256(Path(path).read_bytes()).hexdigest()[:32]
+
+
+def judge(result: dict[str, Any], max_error_rate: float = 0.0, pre: Preflight | None = None) -> dict[str, Any]:
+    """``result["status"]``: ``{"state": "ok" | "failed", "reason", "max_error_rate"}``."""
+    errors = result.get("errors") or {}
+    rate = float(errors.get("rate") or 0.0)
+    if pre is not None and pre.fatal:
+        reason = f"preflight failed ({pre.kind}): {pre.diagnosis}"
+        state = "failed"
+    elif rate > max_error_rate:
+        kinds = ", ".join(f"{k} {v['count']}" for k, v in (errors.get("by_kind") or {}).items())
+        reason = (
+            f"{errors.get('failed')} of {errors.get('queries')} queries failed (error rate {rate:.3f} > "
+            f"--max-error-rate {max_error_rate:g}): {kinds}"
+        )
+        state = "failed"
+    else:
+        reason = f"error rate {rate:.3f} <= --max-error-rate {max_error_rate:g}"
+        state = "ok"
+    status = {"state": state, "reason": reason, "max_error_rate": max_error_rate}
+    result["status"] = status
+    return status
+
+
+def with_status_first(result: dict[str, Any]) -> dict[str, Any]:
+    """The same dict with ``status``, ``errors`` and ``preflight`` first (metrics.json key order)."""
+    first = ("status", "errors", "preflight", "unmapped", "oracles")
+    return {**{k: result[k] for k in first if k in result}, **{k: v for k, v in result.items() if k not in first}}
 
 
 def evaluate(
@@ -39,18 +81,48 @@ def evaluate(
     catalog: Any = None,
     progress: Callable[[], None] | None = None,
     run_info: dict[str, Any] | None = None,
+    id_mapper: IdMapper | None = None,
+    probe: bool = False,
+    on_preflight: Callable[[Preflight], None] | None = None,
+    max_error_rate: float = 0.0,
 ) -> Evaluation:
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     started = datetime.now(UTC)
+    pre: list[Preflight] = []
 
     async def go() -> list[RunRecord]:
         try:
+            if probe and queries:
+                p = await preflight(target, queries[0], cfg.top_k, cfg.mode)
+                pre.append(p)
+                if on_preflight is not None:
+                    on_preflight(p)
+                if p.fatal:
+                    msg = f"not sent: the preflight probe failed ({p.kind}): {p.diagnosis}"
+                    return [RunRecord(query_id=q.query_id, error=msg, error_kind="preflight", attempts=0) for q in queries]
             return await run_queries(target, queries, cfg, progress)
         finally:
             await target.aclose()
 
     records = asyncio.run(go())
+    mapping_info: dict[str, Any] | None = None
+    if id_mapper is not None:
+        records, stats = id_mapper.map_records(records)
+        mapping_info = {
+            "match": id_mapper.match,
+            "describe": id_mapper.describe,
+            "results": stats.results,
+            "mapped": stats.mapped,
+            "unmapped": stats.unmapped,
+            "unmapped_versions": stats.unmapped_versions,
+        }
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog)
+    if mapping_info is not None:
+        result["unmapped"]["mapping"] = mapping_info
+    p = pre[0] if pre else None
+    if p is not None:
+        result["preflight"] = p.as_dict()
+    judge(result, max_error_rate, p)
     snapshots = sorted({str(r.model_extra.get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")})
     info = {
         "target": getattr(target, "name", "unknown"),
@@ -63,15 +135,20 @@ def evaluate(
     }
     info.update(run_info or {})
     result["run_info"] = info
-    return Evaluation(records, result)
+    return Evaluation(records, with_status_first(result), preflight=p)
 
 
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_jsonl(out_dir / "run.jsonl", evaluation.records)
-    (out_dir / "metrics.json").write_text(
-        json.dumps(evaluation.result, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_metrics(evaluation.result, out_dir / "metrics.json")
     evaluation.out_dir = out_dir
     return out_dir
+
+
+def write_metrics(result: dict[str, Any], path: Path) -> Path:
+    """metrics.json with ``status``, ``errors`` and ``preflight`` first (the rest as computed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(with_status_first(result), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return path

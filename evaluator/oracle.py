@@ -25,6 +25,7 @@ class DriveOracle:
 
     def __init__(self, drive: Drive, at: datetime | None = None) -> None:
         self.drive = drive
+        self.description = f"the corpus's policies ({drive.name}) at each query's time"
         self.engine = PermissionEngine(self.drive)
         self.at = as_utc(at) if at is not None else self.drive.clock.now()
         self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}

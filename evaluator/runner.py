@@ -2,7 +2,7 @@
 
 Each query becomes one ``RunRecord``. 429 and 5xx answers, timeouts and connection errors are
 retried with exponential backoff and full jitter (seeded), honouring ``Retry-After``; after the last
-attempt the query is recorded with ``error`` (it then scores as a miss). Latency is the wall time
+attempt the query is recorded with ``error`` and ``error_kind`` (a failed query, never a result). Latency is the wall time
 of the attempt that succeeded.
 
 ``RunConfig.mode``: ``"recall"`` calls ``target.recall``; ``"answer"`` calls ``target.answer`` (the
@@ -37,25 +37,31 @@ class RunConfig:
 
 
 async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random) -> RunRecord:
-    last_error = "not attempted"
+    last_error, last_kind = "not attempted", "other"
     retries = 0
     call = getattr(target, cfg.mode, None)
     if call is None:
-        return RunRecord(query_id=q.query_id, error=f"target {target.name} has no {cfg.mode}()", attempts=0)
+        return RunRecord(
+            query_id=q.query_id, error=f"target {target.name} has no {cfg.mode}()", error_kind="other", attempts=0
+        )
     for attempt in range(1, cfg.attempts + 1):
         started = time.perf_counter()
         try:
             resp = await call(q, cfg.top_k)
         except TargetError as exc:
-            last_error = str(exc)
+            last_error, last_kind = str(exc), exc.kind
             if not exc.retryable or attempt == cfg.attempts:
-                return RunRecord(query_id=q.query_id, error=last_error, attempts=attempt, retries=retries)
+                return RunRecord(
+                    query_id=q.query_id, error=last_error, error_kind=last_kind, attempts=attempt, retries=retries
+                )
             retries += 1
             delay = exc.retry_after if exc.retry_after is not None else rng.uniform(0, cfg.backoff_base * 2**attempt)
             await asyncio.sleep(min(delay, cfg.backoff_max))
             continue
         except Exception as exc:  # a target bug must not stop the run
-            return RunRecord(query_id=q.query_id, error=f"{type(exc).__name__}: {exc}", attempts=attempt)
+            return RunRecord(
+                query_id=q.query_id, error=f"{type(exc).__name__}: {exc}", error_kind="other", attempts=attempt
+            )
         latency = (time.perf_counter() - started) * 1000
         return RunRecord(
             query_id=q.query_id,
@@ -67,7 +73,9 @@ async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random)
             as_of=resp.as_of,
             snapshot=resp.snapshot,
         )
-    return RunRecord(query_id=q.query_id, error=last_error, attempts=cfg.attempts, retries=retries)
+    return RunRecord(
+        query_id=q.query_id, error=last_error, error_kind=last_kind, attempts=cfg.attempts, retries=retries
+    )
 
 
 async def run_queries(

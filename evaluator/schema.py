@@ -15,7 +15,11 @@ Eval set, one query per line::
 Run, one query per line::
 
     {"query_id": "q001", "results": [{"doc_id": "d0007", "version_id": "d0007-v2", "score": 0.71, "rank": 1}],
-     "latency_ms": 12.5, "error": null, "answer": null}
+     "latency_ms": 12.5, "error": null, "error_kind": null, "answer": null}
+
+A record with ``error`` is a failed query (``error_kind`` says which kind): never a result. A result
+mapped from a foreign id keeps it in ``foreign_id``; one that maps to no document of the corpus has
+``"unmapped": true`` (and ``doc_id`` ``"unmapped:<foreign id>"``): never a hit, never dropped.
 """
 
 from __future__ import annotations
@@ -80,6 +84,7 @@ class RunRecord(BaseModel):
     results: list[RunHit] = Field(default_factory=list)
     latency_ms: float | None = None
     error: str | None = None
+    error_kind: str | None = None  # one of targets.base.ERROR_KINDS when ``error`` is set
     answer: str | None = None
     attempts: int = 1
 

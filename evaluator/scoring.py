@@ -49,6 +49,7 @@ from typing import Any, Literal
 import numpy as np
 
 from drivebench.evaluator.catalog import Catalog
+from drivebench.evaluator.failures import errors_section, unmapped_section
 from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics import _columns as fam
 from drivebench.evaluator.metrics._run import Aligned, align, is_timeout
@@ -143,8 +144,7 @@ def _score(
     resamples: int,
 ) -> dict[str, Any]:
     al = align(queries, run)
-    if oracle == "evalset":
-        oracle = oracle_from_evalset(queries)
+    oracle, oracles = resolve_oracles(queries, oracle, catalog)
     t = fam.Table(ks=ks, width=fam.ranking_width(al.hits, ks))
     fam.ranking(al, t)
     fam.permissions(al, t, oracle, catalog)
@@ -153,27 +153,92 @@ def _score(
     fam.citations(al, t, catalog)
     fam.multi_hop(al, t)
     fam.latency(al, t)
-    metrics = agg.aggregate(t.cols, t.specs)
-    ci = agg.confidence_intervals(t.cols, t.specs, resamples=resamples, seed=seed) if bootstrap and queries else {}
+    errors = errors_section(al)
+    answered_rows = np.flatnonzero(np.array(al.ok, dtype=bool))
+    if errors["answered"] == 0:  # nothing was answered: no figure means anything
+        metrics = {name: None for name in t.specs}
+        metrics_answered = dict(metrics)
+        ci: dict[str, Any] = {}
+    else:
+        metrics = agg.aggregate(t.cols, t.specs)
+        metrics_answered = agg.aggregate(t.cols, t.specs, answered_rows)
+        ci = agg.confidence_intervals(t.cols, t.specs, resamples=resamples, seed=seed) if bootstrap and queries else {}
+    _not_measured_without_answers(oracles, errors["answered"])
+    if t.counts.get("version_pinned", 0) == 0:
+        oracles["version"] = {"measured": False, "reason": "no gold document of the eval set pins a version_id"}
     per_query_metrics = [m for m, spec in t.specs.items() if isinstance(spec, agg.Mean)]
     return {
         "format": METRICS_FORMAT,
+        "errors": errors,
+        "unmapped": unmapped_section(al),
+        "oracles": oracles,
+        "metrics_scope": {
+            "metrics": "over all queries of the eval set; failed queries count as misses (leak rates: answered only)",
+            "metrics_answered": f"over the {errors['answered']} answered queries only",
+        },
         "config": {
             "ks": ks,
             "multi_hop_k": max(ks),
             "seed": seed,
-            "oracle": oracle is not None,
+            "oracle": bool(oracles["leak"]["measured"]),
             "catalog": catalog is not None,
             "bootstrap": {"resamples": resamples, "method": "percentile", "level": 0.95} if bootstrap else None,
             "per_query_metrics": per_query_metrics,
         },
         "metrics": metrics,
+        "metrics_answered": metrics_answered,
         "ci": ci,
         "strata": _strata(queries, catalog, t),
         "counts": {**al.counts, **t.counts},
         **t.sections,
         "per_query": _per_query(al, t),
     }
+
+
+def resolve_oracles(
+    queries: Sequence[EvalQuery], oracle: Oracle | Literal["evalset"] | None, catalog: Catalog | None
+) -> tuple[Oracle | None, dict[str, Any]]:
+    """The leak oracle to use and what every oracle-dependent metric is measured against.
+
+    ``"evalset"`` is an oracle only when some query lists ``forbidden`` or ``allowed``: otherwise
+    leaks are "not measured", never 0.
+    """
+    out: dict[str, Any] = {}
+    if oracle == "evalset":
+        if any(q.forbidden or q.allowed is not None for q in queries):
+            oracle = oracle_from_evalset(queries)
+        else:
+            oracle = None
+            out["leak"] = {
+                "measured": False,
+                "reason": "no leak oracle: the eval set lists no forbidden/allowed documents and no corpus "
+                "was given (--corpus) whose policies could judge the results",
+            }
+    if oracle is None:
+        out.setdefault(
+            "leak", {"measured": False, "reason": "no leak oracle was given (--corpus, or forbidden/allowed lists)"}
+        )
+    else:
+        out["leak"] = {"measured": True, "source": str(getattr(oracle, "description", "a custom oracle callable"))}
+    out["version"] = {"measured": True, "source": "the eval set's pinned gold version_ids"}
+    out["trashed"] = (
+        {"measured": True, "source": "the document catalog's trash times"}
+        if catalog is not None
+        else {"measured": False, "reason": "no document catalog (--corpus) to say what was in the recycle bin"}
+    )
+    return oracle, out
+
+
+def _not_measured_without_answers(oracles: dict[str, Any], answered: int) -> None:
+    if answered:
+        return
+    for name, entry in oracles.items():
+        if entry.get("measured"):
+            oracles[name] = {
+                "measured": False,
+                "reason": "no query was answered (every query failed)",
+                "would_use": entry.get("source"),
+            }
 
 
 def compare(score_a: dict[str, Any], score_b: dict[str, Any], *, seed: int = 0) -> dict[str, Any]:

@@ -96,7 +96,8 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
     leaked_lists: list[list[str]] = []
     batch = getattr(oracle, "denied", None)
     for qi, (q, hits) in enumerate(zip(al.queries, al.hits, strict=True)):
-        returned = dict.fromkeys(map(_doc_id, hits))
+        # an unmapped result (idmap) is not a document of the corpus: the oracle cannot judge it
+        returned = dict.fromkeys(h.doc_id for h in hits if not (h.model_extra or {}).get("unmapped"))
         asked = [*returned, *(g for g in q.gold_ids if g not in returned)]
         bad = set(batch(q, asked)) if batch is not None else {d for d in asked if not oracle(q, d)}
         permitted = {g: 1.0 for g in q.gold_ids if g not in bad}
@@ -111,9 +112,9 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
             leaked_lists.append([])
     denied_m = _flags(n, width, denied)
     pgains = gain_matrix(al.top_ids(width), permitted_gains, width)
-    ok = np.array(al.ok)
-    for k in t.ks:
-        t.mean_metric(f"leak_rate@{k}", leak_batch(denied_m, k))
+    ok = np.array(al.ok, dtype=bool)
+    for k in t.ks:  # a failed query showed nothing we can judge: excluded, never "did not leak"
+        t.mean_metric(f"leak_rate@{k}", np.where(ok, leak_batch(denied_m, k), np.nan))
     for k in t.ks:
         values = hit_rate_permitted_batch(pgains, denied_m, refusal, ok, k)
         t.mean_metric(f"hit_rate_permitted@{k}", np.where(defined, values, np.nan))

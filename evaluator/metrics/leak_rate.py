@@ -1,7 +1,8 @@
 """leak_rate@K: how often a query's principal is shown something it may not preview.
 
 Formula: ``leak@K(q) = 1 if some result in top K of q is not previewable by q's principal else 0``;
-``leak_rate@K`` is the mean over **every** query of the eval set (gold or not). The leaked
+``leak_rate@K`` is the mean over every **answered** query of the eval set (gold or not): a failed
+query showed nothing that can be judged, so it is excluded (never counted as "did not leak"). The leaked
 documents (distinct, over the whole returned list, not only top K) are reported per query
 (``per_query[].leaked``) and in total (``leaks.documents``: doc id, number of queries it leaked to,
 secret level from the catalog or ``"unknown"``); ``leaks.by_secret_level`` counts (query, leaked
@@ -16,8 +17,13 @@ from the eval set alone:
 * otherwise an unknown doc counts as previewable (the eval set cannot know better: leaks of
   documents it does not mention are not detected).
 
+An eval set where no query has ``forbidden`` or ``allowed`` gives no oracle at all: leaks are
+"not measured" (``scoring``), never 0.
+
 Edge cases:
-* empty run / errored / missing query: nothing was shown, so 0 (still in the denominator).
+* empty result list: nothing was shown, so 0.
+* errored / missing query: excluded (``NaN``); with no answered query the rate is ``None``.
+* unmapped results (``idmap``: not a document of the corpus): not judged, counted elsewhere.
 * no gold: irrelevant; the query still counts.
 * ties: not re-sorted. Duplicate chunks of one leaked file: one leaked document.
 * fewer results than K: only the results present are checked.
@@ -43,6 +49,8 @@ class EvalsetOracle:
     Besides the per-document call it answers ``denied(query, doc_ids)`` with set operations, which
     the orchestrator uses when an oracle offers it (any oracle may implement that method).
     """
+
+    description = "the eval set's forbidden/allowed lists (documents the lists do not name are not judged)"
 
     def __init__(self, queries: Iterable[EvalQuery] = ()) -> None:
         self._rules: dict[str, tuple[frozenset[str], frozenset[str] | None]] = {}

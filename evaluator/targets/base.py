@@ -1,4 +1,8 @@
-"""The target protocol: one recall call per eval query, as the query's principal."""
+"""The target protocol: one recall call per eval query, as the query's principal.
+
+A call either returns a ``TargetResponse`` (a valid result list, possibly empty) or raises
+``TargetError`` with a ``kind`` from ``ERROR_KINDS``: a failed call is never a result.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,30 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from drivebench.evaluator.schema import EvalQuery, RunHit
+
+#: Error kinds, with what each means (reports list them in this order).
+ERROR_KINDS: dict[str, str] = {
+    "connection": "could not connect (refused, reset, DNS)",
+    "timeout": "no answer within the timeout",
+    "http_401": "HTTP 401: the token was rejected",
+    "http_403": "HTTP 403: the principal or token may not call recall",
+    "http_404": "HTTP 404: no recall endpoint at this URL",
+    "http_429": "HTTP 429: rate limited (after retries)",
+    "http_4xx": "another HTTP 4xx",
+    "http_5xx": "HTTP 5xx: server error (after retries)",
+    "app_error": "HTTP 2xx whose body says the call failed (ok_when)",
+    "not_json": "the body is not a JSON object",
+    "bad_shape": "the body does not fit the response mapping",
+    "missing": "no record for the query in the run",
+    "preflight": "not sent: the preflight probe failed",
+    "other": "anything else (a target bug)",
+}
+
+
+def http_error_kind(status: int) -> str:
+    if status in (401, 403, 404, 429):
+        return f"http_{status}"
+    return "http_5xx" if status >= 500 else "http_4xx"
 
 
 @dataclass
@@ -18,12 +46,16 @@ class TargetResponse:
 
 
 class TargetError(Exception):
-    """A failed call. ``retryable`` marks 429, 5xx, timeouts and connection errors."""
+    """A failed call. ``retryable`` marks 429, 5xx, timeouts and connection errors; ``kind`` is one
+    of ``ERROR_KINDS``."""
 
-    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None) -> None:
+    def __init__(
+        self, message: str, *, retryable: bool, retry_after: float | None = None, kind: str = "other"
+    ) -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after
+        self.kind = kind if kind in ERROR_KINDS else "other"
 
 
 class Target(Protocol):

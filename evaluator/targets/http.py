@@ -1,129 +1,232 @@
-"""An HTTP recall endpoint of the vendor's shape (the simulator, or a real instance).
+"""An HTTP recall endpoint: the simulator, or any real one described by a target profile.
 
-``recall`` posts to ``path`` (``/api/mcp/recall``); ``answer`` posts the same body plus
-``citation_style`` to ``answer_path`` (``/api/mcp/answer``) and reads ``answer`` from the response.
+``HttpTarget(url, token)`` speaks the simulator's shape (``POST /api/mcp/recall``); give
+``profile=`` (``targets.profile.TargetProfile``) for another vendor's URL, method, headers, body
+template, per-principal tokens and response mapping. ``answer`` posts the same body plus
+``citation_style`` to the answer endpoint and reads ``answer`` from the response.
+
+Every failure raises ``TargetError`` with a ``kind`` (``targets.base.ERROR_KINDS``): connection
+errors, timeouts, HTTP >= 400, a 2xx whose body says it failed (``ok_when``), a body that is not
+JSON or does not fit the mapping. Only 429, 5xx, timeouts and connection errors are retried.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 from drivebench.evaluator.schema import EvalQuery, RunHit
-from drivebench.evaluator.targets.base import TargetError, TargetResponse, request_body
+from drivebench.evaluator.targets.base import TargetError, TargetResponse, http_error_kind
+from drivebench.evaluator.targets.profile import (
+    ResponseSpec,
+    TargetProfile,
+    answer_url_for,
+    render,
+    simulator_url,
+    template_values,
+)
 
-
-@dataclass(frozen=True)
-class ResponseMapping:
-    """Where a response variant keeps things: dotted path to the result list and per-result keys."""
-
-    results: str = "results"
-    doc_id: str = "doc_id"
-    version_id: str = "version_id"
-    score: str = "score"
-    rank: str = "rank"
-    answer: str = "answer"
-
-    @classmethod
-    def parse(cls, pairs: list[str]) -> ResponseMapping:
-        """From ``field=key`` pairs, e.g. ``doc_id=file_id results=data.items``."""
-        values: dict[str, str] = {}
-        for pair in pairs:
-            name, sep, key = pair.partition("=")
-            if not sep or name not in cls.__dataclass_fields__ or not key:
-                known = ", ".join(cls.__dataclass_fields__)
-                raise ValueError(f"bad field mapping {pair!r}: use FIELD=KEY with FIELD one of {known}")
-            values[name] = key
-        return cls(**values)
+ResponseMapping = ResponseSpec  # the name older code uses
+_MISSING = object()
 
 
 def _dig(obj: Any, path: str) -> Any:
     for part in path.split("."):
-        if not isinstance(obj, dict) or part not in obj:
+        if isinstance(obj, dict) and part in obj:
+            obj = obj[part]
+        elif isinstance(obj, list) and part.isdigit() and int(part) < len(obj):
+            obj = obj[int(part)]
+        else:
             return None
-        obj = obj[part]
     return obj
 
 
-def parse_hits(data: dict[str, Any], mapping: ResponseMapping) -> list[RunHit]:
+def _keys(obj: Any) -> str:
+    if isinstance(obj, dict):
+        return ", ".join(map(str, list(obj)[:12])) or "(none)"
+    return f"(a {type(obj).__name__}, not an object)"
+
+
+def missing_path(data: Any, path: str) -> str:
+    """Why ``path`` is not a list in ``data``, e.g. ``results path data.items not found; top-level
+    keys: code, msg, data``."""
+    found, obj = [], data
+    for part in path.split("."):
+        if isinstance(obj, dict) and part in obj:
+            found.append(part)
+            obj = obj[part]
+            continue
+        text = f"results path {path} not found; top-level keys: {_keys(data)}"
+        if found:
+            text += f"; {'.'.join(found)} has keys: {_keys(obj)}"
+        return text
+    return f"results path {path} is not a list (it is {type(obj).__name__})"
+
+
+def parse_hits(data: dict[str, Any], mapping: ResponseSpec) -> list[RunHit]:
     rows = _dig(data, mapping.results)
     if not isinstance(rows, list):
-        raise TargetError(f"response has no list at {mapping.results!r}", retryable=False)
+        raise TargetError(missing_path(data, mapping.results), retryable=False, kind="bad_shape")
     hits = []
     for i, row in enumerate(rows, 1):
-        if not isinstance(row, dict) or _dig(row, mapping.doc_id) is None:
-            raise TargetError(f"result {i} has no {mapping.doc_id!r}", retryable=False)
-        version = _dig(row, mapping.version_id)
-        score = _dig(row, mapping.score)
-        rank = _dig(row, mapping.rank)
+        doc = _dig(row, mapping.doc_id) if isinstance(row, dict) else None
+        if doc is None or isinstance(doc, dict | list) or doc == "":
+            keys = _keys(row) if isinstance(row, dict) else type(row).__name__
+            raise TargetError(
+                f"result {i} has no {mapping.doc_id!r} (its keys: {keys})", retryable=False, kind="bad_shape"
+            )
+        version = _dig(row, mapping.version_id) if mapping.version_id else None
+        score = _dig(row, mapping.score) if mapping.score else None
+        rank = _dig(row, mapping.rank) if mapping.rank else None
+        extra: dict[str, Any] = {}
+        if mapping.version:
+            number = _dig(row, mapping.version)
+            if number is not None:
+                extra["version_no"] = str(number)
+        if mapping.name and _dig(row, mapping.name) is not None:
+            extra["name"] = str(_dig(row, mapping.name))
+        try:
+            score_value = None if score is None else float(score)
+        except (TypeError, ValueError):
+            raise TargetError(f"result {i}: score {score!r} is not a number", retryable=False, kind="bad_shape") from None
         hits.append(
             RunHit(
-                doc_id=str(_dig(row, mapping.doc_id)),
+                doc_id=str(doc),
                 version_id=None if version is None else str(version),
-                score=None if score is None else float(score),
-                rank=int(rank) if isinstance(rank, int) else i,
+                score=score_value,
+                rank=int(rank) if isinstance(rank, int) and not isinstance(rank, bool) else i,
+                **extra,
             )
         )
     return hits
 
 
+def check_ok(data: dict[str, Any], mapping: ResponseSpec) -> None:
+    """Raise ``app_error`` when ``ok_when`` says the 2xx answer is a failure."""
+    ok = mapping.ok_when
+    if ok is None:
+        return
+    value = _dig(data, ok.path)
+    if value == ok.equals and type(value) is type(ok.equals):
+        return
+    said = ""
+    for path in [mapping.message] if mapping.message else ["msg", "message", "error.message", "error", "errmsg"]:
+        text = _dig(data, path) if path else None
+        if isinstance(text, str | int | float) and str(text):
+            said = f"; {path}: {str(text)[:200]}"
+            break
+    shown = repr(value) if value is not None else "missing"
+    raise TargetError(
+        f"response says it failed: {ok.path} = {shown} (expected {ok.equals!r}){said}",
+        retryable=False,
+        kind="app_error",
+    )
+
+
 class HttpTarget:
     def __init__(
         self,
-        url: str,
-        token: str,
+        url: str | None,
+        token: str | None,
         *,
-        mapping: ResponseMapping | None = None,
-        timeout: float = 30.0,
-        path: str = "/api/mcp/recall",
+        mapping: ResponseSpec | None = None,
+        timeout: float | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
-        answer_path: str = "/api/mcp/answer",
         citation_style: str = "brackets",
+        profile: TargetProfile | None = None,
+        tokens: dict[str, str] | None = None,
     ) -> None:
-        base = url.rstrip("/")
-        self.url = base if base.endswith(path) else base + path
-        root = base[: -len(path)] if base.endswith(path) else base
-        self.answer_url = root + answer_path
+        self.profile = profile or TargetProfile()
+        req = self.profile.request
+        if url is None:
+            url = req.url
+        if not url:
+            raise ValueError("no URL: give --target or [request] url")
+        self.url = url if profile is not None else simulator_url(url)
+        self.answer_url = req.answer_url or answer_url_for(self.url)
         self.citation_style = citation_style
         self.name = f"http:{self.url}"
-        self.mapping = mapping or ResponseMapping()
-        self._client = httpx.AsyncClient(
-            timeout=timeout, headers={"Authorization": f"Bearer {token}"}, transport=transport
-        )
+        self.mapping = mapping or self.profile.response
+        self.method = req.method
+        self.body_template = req.body
+        self.token = token
+        self.tokens = tokens or {}
+        self.auth_header, self.auth_scheme = self.profile.auth.header, self.profile.auth.scheme
+        self.timeout = timeout if timeout is not None else req.timeout_s
+        self._client = httpx.AsyncClient(timeout=self.timeout, headers=dict(req.headers), transport=transport)
 
+    # ------------------------------------------------------------------ principals and tokens
+    def token_for(self, query: EvalQuery) -> str | None:
+        """The token of the query's principal: per-principal tokens first, else the single token."""
+        if self.tokens:
+            for key in (query.user_id, f"role:{query.user_role}" if query.user_role else None, query.user_role, "*"):
+                if key and key in self.tokens:
+                    return self.tokens[key]
+            return None
+        return self.token
+
+    def missing_tokens(self, queries: list[EvalQuery]) -> list[str]:
+        """Principals of ``queries`` that have no token (empty when every query can be sent)."""
+        if not self.tokens:
+            return []
+        return sorted({q.user_id or f"role:{q.user_role}" for q in queries if self.token_for(q) is None})
+
+    def body(self, query: EvalQuery, top_k: int) -> dict[str, Any]:
+        return render(self.body_template, template_values(query, top_k))
+
+    # ------------------------------------------------------------------ calls
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
-        return await self._post(self.url, request_body(query, top_k))
+        return await self._send(self.url, self.body(query, top_k), query)
 
     async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse:
         """Recall plus a generated answer with citations (``POST /api/mcp/answer``)."""
-        return await self._post(self.answer_url, {**request_body(query, top_k), "citation_style": self.citation_style})
+        return await self._send(self.answer_url, {**self.body(query, top_k), "citation_style": self.citation_style}, query)
 
-    async def _post(self, url: str, body: dict[str, Any]) -> TargetResponse:
+    async def _send(self, url: str, body: dict[str, Any], query: EvalQuery) -> TargetResponse:
+        token = self.token_for(query)
+        headers = {}
+        if token:
+            headers[self.auth_header] = f"{self.auth_scheme} {token}".strip() if self.auth_scheme else token
         try:
-            resp = await self._client.post(url, json=body)
+            if self.method == "GET":
+                params = {k: v if isinstance(v, str) else str(v) for k, v in body.items()}
+                resp = await self._client.get(url, params=params, headers=headers)
+            else:
+                resp = await self._client.post(url, json=body, headers=headers)
         except httpx.TimeoutException as exc:
-            raise TargetError(f"timeout: {type(exc).__name__}", retryable=True) from exc
+            raise TargetError(
+                f"timeout: no answer within {self.timeout:g} s ({type(exc).__name__})", retryable=True, kind="timeout"
+            ) from exc
         except httpx.TransportError as exc:
-            raise TargetError(f"connection error: {type(exc).__name__}: {exc}", retryable=True) from exc
-        if resp.status_code == 429 or resp.status_code >= 500:
+            raise TargetError(
+                f"connection error: {type(exc).__name__}: {exc}", retryable=True, kind="connection"
+            ) from exc
+        status = resp.status_code
+        if status == 429 or status >= 500:
             retry_after = resp.headers.get("retry-after")
             delay = float(retry_after) if retry_after and retry_after.replace(".", "", 1).isdigit() else None
-            raise TargetError(f"HTTP {resp.status_code}: {resp.text[:200]}", retryable=True, retry_after=delay)
-        if resp.status_code != 200:
-            raise TargetError(f"HTTP {resp.status_code}: {resp.text[:300]}", retryable=False)
+            raise TargetError(
+                f"HTTP {status}: {resp.text[:200]}", retryable=True, retry_after=delay, kind=http_error_kind(status)
+            )
+        if status >= 300:
+            raise TargetError(f"HTTP {status}: {resp.text[:300]}", retryable=False, kind=http_error_kind(status))
         try:
             data = resp.json()
         except ValueError as exc:
-            raise TargetError("response is not JSON", retryable=False) from exc
+            raise TargetError(
+                f"response is not JSON (content-type {resp.headers.get('content-type', '?')}): {resp.text[:120]!r}",
+                retryable=False,
+                kind="not_json",
+            ) from exc
         if not isinstance(data, dict):
-            raise TargetError("response is not a JSON object", retryable=False)
+            raise TargetError(f"response is not a JSON object but a {type(data).__name__}", retryable=False, kind="not_json")
+        check_ok(data, self.mapping)
         answer = _dig(data, self.mapping.answer)
         return TargetResponse(
             hits=parse_hits(data, self.mapping),
-            as_of=data.get("as_of"),
-            snapshot=data.get("snapshot"),
+            as_of=data.get("as_of") if isinstance(data.get("as_of"), str) else None,
+            snapshot=data.get("snapshot") if isinstance(data.get("snapshot"), str) else None,
             answer=answer if isinstance(answer, str) else None,
             raw=data,
         )

@@ -22,7 +22,7 @@ from contextlib import AsyncExitStack
 from typing import Any
 
 from drivebench.evaluator.schema import EvalQuery
-from drivebench.evaluator.targets.base import TargetError, TargetResponse, request_body
+from drivebench.evaluator.targets.base import TargetError, TargetResponse, http_error_kind, request_body
 from drivebench.evaluator.targets.http import ResponseMapping, _dig, parse_hits
 
 _STATUS = re.compile(r"\((\d{3})\)")
@@ -95,7 +95,7 @@ class McpTarget:
         try:
             return await asyncio.shield(self._ready)
         except Exception as exc:
-            raise TargetError(f"cannot connect to {self.name}: {_describe(exc)}", retryable=True) from exc
+            raise TargetError(f"cannot connect to {self.name}: {_describe(exc)}", retryable=True, kind="connection") from exc
 
     async def aclose(self) -> None:
         if self._owner is None:
@@ -123,9 +123,9 @@ class McpTarget:
         try:
             result = await asyncio.wait_for(client.call_tool(tool, args), timeout=self.timeout)
         except TimeoutError as exc:
-            raise TargetError(f"timeout: {tool} took more than {self.timeout:g} s", retryable=True) from exc
+            raise TargetError(f"timeout: {tool} took more than {self.timeout:g} s", retryable=True, kind="timeout") from exc
         except Exception as exc:  # protocol or transport failure
-            raise TargetError(f"MCP call failed: {_describe(exc)}", retryable=True) from exc
+            raise TargetError(f"MCP call failed: {_describe(exc)}", retryable=True, kind="connection") from exc
         text = "".join(getattr(c, "text", "") for c in (result.content or []))
         if result.is_error:
             m = _STATUS.search(text)
@@ -133,16 +133,18 @@ class McpTarget:
             ra = _RETRY_AFTER.search(text)
             retryable = status == 429 or status >= 500
             raise TargetError(
-                f"MCP {status}: {text[:300]}", retryable=retryable, retry_after=float(ra.group(1)) if ra else None
+                f"MCP {status}: {text[:300]}", retryable=retryable,
+                retry_after=float(ra.group(1)) if ra else None,
+                kind=http_error_kind(status),
             )
         data = result.structured_content
         if not isinstance(data, dict):
             try:
                 data = json.loads(text)
             except ValueError as exc:
-                raise TargetError(f"{tool} returned no JSON object", retryable=False) from exc
+                raise TargetError(f"{tool} returned no JSON object", retryable=False, kind="not_json") from exc
         if not isinstance(data, dict):
-            raise TargetError(f"{tool} returned no JSON object", retryable=False)
+            raise TargetError(f"{tool} returned no JSON object", retryable=False, kind="not_json")
         answer = _dig(data, self.mapping.answer)
         return TargetResponse(
             hits=parse_hits(data, self.mapping),

@@ -17,10 +17,14 @@ def rows(result: dict) -> dict[str, dict]:
     return {r["query_id"]: r for r in result["per_query"]}
 
 
-def test_empty_run_scores_zero_and_counts_every_query_missing(mkq) -> None:
+def test_empty_run_is_not_measured_and_counts_every_query_missing(mkq) -> None:
     qs = [mkq("q1", ["a"]), mkq("q2", ["b"])]
     out = score(qs, [], KS, bootstrap=False)
-    assert all(out["metrics"][f"hit_rate@{k}"] == 0.0 for k in KS)
+    # nothing answered: no figure is computed (never a 0 that looks like a measurement)
+    assert all(out["metrics"][f"hit_rate@{k}"] is None for k in KS)
+    assert all(out["metrics_answered"][f"hit_rate@{k}"] is None for k in KS)
+    assert out["errors"]["failed"] == 2 and out["errors"]["rate"] == 1.0
+    assert out["errors"]["by_kind"]["missing"]["count"] == 2
     assert out["counts"]["missing_from_run"] == 2
     assert [r["status"] for r in out["per_query"]] == ["missing", "missing"]
 
@@ -71,11 +75,16 @@ def test_fewer_results_than_k_uses_judged_ideal(mkq, mkr) -> None:
 
 
 def test_errored_query_is_a_miss_and_its_results_are_ignored(mkq, mkr) -> None:
-    run = [mkr("q1", ["a"], error="HTTP 500"), mkr("q2", ["b"], error="read timed out")]
-    out = score([mkq("q1", ["a"]), mkq("q2", ["b"])], run, KS, bootstrap=False)
-    assert out["metrics"]["hit_rate@1"] == 0.0
+    run = [mkr("q1", ["a"], error="HTTP 500"), mkr("q2", ["b"], error="read timed out"), mkr("q3", ["c"])]
+    out = score([mkq("q1", ["a"]), mkq("q2", ["b"]), mkq("q3", ["c"])], run, KS, bootstrap=False)
+    assert out["metrics"]["hit_rate@1"] == pytest.approx(1 / 3)  # over all queries: errors are misses
+    assert out["metrics_answered"]["hit_rate@1"] == 1.0  # over the one answered query
     assert out["counts"]["errors"] == 2 and out["counts"]["timeouts"] == 1
     assert rows(out)["q1"]["status"] == "error"
+    kinds = out["errors"]["by_kind"]
+    assert kinds["http_5xx"]["count"] == 1 and kinds["http_5xx"]["sample"] == "HTTP 500"
+    assert kinds["timeout"]["queries"] == ["q2"]
+    assert out["errors"]["rate"] == pytest.approx(2 / 3) and out["errors"]["answered"] == 1
 
 
 def test_missing_query_stays_in_the_denominator(mkq, mkr) -> None:
