@@ -83,23 +83,27 @@ def evaluate(
     run_info: dict[str, Any] | None = None,
     id_mapper: IdMapper | None = None,
     probe: bool = False,
-    on_preflight: Callable[[Preflight], None] | None = None,
+    preflight_result: Preflight | None = None,
     max_error_rate: float = 0.0,
 ) -> Evaluation:
+    """Run ``queries`` against ``target`` and score them. With ``probe`` the first query is sent once
+    first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
+    preflight sends nothing else: every query is recorded as a ``preflight`` error."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     started = datetime.now(UTC)
-    pre: list[Preflight] = []
+    pre: list[Preflight] = [preflight_result] if preflight_result is not None else []
 
     async def go() -> list[RunRecord]:
         try:
-            if probe and queries:
-                p = await preflight(target, queries[0], cfg.top_k, cfg.mode)
-                pre.append(p)
-                if on_preflight is not None:
-                    on_preflight(p)
+            if probe and queries and not pre:
+                pre.append(await preflight(target, queries[0], cfg.top_k, cfg.mode))
+            if pre and pre[0].fatal:
+                p = pre[0]
                 if p.fatal:
                     msg = f"not sent: the preflight probe failed ({p.kind}): {p.diagnosis}"
-                    return [RunRecord(query_id=q.query_id, error=msg, error_kind="preflight", attempts=0) for q in queries]
+                    return [
+                        RunRecord(query_id=q.query_id, error=msg, error_kind="preflight", attempts=0) for q in queries
+                    ]
             return await run_queries(target, queries, cfg, progress)
         finally:
             await target.aclose()

@@ -13,11 +13,15 @@ Run order (for trends and ``latest``) is ``run_info.started_at`` (else the time 
 then id. The article behind drivebench recommends re-running the evaluation monthly;
 ``MONTHLY_DAYS`` is the gap the trend view flags.
 
-Schema (version 1)::
+A run whose metrics.json says ``status.state == "failed"`` (the preflight failed, or more queries
+failed than ``--max-error-rate`` allows) is recorded with ``status = 'failed'``; ``trend``,
+``runs`` and ``latest`` leave such runs out unless ``include_failed``.
+
+Schema (version 1; the ``status`` column is added to older files on open)::
 
     meta(key PRIMARY KEY, value)                    -- schema_version
     runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
-         evalset_hash, snapshot, format, result)    -- result: JSON without per_query
+         evalset_hash, snapshot, format, result, status)    -- result: JSON without per_query
     metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
     query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
 """
@@ -83,6 +87,11 @@ class RunSummary:
     target: str | None
     evalset_hash: str | None
     snapshot: str | None
+    status: str = "ok"
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "failed"
 
     @property
     def when(self) -> str:
@@ -115,6 +124,11 @@ def flatten_metrics(metrics: Mapping[str, Any]) -> dict[str, float | None]:
     for name, value in metrics.items():
         walk(name, value)
     return out
+
+
+def run_status(result: Mapping[str, Any]) -> str:
+    """``"failed"`` or ``"ok"`` from a metrics.json dict (older files without ``status`` are ok)."""
+    return "failed" if (result.get("status") or {}).get("state") == "failed" else "ok"
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -155,6 +169,8 @@ class HistoryStore:
             con.execute("PRAGMA foreign_keys = ON")
             con.executescript(_SCHEMA)
             con.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            if "status" not in {r[1] for r in con.execute("PRAGMA table_info(runs)")}:
+                con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
             with con:
                 yield con
         finally:
@@ -171,7 +187,7 @@ class HistoryStore:
                 return int(row[0])
             cur = con.execute(
                 "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
-                " format, result) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " format, result, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     datetime.now(UTC).isoformat(),
@@ -182,6 +198,7 @@ class HistoryStore:
                     _str_or_none(info.get("snapshot")),
                     _str_or_none(result.get("format")),
                     json.dumps(body, sort_keys=True, ensure_ascii=False),
+                    run_status(result),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -205,19 +222,25 @@ class HistoryStore:
     def _summary(self, row: tuple[Any, ...]) -> RunSummary:
         return RunSummary(int(row[0]), *row[1:])
 
-    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot"
+    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status"
     _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
 
-    def runs(self, *, evalset_hash: str | None = None, target: str | None = None) -> list[RunSummary]:
-        """Every run, oldest first (optionally only one eval set and/or target)."""
-        where, args = self._filters(evalset_hash, target)
+    def runs(
+        self, *, evalset_hash: str | None = None, target: str | None = None, include_failed: bool = True
+    ) -> list[RunSummary]:
+        """Every run, oldest first (optionally only one eval set and/or target, without failed runs)."""
+        where, args = self._filters(evalset_hash, target, include_failed=include_failed)
         with self._connect() as con:
             rows = con.execute(f"SELECT {self._COLS} FROM runs {where} {self._ORDER}", args).fetchall()
         return [self._summary(r) for r in rows]
 
     @staticmethod
-    def _filters(evalset_hash: str | None, target: str | None, alias: str = "") -> tuple[str, list[str]]:
+    def _filters(
+        evalset_hash: str | None, target: str | None, alias: str = "", *, include_failed: bool = True
+    ) -> tuple[str, list[str]]:
         clauses, args = [], []
+        if not include_failed:
+            clauses.append(f"{alias}status != 'failed'")
         if evalset_hash:
             clauses.append(f"{alias}evalset_hash = ?")
             args.append(evalset_hash)
@@ -226,8 +249,9 @@ class HistoryStore:
             args.append(target)
         return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
 
-    def resolve(self, ref: str | int) -> int:
-        """A run id from ``12``, ``#12``, ``latest`` or ``latest~1`` (the one before the latest)."""
+    def resolve(self, ref: str | int, *, include_failed: bool = True) -> int:
+        """A run id from ``12``, ``#12``, ``latest`` or ``latest~1`` (the one before the latest; failed
+        runs are skipped unless ``include_failed``)."""
         m = _REF.match(str(ref).strip())
         if not m:
             raise ValueError(f"not a history run reference: {ref!r} (use an id, #id, latest or latest~N)")
@@ -238,7 +262,7 @@ class HistoryStore:
                     raise KeyError(f"no run {run_id} in {self.path}")
             return run_id
         back = int(m["back"] or 0)
-        ordered = self.runs()
+        ordered = self.runs(include_failed=include_failed)
         if back >= len(ordered):
             raise KeyError(f"{ref}: the history at {self.path} has {len(ordered)} run(s)")
         return ordered[-1 - back].id
@@ -264,12 +288,19 @@ class HistoryStore:
             return [r[0] for r in con.execute("SELECT DISTINCT name FROM metric_values ORDER BY name")]
 
     def trend(
-        self, metric: str, *, evalset_hash: str | None = None, target: str | None = None, last: int | None = None
+        self,
+        metric: str,
+        *,
+        evalset_hash: str | None = None,
+        target: str | None = None,
+        last: int | None = None,
+        include_failed: bool = False,
     ) -> list[TrendPoint]:
-        """``metric`` in every run (oldest first); runs without the metric give ``value=None``."""
-        where, args = self._filters(evalset_hash, target, "r.")
+        """``metric`` in every run (oldest first; failed runs only with ``include_failed``); runs
+        without the metric give ``value=None``."""
+        where, args = self._filters(evalset_hash, target, "r.", include_failed=include_failed)
         sql = (
-            f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot,"
+            f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot, r.status,"
             f" m.value, m.ci_low, m.ci_high FROM runs r"
             f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
             f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
@@ -278,9 +309,9 @@ class HistoryStore:
             rows = con.execute(sql, [metric, *args]).fetchall()
         points = [
             TrendPoint(
-                self._summary(row[:7]),
-                row[7],
-                None if row[8] is None or row[9] is None else (float(row[8]), float(row[9])),
+                self._summary(row[:8]),
+                row[8],
+                None if row[9] is None or row[10] is None else (float(row[9]), float(row[10])),
             )
             for row in rows
         ]

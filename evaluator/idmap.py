@@ -92,9 +92,7 @@ class IdMapper:
                             self.past.setdefault(key, []).append(d.doc_id)
                 else:
                     self.by_key.setdefault(fold(d.name), []).append(d.doc_id)
-            self.describe = (
-                "drive path (current or any past path)" if match == "path" else "unique file name"
-            )
+            self.describe = "drive path (current or any past path)" if match == "path" else "unique file name"
         else:
             path = map_file or Path(match)
             self._load_map(path)

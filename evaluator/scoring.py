@@ -191,8 +191,21 @@ def _score(
         "strata": _strata(queries, catalog, t),
         "counts": {**al.counts, **t.counts},
         **t.sections,
-        "per_query": _per_query(al, t),
+        "per_query": _with_errors(_per_query(al, t), al),
     }
+
+
+def _with_errors(rows: list[dict[str, Any]], al: Aligned) -> list[dict[str, Any]]:
+    """Failed queries carry their error kind and message in ``per_query``."""
+    from drivebench.evaluator.failures import classify
+
+    for row, rec in zip(rows, al.records, strict=True):
+        if row["status"] == "error" and rec is not None and rec.error is not None:
+            row["error_kind"] = rec.error_kind or classify(rec.error)
+            row["error"] = rec.error[:300]
+        elif row["status"] == "missing":
+            row["error_kind"] = "missing"
+    return rows
 
 
 def resolve_oracles(

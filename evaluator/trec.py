@@ -94,3 +94,88 @@ def export_trec(
     run_path.write_text("".join(line + "\n" for line in run_lines(queries, run, tag)), encoding="utf-8")
     qrels_path.write_text("".join(line + "\n" for line in qrels_lines(queries)), encoding="utf-8")
     return run_path, qrels_path
+
+
+# --- reading TREC files back (``eval score --run run.trec --qrels qrels.txt``) ---------------------
+
+_PCT = re.compile(r"(%[0-9A-Fa-f]{2})+")
+_DUP = re.compile(r"#dup\d+$")
+
+
+def untrec_id(text: str) -> str:
+    """The inverse of ``trec_id`` (percent-decoding)."""
+    return _PCT.sub(lambda m: bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8", "replace"), text)
+
+
+def is_trec_run(path: str | Path) -> bool:
+    """True when the first non-empty line looks like ``qid Q0 docid rank score tag``."""
+    with Path(path).open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.strip():
+                parts = line.split()
+                return not line.lstrip().startswith("{") and len(parts) == 6
+    return False
+
+
+def read_trec_run(path: str | Path) -> list[RunRecord]:
+    """A TREC run file as run records, one per query in file order of first appearance.
+
+    Results are ordered as trec_eval orders them: by score, descending; ties by rank, then by line
+    order. A ``docid#dupN`` placeholder (``export_trec``) is the document repeated: it keeps its
+    slot. ValueError with ``file:line`` for a malformed line.
+    """
+    from drivebench.evaluator.schema import RunHit
+
+    rows: dict[str, list[tuple[float, int, int, str]]] = {}
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 6:
+                raise ValueError(
+                    f"{path}:{lineno}: a TREC run line has 6 fields (qid Q0 docid rank score tag), got {len(parts)}"
+                )
+            qid, _, doc, rank, score, _tag = parts
+            try:
+                r, s = int(rank), float(score)
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: rank must be an integer and score a number") from None
+            rows.setdefault(untrec_id(qid), []).append((-s, r, lineno, untrec_id(_DUP.sub("", doc))))
+    records = []
+    for qid, hits in rows.items():
+        hits.sort()
+        records.append(
+            RunRecord(
+                query_id=qid,
+                results=[RunHit(doc_id=d, score=-s, rank=i) for i, (s, _, _, d) in enumerate(hits, 1)],
+            )
+        )
+    return records
+
+
+QRELS_PRINCIPAL = "(qrels: no principal)"
+
+
+def read_qrels(path: str | Path) -> list[EvalQuery]:
+    """A TREC qrels file (``qid 0 docid grade``) as eval queries: grade > 0 is gold. The queries have
+    no text and no principal, so permission metrics are not measured on them."""
+    from drivebench.evaluator.schema import GoldDoc
+
+    gold: dict[str, list[GoldDoc]] = {}
+    with Path(path).open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            parts = line.split()
+            if len(parts) != 4:
+                raise ValueError(f"{path}:{lineno}: a qrels line has 4 fields (qid 0 docid grade), got {len(parts)}")
+            try:
+                grade = int(parts[3])
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: grade {parts[3]!r} is not an integer") from None
+            qid = untrec_id(parts[0])
+            gold.setdefault(qid, [])
+            if grade > 0:
+                gold[qid].append(GoldDoc(doc_id=untrec_id(parts[2]), grade=grade))
+    return [EvalQuery(query_id=q, query=q, user_role=QRELS_PRINCIPAL, gold=g) for q, g in gold.items()]

@@ -1,12 +1,20 @@
-"""``drivebench eval run`` and ``drivebench eval score``."""
+"""``drivebench eval run`` and ``drivebench eval score``.
+
+Exit codes (every ``eval`` command): 0 ok; 1 a ``--fail-on`` gate failed; 2 usage or configuration
+error (bad option, eval set, profile, run file); 3 the run failed (the preflight failed, or more
+queries failed than ``--max-error-rate`` allows).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any, NoReturn
 
 import typer
+from rich.console import Console
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries
 from drivebench.cli.options import parse_ks
@@ -14,24 +22,168 @@ from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports +
 
 app = typer.Typer(no_args_is_help=True)
 
+EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
+
+FailOnOpt = typer.Option(
+    [], "--fail-on", help="CI gate NAME OP NUMBER, repeatable: exit 1 when it holds (e.g. 'leak_rate@10>0')."
+)
+JunitOpt = typer.Option(None, "--junit", help="Write a JUnit XML file: a test case per gate and per failed query.")
+JsonOpt = typer.Option(None, "--json", help="Write the result as JSON to this file ('-' = stdout).")
+MaxErrorRateOpt = typer.Option(
+    0.0, "--max-error-rate", min=0.0, max=1.0, help="Largest share of failed queries before the run fails (exit 3)."
+)
+MatchOpt = typer.Option(
+    None, "--match", help="Map result ids to the corpus: doc_id, path, name, or a CSV/JSONL map file (needs --corpus)."
+)
+
 
 def default_out_dir() -> Path:
     return Path("reports") / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
+def usage_error(message: str) -> NoReturn:
+    """One clear line on stderr and exit code 2 (no traceback)."""
+    err_console.print(f"[red]error:[/] {message}", highlight=False, markup=True)
+    raise typer.Exit(EXIT_USAGE)
+
+
+def _load_queries(evalset: Path) -> list[Any]:
+    from drivebench.evaluator.schema import load_evalset
+
+    try:
+        queries = load_evalset(evalset)
+    except (OSError, ValueError) as exc:
+        usage_error(_one_line(exc))
+    if not queries:
+        usage_error(f"{evalset}: the eval set has no queries")
+    return queries
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc)
+    first = text.splitlines()[0] if text else type(exc).__name__
+    # pydantic errors: "file:line: 1 validation error for EvalQuery\nfield\n  message": keep the gist
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    if len(lines) >= 3 and "validation error" in lines[0]:
+        return f"{lines[0].split(':')[0]}:{lines[0].split(':')[1]}: {lines[1]}: {lines[2].split(' [')[0]}"
+    return first
+
+
+def _parse_gates(fail_on: list[str]) -> list[Any]:
+    from drivebench.evaluator.gates import GateError, parse_gate
+
+    try:
+        return [parse_gate(x) for x in fail_on]
+    except GateError as exc:
+        usage_error(str(exc))
+
+
+def _corpus_dir(corpus: str) -> Path:
+    from drivebench.corpora.builtin import resolve_corpus
+
+    try:
+        return resolve_corpus(corpus)
+    except (KeyError, OSError, ValueError) as exc:
+        usage_error(f"--corpus {corpus!r}: {exc}")
+
+
+def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) -> Any:
+    from drivebench.evaluator.idmap import MATCH_MODES, IdMapError, IdMapper
+
+    manifest = None
+    if corpus_dir is not None:
+        from drivebench.corpora.format import load_manifest
+
+        manifest = load_manifest(corpus_dir)
+    map_file = None
+    if match not in MATCH_MODES:
+        map_file = Path(match)
+        if not map_file.is_absolute() and profile_source and not map_file.exists():
+            map_file = Path(profile_source).parent / map_file
+    try:
+        return IdMapper(match, manifest=manifest, map_file=map_file)
+    except IdMapError as exc:
+        usage_error(str(exc))
+
+
+def finish_with_gates(
+    result: dict[str, Any],
+    gates: list[Any],
+    junit: Path | None,
+    json_out: str | None,
+    out: Console,
+    extra: dict[str, Any] | None = None,
+) -> NoReturn:
+    """Check gates, write JUnit and JSON, say why, and exit 0/1/3."""
+    from drivebench.evaluator.gates import GateError, check_gates, write_junit
+
+    try:
+        gate_results = check_gates(result, gates)
+    except GateError as exc:
+        usage_error(str(exc))
+    failed = (result.get("status") or {}).get("state") == "failed"
+    code = EXIT_RUN_FAILED if failed else (EXIT_GATE if any(g.failed for g in gate_results) else EXIT_OK)
+    for g in gate_results:
+        style = "red" if g.failed else "green"
+        err_console.print(
+            f"[{style}]gate {'FAILED' if g.failed else 'passed'}[/] {g.expr}: {g.message}", highlight=False
+        )
+    if junit is not None:
+        write_junit(junit, result, gate_results)
+        err_console.print(f"wrote {junit}")
+    if json_out is not None:
+        payload = {
+            "exit_code": code,
+            "status": result.get("status"),
+            "errors": result.get("errors"),
+            "preflight": result.get("preflight"),
+            "unmapped": result.get("unmapped"),
+            "oracles": result.get("oracles"),
+            "gates": [g.as_dict() for g in gate_results],
+            "metrics": result.get("metrics"),
+            "metrics_answered": result.get("metrics_answered"),
+            "counts": result.get("counts"),
+            **(extra or {}),
+        }
+        _emit_json(payload, json_out)
+    if failed:
+        err_console.print(f"[red]run FAILED[/] (exit 3): {(result.get('status') or {}).get('reason')}", highlight=False)
+    elif code == EXIT_GATE:
+        err_console.print("[red]a gate failed[/] (exit 1)")
+    raise typer.Exit(code)
+
+
+def _emit_json(payload: Any, json_out: str) -> None:
+    text = json.dumps(payload, ensure_ascii=False, indent=1)
+    if json_out == "-":
+        print(text)
+    else:
+        Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(json_out).write_text(text + "\n", encoding="utf-8")
+        err_console.print(f"wrote {json_out}")
+
+
 @app.command("run")
 def run(
-    target: str = typer.Option(..., "--target", help="Base URL of a recall endpoint, e.g. http://127.0.0.1:8000"),
-    token: str = typer.Option(..., "--token", envvar="DRIVEBENCH_TOKEN", help="Bearer token (the evaluation token)."),
+    target: str | None = typer.Option(
+        None, "--target", help="Recall URL. Without a path: the simulator's /api/mcp/recall; with one: as given."
+    ),
+    target_profile: Path | None = typer.Option(
+        None, "--target-profile", dir_okay=False, help="TOML target profile (URL, body, auth, response, ids)."
+    ),
+    token: str | None = typer.Option(
+        None, "--token", envvar="DRIVEBENCH_TOKEN", help="Bearer token (overrides the profile's [auth])."
+    ),
     evalset: Path = typer.Option(..., "--evalset", exists=True, dir_okay=False, help="Eval set JSONL."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default reports/<timestamp>)."),
     corpus: str | None = typer.Option(
-        None, "--corpus", help="Corpus (name or dir) whose policies are the leak oracle."
+        None, "--corpus", help="Corpus (name or dir): leak oracle, document catalog, and ids for --match."
     ),
-    concurrency: int = typer.Option(8, min=1, max=256, help="Requests in flight."),
-    timeout: float = typer.Option(30.0, help="Per-request timeout in seconds."),
+    concurrency: int | None = typer.Option(None, min=1, max=256, help="Requests in flight (default 8)."),
+    timeout: float | None = typer.Option(None, help="Per-request timeout in seconds (default 30)."),
     field: list[str] = typer.Option([], "--field", help="Response mapping FIELD=KEY (e.g. doc_id=file_id)."),
+    match: str | None = MatchOpt,
     history: str | None = HistoryOpt,  # issue #6: run history
     answers: bool = typer.Option(  # issue #7
         False, "--answers", help="Call the answer endpoint (/api/mcp/answer, or the MCP answer tool): score citations."
@@ -40,80 +192,180 @@ def run(
         "brackets", "--citation-style", help="With --answers: brackets, ids or footnotes."
     ),
     mcp: bool = typer.Option(False, "--mcp", help="--target is an MCP endpoint (e.g. http://127.0.0.1:8000/mcp/)."),
+    max_error_rate: float = MaxErrorRateOpt,
+    probe: bool = typer.Option(True, "--preflight/--no-preflight", help="Send one probe request before the run."),
+    fail_on: list[str] = FailOnOpt,
+    junit: Path | None = JunitOpt,
+    json_out: str | None = JsonOpt,
 ) -> None:
-    """Call the endpoint for each query as the query's principal; write run.jsonl and metrics.json."""
+    """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports."""
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
+    from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
-    from drivebench.evaluator.schema import load_evalset
-    from drivebench.evaluator.targets.http import HttpTarget, ResponseMapping
+    from drivebench.evaluator.targets.http import HttpTarget
+    from drivebench.evaluator.targets.profile import ProfileError, TargetProfile, load_profile, with_target
 
     quiet_libraries()
+    out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
-    queries = load_evalset(evalset)
+    gates = _parse_gates(fail_on)
+    queries = _load_queries(evalset)
     try:
-        mapping = ResponseMapping.parse(field)
+        profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
+        url = with_target(profile, target) if target else profile.request.url
+        if not url:
+            usage_error("no target: give --target URL or a --target-profile with [request] url")
+        single, per_principal = profile.tokens() if token is None else (token, {})
+    except ProfileError as exc:
+        usage_error(str(exc))
+    if target_profile is None and not single and not mcp:
+        usage_error("no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]")
+    try:
+        mapping = profile.response.override(field)
     except ValueError as exc:
-        raise typer.BadParameter(str(exc)) from None
-    oracle = None
-    if corpus is not None:
-        from drivebench.corpora.builtin import resolve_corpus
-        from drivebench.evaluator.oracle import corpus_oracle
+        usage_error(str(exc))
+    match = match or profile.ids.match
+    corpus_dir = _corpus_dir(corpus) if corpus is not None else None
+    id_mapper = None
+    if match != "doc_id" or corpus_dir is not None:
+        id_mapper = _id_mapper(match, corpus_dir, profile.source)
+    conc = concurrency or profile.request.concurrency
+    wait = timeout or profile.request.timeout_s
 
-        oracle = corpus_oracle(resolve_corpus(corpus))
-    catalog = None
-    if corpus is not None:  # issue #7: the corpus catalog resolves cited file names
+    def make_target() -> Any:
+        if mcp:
+            from drivebench.evaluator.targets.mcp import McpTarget
+
+            return McpTarget(url, single, mapping=mapping, timeout=wait, citation_style=citation_style)
+        return HttpTarget(
+            url,
+            single,
+            mapping=mapping,
+            timeout=wait,
+            citation_style=citation_style,
+            profile=profile if target_profile is not None else None,
+            tokens=per_principal,
+        )
+
+    first = make_target()
+    if isinstance(first, HttpTarget):
+        missing = first.missing_tokens(queries)
+        if missing:
+            usage_error(f"[auth] tokens_file has no token for: {', '.join(missing[:10])}")
+    mode = "answer" if answers else "recall"
+    top_k = max(10, max(ks))
+    pre = None
+    if probe:
+
+        async def _probe() -> Any:
+            try:
+                return await preflight(first, queries[0], top_k, mode)
+            finally:
+                await first.aclose()
+
+        pre = asyncio.run(_probe())
+        style = "green" if pre.ok else ("red" if pre.fatal else "yellow")
+        err_console.print(f"[{style}]preflight[/] {pre.diagnosis} ({pre.seconds:.2f} s)", highlight=False)
+    else:
+        asyncio.run(first.aclose())
+    oracle = catalog = None
+    if corpus_dir is not None and not (pre is not None and pre.fatal):
+        from drivebench.evaluator.oracle import corpus_oracle
         from drivebench.simulator.faults.compare import corpus_catalog
 
-        catalog = corpus_catalog(resolve_corpus(corpus))
-    if mcp:
-        from drivebench.evaluator.targets.mcp import McpTarget
-
-        http = McpTarget(target, token, mapping=mapping, timeout=timeout, citation_style=citation_style)
-    else:
-        http = HttpTarget(target, token, mapping=mapping, timeout=timeout, citation_style=citation_style)
-    mode = "answer" if answers else "recall"
+        oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
+        catalog = corpus_catalog(corpus_dir)  # issue #7: the corpus catalog resolves cited file names
+    info: dict[str, Any] = {"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)}
+    if target_profile is not None:
+        info["target_profile"] = str(target_profile)
+    if corpus is not None:
+        info["corpus"] = str(corpus)
     with progress_bar() as bar:
         task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
         evaluation = evaluate(
-            http,  # type: ignore[arg-type]
+            make_target(),
             queries,
             ks=ks,
-            run_config=RunConfig(top_k=max(10, max(ks)), concurrency=concurrency, mode=mode),
+            run_config=RunConfig(top_k=top_k, concurrency=conc, mode=mode),
             oracle=oracle,
             catalog=catalog,
             progress=lambda: bar.advance(task),
-            run_info={"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)},
+            run_info=info,
+            id_mapper=id_mapper,
+            preflight_result=pre,
+            max_error_rate=max_error_rate,
         )
     out_dir = write_outputs(evaluation, out or default_out_dir())
-    print_summary(evaluation.result, console)
-    finish_run(evaluation.result, out_dir, history)  # issue #6: report.md, report.html, history
+    print_summary(evaluation.result, out_console)
+    finish_run(evaluation.result, out_dir, history, out_console)  # issue #6: report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
+    finish_with_gates(evaluation.result, gates, junit, json_out, out_console, {"out_dir": str(out_dir)})
 
 
 @app.command("score")
 def score_cmd(
-    evalset: Path = typer.Option(..., "--evalset", exists=True, dir_okay=False),
-    run_file: Path = typer.Option(..., "--run", exists=True, dir_okay=False),
+    evalset: Path | None = typer.Option(None, "--evalset", exists=True, dir_okay=False, help="Eval set JSONL."),
+    qrels: Path | None = typer.Option(
+        None, "--qrels", exists=True, dir_okay=False, help="TREC qrels (qid 0 docid grade) instead of an eval set."
+    ),
+    run_file: Path = typer.Option(
+        ..., "--run", exists=True, help="Run: JSONL, a TREC run file (qid Q0 docid rank score tag), or a run directory."
+    ),
     k: str = typer.Option("1,3,5,10", "--k"),
-    json_out: Path | None = typer.Option(None, "--json", help="Write the metrics JSON here."),
+    json_out: str | None = JsonOpt,
     corpus: str | None = typer.Option(None, "--corpus", help="Corpus whose policies are the leak oracle."),
+    match: str | None = MatchOpt,
+    max_error_rate: float = MaxErrorRateOpt,
+    fail_on: list[str] = FailOnOpt,
+    junit: Path | None = JunitOpt,
 ) -> None:
-    """Score a run file offline."""
-    from drivebench.evaluator.report.terminal import print_summary
-    from drivebench.evaluator.schema import load_evalset, load_run
+    """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels)."""
+    from drivebench.evaluator.evaluate import judge, with_status_first
+    from drivebench.evaluator.report.terminal import print_details, print_summary
+    from drivebench.evaluator.schema import load_run
     from drivebench.evaluator.scoring import score
+    from drivebench.evaluator.trec import is_trec_run, read_qrels, read_trec_run
 
+    out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
-    queries, records = load_evalset(evalset), load_run(run_file)
-    oracle = None
-    if corpus is not None:
-        from drivebench.corpora.builtin import resolve_corpus
+    gates = _parse_gates(fail_on)
+    if (evalset is None) == (qrels is None):
+        usage_error("give exactly one of --evalset or --qrels")
+    if evalset is not None:
+        queries = _load_queries(evalset)
+    else:
+        assert qrels is not None
+        try:
+            queries = read_qrels(qrels)
+        except (OSError, ValueError) as exc:
+            usage_error(_one_line(exc))
+    path = run_file / "run.jsonl" if run_file.is_dir() else run_file
+    try:
+        records = read_trec_run(path) if is_trec_run(path) else load_run(path)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        usage_error(_one_line(exc))
+    corpus_dir = _corpus_dir(corpus) if corpus is not None else None
+    if match is not None or corpus_dir is not None:
+        records, _ = _id_mapper(match or "doc_id", corpus_dir).map_records(records)
+    oracle: Any = None
+    if corpus_dir is not None:
         from drivebench.evaluator.oracle import corpus_oracle
 
-        oracle = corpus_oracle(resolve_corpus(corpus))
+        oracle = corpus_oracle(corpus_dir)
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset")
-    if json_out is not None:
-        json_out.parent.mkdir(parents=True, exist_ok=True)
-        json_out.write_text(json.dumps(result, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    print_summary(result, console)
+    judge(result, max_error_rate)
+    result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
+    result = with_status_first(result)
+    if json_out is not None and json_out != "-":
+        from drivebench.evaluator.evaluate import write_metrics
+
+        write_metrics(result, Path(json_out))
+        err_console.print(f"wrote {json_out}")
+        json_out = None
+    print_summary(result, out_console)
+    print_details(result, out_console)
+    if json_out == "-":
+        print(json.dumps(with_status_first(result), ensure_ascii=False, indent=1))
+        json_out = None
+    finish_with_gates(result, gates, junit, None, out_console)

@@ -43,7 +43,7 @@ def history_path(value: str | Path | None) -> Path | None:
     return Path(value)
 
 
-def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None = None) -> int | None:
+def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None = None, out: Any = None) -> int | None:
     """Write report.md/report.html beside metrics.json, print the detail tables, record the run.
 
     Returns the history run id (``None`` when history is off). A history that cannot be written is
@@ -53,7 +53,7 @@ def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None
     from drivebench.evaluator.report.outputs import write_reports
     from drivebench.evaluator.report.terminal import print_details
 
-    print_details(result, console)
+    print_details(result, out or console)
     md, html = write_reports(result, out_dir)
     err_console.print(f"wrote {md} and {html}")
     path = history_path(history)
@@ -64,7 +64,8 @@ def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None
     except (OSError, sqlite3.Error, ValueError, TypeError) as exc:
         err_console.print(f"[yellow]could not record the run in {path}: {exc}[/]")
         return None
-    err_console.print(f"recorded as run {run_id} in {path}")
+    failed = (result.get("status") or {}).get("state") == "failed"
+    err_console.print(f"recorded as run {run_id} in {path}" + (" (marked FAILED)" if failed else ""))
     return run_id
 
 

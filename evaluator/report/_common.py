@@ -306,7 +306,10 @@ def run_info_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
         boot = cfg.get("bootstrap")
         if boot:
             rows.append(("confidence intervals", f"{boot.get('method')} bootstrap, {boot.get('resamples')} resamples"))
-        rows.append(("leak oracle", "yes" if cfg.get("oracle") else "no"))
+        rows.append(("leak oracle", oracle_text(result, "leak")))
+        if result.get("oracles"):
+            rows.append(("version oracle", oracle_text(result, "version")))
+            rows.append(("trash oracle", oracle_text(result, "trashed")))
         rows.append(("document catalog", "yes" if cfg.get("catalog") else "no"))
     return rows
 
@@ -321,6 +324,15 @@ def headline(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
     k = main_k(result)
     out = []
+    errors = result.get("errors")
+    if errors is not None:
+        out.append(
+            (
+                "Error rate",
+                f"{fmt(float(errors.get('rate') or 0.0))} ({errors.get('failed', 0)}/{errors.get('queries', 0)})",
+                "—",
+            )
+        )
     for name, label in (
         (f"hit_rate@{k}", f"Hit Rate@{k}"),
         (f"recall@{k}", f"Recall@{k}"),
@@ -329,6 +341,112 @@ def headline(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
         ("source_coverage", "Source Recall Coverage"),
         ("latency_ms_p95", "Latency p95 (ms)"),
     ):
-        if metrics.get(name) is not None:
+        if name.startswith("leak_rate") and not leak_measured(result):
+            out.append((label, "not measured", "—"))
+        elif metrics.get(name) is not None:
             out.append((label, fmt(metrics[name], 1 if name.startswith("latency") else 3), fmt_ci(ci.get(name))))
+        elif errors is not None and not errors.get("answered") and not name.startswith("source"):
+            out.append((label, "not measured", "—"))
     return out
+
+
+# --- issue #10: failures first, honest oracles, unmapped results ---------------------------------------
+
+ERROR_HEADER = ["Error kind", "Queries", "Share", "Meaning", "Sample message"]
+
+
+def is_failed(result: Mapping[str, Any]) -> bool:
+    return (result.get("status") or {}).get("state") == "failed"
+
+
+def status_line(result: Mapping[str, Any]) -> str:
+    """The first line of every report: the run's state and its error count and rate."""
+    errors = result.get("errors")
+    status = result.get("status") or {}
+    if errors is None:  # an older metrics.json
+        counts = result.get("counts") or {}
+        return f"errors {counts.get('errors', 0)} of {counts.get('queries', '?')} queries (older metrics file)"
+    head = "RUN FAILED" if is_failed(result) else "Run ok"
+    line = (
+        f"{head}: {errors.get('failed', 0)} of {errors.get('queries', 0)} queries failed "
+        f"(error rate {fmt(float(errors.get('rate') or 0.0))}); {errors.get('answered', 0)} answered"
+    )
+    if status.get("reason") and is_failed(result):
+        line += f". {status['reason']}"
+    return line
+
+
+def error_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    errors = result.get("errors") or {}
+    n = errors.get("queries") or 0
+    return [
+        [
+            kind,
+            str(e.get("count", 0)),
+            fmt((e.get("count", 0) / n) if n else None),
+            e.get("meaning", ""),
+            str(e.get("sample", ""))[:160],
+        ]
+        for kind, e in (errors.get("by_kind") or {}).items()
+    ]
+
+
+def oracle_text(result: Mapping[str, Any], name: str = "leak") -> str:
+    """What the ``name`` oracle was, or ``not measured: <why>``."""
+    entry = (result.get("oracles") or {}).get(name)
+    if entry is None:  # older metrics.json: only the bool
+        if name == "leak":
+            return "yes" if (result.get("config") or {}).get("oracle") else "not measured: no oracle"
+        return "—"
+    if entry.get("measured"):
+        return str(entry.get("source", "yes"))
+    return f"not measured: {entry.get('reason', 'no oracle')}"
+
+
+def leak_measured(result: Mapping[str, Any]) -> bool:
+    entry = (result.get("oracles") or {}).get("leak")
+    if entry is None:
+        return result.get("leaks") is not None
+    return bool(entry.get("measured"))
+
+
+def leak_sentence(result: Mapping[str, Any]) -> str:
+    """``3 of 37 answered queries leaked (oracle: ...)`` or ``not measured: <why>``; never a bare 0."""
+    if not leak_measured(result):
+        return f"Permission leaks: {oracle_text(result, 'leak')}"
+    leaks = result.get("leaks") or {}
+    counts = result.get("counts") or {}
+    errors = result.get("errors") or {}
+    answered = errors.get("answered", counts.get("queries", "?"))
+    failed = errors.get("failed", 0)
+    text = (
+        f"Permission leaks: {leaks.get('queries_with_leak', counts.get('queries_with_leak', 0))} of {answered} "
+        f"answered queries leaked (oracle: {oracle_text(result, 'leak')})"
+    )
+    if failed:
+        text += f"; {failed} failed queries could not be checked"
+    unmapped = (result.get("unmapped") or {}).get("results", 0)
+    if unmapped:
+        text += f"; {unmapped} unmapped results were not judged"
+    return text
+
+
+UNMAPPED_HEADER = ["Foreign id", "Results"]
+
+
+def unmapped_line(result: Mapping[str, Any]) -> str | None:
+    u = result.get("unmapped") or {}
+    if not u.get("results"):
+        mapping = u.get("mapping")
+        return f"Id mapping: {mapping['describe']}; every result mapped." if mapping else None
+    reasons = "; ".join(f"{r}: {n}" for r, n in (u.get("reasons") or {}).items())
+    return (
+        f"Unmapped results: {u['results']} result(s) in {u.get('queries', 0)} queries map to no document of the "
+        f"corpus ({reasons}): never hits, not judged for leaks."
+    )
+
+
+def unmapped_rows(result: Mapping[str, Any], limit: int = 20) -> list[list[str]]:
+    return [[str(s.get("id")), str(s.get("results"))] for s in ((result.get("unmapped") or {}).get("samples") or [])][
+        :limit
+    ]

@@ -359,8 +359,8 @@ def strata_chart(result: Mapping[str, Any], stratum: str) -> str:
 def leak_chart(result: Mapping[str, Any]) -> str:
     title = "Leaked documents by secret level"
     leaks = result.get("leaks")
-    if leaks is None:
-        return empty_chart("chart-leaks", title, "no leak oracle for this run: leaks were not checked")
+    if leaks is None or not c.leak_measured(result):
+        return empty_chart("chart-leaks", title, c.oracle_text(result, "leak"))
     rows = c.leak_level_rows(result)
     if not rows:
         return empty_chart("chart-leaks", title, "no leaks: every returned document was permitted")

@@ -37,6 +37,7 @@ h3 { font-size:14px; margin:16px 0 8px; }
 .card .value { font-size:24px; font-weight:650; }
 .card .ci { color:var(--muted); font-size:11px; }
 .card.bad .value { color:var(--bad); }
+.status-failed { color:var(--bad); }
 table { border-collapse:collapse; font-size:12.5px; margin:4px 0; }
 th, td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right; vertical-align:top; }
 th { background:#f3f4f6; font-weight:600; }
@@ -83,7 +84,9 @@ def _section(section_id: str, title: str, *body: str) -> str:
 def _cards(result: Mapping[str, Any]) -> str:
     out = []
     for label, value, ci in c.headline(result):
-        bad = label.startswith("Leak") and value not in ("—", "0.000")
+        bad = (label.startswith("Leak") and value not in ("—", "0.000", "not measured")) or (
+            label == "Error rate" and not value.startswith("0.000")
+        )
         out.append(
             f'<div class="card{" bad" if bad else ""}"><div class="label">{_e(label)}</div>'
             f'<div class="value">{_e(value)}</div><div class="ci">{"95% CI " + _e(ci) if ci != "—" else "&nbsp;"}</div></div>'
@@ -108,6 +111,25 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
     k = c.main_k(result)
     sections: list[str] = []
 
+    err_rows = c.error_rows(result)
+    pre = result.get("preflight")
+    unmapped = c.unmapped_line(result)
+    sections.append(
+        _section(
+            "errors",
+            "Errors",
+            f'<p class="{"status-failed" if c.is_failed(result) else "status-ok"}"><strong>'
+            f"{_e(c.status_line(result))}</strong></p>",
+            f'<p class="note">Preflight ({_e(pre.get("kind"))}): {_e(pre.get("diagnosis"))}</p>'
+            if pre and not pre.get("ok")
+            else "",
+            html_table(c.ERROR_HEADER, err_rows, text_cols=1, table_id="table-errors") if err_rows else "",
+            f"<p>{_e(unmapped)}</p>" if unmapped else "",
+            html_table(c.UNMAPPED_HEADER, c.unmapped_rows(result), table_id="table-unmapped")
+            if c.unmapped_rows(result)
+            else "",
+        )
+    )
     sections.append(
         _section(
             "summary",
@@ -160,13 +182,12 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
     sections.append(_section("strata", "Strata", *strata_parts))
 
     leaks = result.get("leaks")
-    if leaks is None:
-        leak_body = ['<p class="note">No leak oracle for this run: leaks were not checked.</p>', svgs["chart-leaks"]]
+    if leaks is None or not c.leak_measured(result):
+        leak_body = [f'<p class="note">{_e(c.leak_sentence(result))}.</p>', svgs["chart-leaks"]]
     else:
         level_rows = c.leak_level_rows(result)
         leak_body = [
-            f"<p>Queries with a leak: <strong>{_e(leaks.get('queries_with_leak', 0))}</strong> of "
-            f"{_e(counts.get('queries', '?'))} (depth: {_e(leaks.get('depth', 'all returned results'))}).</p>",
+            f"<p>{_e(c.leak_sentence(result))} (depth: {_e(leaks.get('depth', 'all returned results'))}).</p>",
             '<div class="grid"><div class="fig">',
             svgs["chart-leaks"],
             "</div><div>",

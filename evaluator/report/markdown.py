@@ -28,21 +28,33 @@ def md_table(header: Sequence[str], rows: Sequence[Sequence[Any]], align: str | 
 
 def hit_rate_rows(result: Mapping[str, Any]) -> list[list[str]]:
     metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    answered = result.get("metrics_answered") or {}
+    measured = c.leak_measured(result)
     return [
         [
             str(k),
             c.fmt(metrics.get(f"hit_rate@{k}")),
             c.fmt_ci(ci.get(f"hit_rate@{k}")),
+            c.fmt(answered.get(f"hit_rate@{k}")),
             c.fmt(metrics.get(f"recall@{k}")),
             c.fmt(metrics.get(f"mrr@{k}")),
             c.fmt(metrics.get(f"ndcg@{k}")),
-            c.fmt(metrics.get(f"leak_rate@{k}")),
+            c.fmt(metrics.get(f"leak_rate@{k}")) if measured else "not measured",
         ]
         for k in c.ks_of(result)
     ]
 
 
-HIT_RATE_HEADER = ["K", "Hit Rate@K", "95% CI", "Recall@K", "MRR@K", "nDCG@K", "Leak rate@K"]
+HIT_RATE_HEADER = [
+    "K",
+    "Hit Rate@K (all queries)",
+    "95% CI",
+    "Hit Rate@K (answered)",
+    "Recall@K",
+    "MRR@K",
+    "nDCG@K",
+    "Leak rate@K",
+]
 
 
 def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
@@ -53,6 +65,22 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
             f"Target `{info['target']}`" + (f", started {info['started_at']}" if info.get("started_at") else ""),
             "",
         ]
+
+    out += ["## Errors", "", f"**{c.status_line(result)}**", ""]
+    pre = result.get("preflight")
+    if pre and not pre.get("ok"):
+        out += [f"Preflight ({pre.get('kind')}): {pre.get('diagnosis')}", ""]
+    rows = c.error_rows(result)
+    if rows:
+        out += [md_table(c.ERROR_HEADER, rows, "lrrll"), ""]
+    line = c.unmapped_line(result)
+    if line:
+        out += [line, ""]
+        if c.unmapped_rows(result):
+            out += [md_table(c.UNMAPPED_HEADER, c.unmapped_rows(result), "lr"), ""]
+    scope = result.get("metrics_scope") or {}
+    if scope:
+        out += [f"Metrics are {scope.get('metrics')}; the answered column is {scope.get('metrics_answered')}.", ""]
 
     out += ["## Run", "", md_table(["Key", "Value"], c.run_info_rows(result), "ll"), ""]
 
@@ -82,15 +110,10 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
 
     out += ["## Permission leaks", ""]
     leaks = result.get("leaks")
-    if leaks is None:
-        out += ["_No leak oracle for this run: leaks were not checked._", ""]
+    if leaks is None or not c.leak_measured(result):
+        out += [f"_{c.leak_sentence(result)}._", ""]
     else:
-        counts = result.get("counts") or {}
-        out += [
-            f"Queries with a leak: **{leaks.get('queries_with_leak', counts.get('queries_with_leak', 0))}** "
-            f"of {counts.get('queries', '?')} (depth: {leaks.get('depth', 'all returned results')}).",
-            "",
-        ]
+        out += [f"{c.leak_sentence(result)} (depth: {leaks.get('depth', 'all returned results')}).", ""]
         level_rows = c.leak_level_rows(result)
         if level_rows:
             out += ["### Leaked documents by secret level", "", md_table(c.LEAK_LEVEL_HEADER, level_rows), ""]

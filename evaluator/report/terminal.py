@@ -17,10 +17,17 @@ def _fmt(value: Any) -> str:
 
 
 def hit_rate_table(result: dict[str, Any], title: str = "Hit Rate@K") -> Table:
-    """One row per K: the article's Hit Rate@K with its 95% bootstrap interval, plus recall/MRR/nDCG."""
+    """One row per K: the article's Hit Rate@K with its 95% bootstrap interval, plus recall/MRR/nDCG.
+
+    Hit Rate is over all queries (failed ones as misses) and, in its own column, over answered ones."""
+    from drivebench.evaluator.report import _common as c
+
     metrics, ci = result.get("metrics", {}), result.get("ci", {})
+    answered = result.get("metrics_answered")
+    measured = c.leak_measured(result)
     table = Table(title=title)
-    for col in ("K", "Hit Rate@K", "95% CI", "Recall@K", "MRR@K", "nDCG@K", "Leak rate@K"):
+    cols = ["K", "Hit Rate@K (all)", "95% CI", *(["Hit Rate@K (answered)"] if answered is not None else [])]
+    for col in (*cols, "Recall@K", "MRR@K", "nDCG@K", "Leak rate@K"):
         table.add_column(col, justify="right")
     for k in result.get("config", {}).get("ks", []):
         lo_hi = ci.get(f"hit_rate@{k}")
@@ -29,16 +36,37 @@ def hit_rate_table(result: dict[str, Any], title: str = "Hit Rate@K") -> Table:
             str(k),
             _fmt(metrics.get(f"hit_rate@{k}")),
             interval,
+            *([_fmt(answered.get(f"hit_rate@{k}"))] if answered is not None else []),
             _fmt(metrics.get(f"recall@{k}")),
             _fmt(metrics.get(f"mrr@{k}")),
             _fmt(metrics.get(f"ndcg@{k}")),
-            _fmt(metrics.get(f"leak_rate@{k}")),
+            _fmt(metrics.get(f"leak_rate@{k}")) if measured else "not measured",
         )
     return table
 
 
+def print_errors(result: dict[str, Any], console: Console) -> None:
+    """The run's state, error count and rate, and a row per error kind (first in every report)."""
+    from drivebench.evaluator.report import _common as c
+
+    failed = c.is_failed(result)
+    console.print(f"[{'bold red' if failed else 'green'}]{c.status_line(result)}[/]", highlight=False)
+    pre = result.get("preflight")
+    if pre and not pre.get("ok"):
+        console.print(f"[red]preflight ({pre.get('kind')}):[/] {pre.get('diagnosis')}", highlight=False)
+    rows = c.error_rows(result)
+    if rows:
+        console.print(_right_table("Failed queries by kind", c.ERROR_HEADER, rows, text_cols=1))
+    line = c.unmapped_line(result)
+    if line:
+        console.print(line, style="yellow" if (result.get("unmapped") or {}).get("results") else None, highlight=False)
+
+
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
+    from drivebench.evaluator.report import _common as c
+
     console = console or Console()
+    print_errors(result, console)
     console.print(hit_rate_table(result))
     counts = result.get("counts", {})
     metrics = result.get("metrics", {})
@@ -47,6 +75,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"queries {counts.get('queries', '?')} · errors {counts.get('errors', 0)} · "
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
+    console.print(c.leak_sentence(result), highlight=False)
 
 
 # --- issue #6: strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) -----------
@@ -113,11 +142,10 @@ def leak_table(result: dict[str, Any]) -> Table | None:
     from drivebench.evaluator.report import _common as c
 
     leaks = result.get("leaks")
-    if leaks is None:
+    if leaks is None or not c.leak_measured(result):
         return None
-    n = (result.get("counts") or {}).get("queries", "?")
     table = _right_table(
-        f"Permission leaks: {leaks.get('queries_with_leak', 0)} of {n} queries leaked",
+        c.leak_sentence(result),
         c.LEAK_LEVEL_HEADER,
         c.leak_level_rows(result),
     )

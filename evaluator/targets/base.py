@@ -49,9 +49,7 @@ class TargetError(Exception):
     """A failed call. ``retryable`` marks 429, 5xx, timeouts and connection errors; ``kind`` is one
     of ``ERROR_KINDS``."""
 
-    def __init__(
-        self, message: str, *, retryable: bool, retry_after: float | None = None, kind: str = "other"
-    ) -> None:
+    def __init__(self, message: str, *, retryable: bool, retry_after: float | None = None, kind: str = "other") -> None:
         super().__init__(message)
         self.retryable = retryable
         self.retry_after = retry_after

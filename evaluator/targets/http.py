@@ -89,7 +89,9 @@ def parse_hits(data: dict[str, Any], mapping: ResponseSpec) -> list[RunHit]:
         try:
             score_value = None if score is None else float(score)
         except (TypeError, ValueError):
-            raise TargetError(f"result {i}: score {score!r} is not a number", retryable=False, kind="bad_shape") from None
+            raise TargetError(
+                f"result {i}: score {score!r} is not a number", retryable=False, kind="bad_shape"
+            ) from None
         hits.append(
             RunHit(
                 doc_id=str(doc),
@@ -181,7 +183,9 @@ class HttpTarget:
 
     async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse:
         """Recall plus a generated answer with citations (``POST /api/mcp/answer``)."""
-        return await self._send(self.answer_url, {**self.body(query, top_k), "citation_style": self.citation_style}, query)
+        return await self._send(
+            self.answer_url, {**self.body(query, top_k), "citation_style": self.citation_style}, query
+        )
 
     async def _send(self, url: str, body: dict[str, Any], query: EvalQuery) -> TargetResponse:
         token = self.token_for(query)
@@ -220,7 +224,9 @@ class HttpTarget:
                 kind="not_json",
             ) from exc
         if not isinstance(data, dict):
-            raise TargetError(f"response is not a JSON object but a {type(data).__name__}", retryable=False, kind="not_json")
+            raise TargetError(
+                f"response is not a JSON object but a {type(data).__name__}", retryable=False, kind="not_json"
+            )
         check_ok(data, self.mapping)
         answer = _dig(data, self.mapping.answer)
         return TargetResponse(

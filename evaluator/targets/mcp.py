@@ -95,7 +95,9 @@ class McpTarget:
         try:
             return await asyncio.shield(self._ready)
         except Exception as exc:
-            raise TargetError(f"cannot connect to {self.name}: {_describe(exc)}", retryable=True, kind="connection") from exc
+            raise TargetError(
+                f"cannot connect to {self.name}: {_describe(exc)}", retryable=True, kind="connection"
+            ) from exc
 
     async def aclose(self) -> None:
         if self._owner is None:
@@ -123,7 +125,9 @@ class McpTarget:
         try:
             result = await asyncio.wait_for(client.call_tool(tool, args), timeout=self.timeout)
         except TimeoutError as exc:
-            raise TargetError(f"timeout: {tool} took more than {self.timeout:g} s", retryable=True, kind="timeout") from exc
+            raise TargetError(
+                f"timeout: {tool} took more than {self.timeout:g} s", retryable=True, kind="timeout"
+            ) from exc
         except Exception as exc:  # protocol or transport failure
             raise TargetError(f"MCP call failed: {_describe(exc)}", retryable=True, kind="connection") from exc
         text = "".join(getattr(c, "text", "") for c in (result.content or []))
@@ -133,7 +137,8 @@ class McpTarget:
             ra = _RETRY_AFTER.search(text)
             retryable = status == 429 or status >= 500
             raise TargetError(
-                f"MCP {status}: {text[:300]}", retryable=retryable,
+                f"MCP {status}: {text[:300]}",
+                retryable=retryable,
                 retry_after=float(ra.group(1)) if ra else None,
                 kind=http_error_kind(status),
             )

@@ -173,7 +173,9 @@ class TargetProfile(_Strict):
     def check_body(self) -> None:
         for name in _names(self.request.body):
             if name not in TEMPLATE_NAMES:
-                raise ProfileError(f"[request.body]: unknown placeholder ${{{name}}}; known: {', '.join(TEMPLATE_NAMES)}")
+                raise ProfileError(
+                    f"[request.body]: unknown placeholder ${{{name}}}; known: {', '.join(TEMPLATE_NAMES)}"
+                )
 
 
 def template_values(query: EvalQuery, top_k: int) -> dict[str, Any]:

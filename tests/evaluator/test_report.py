@@ -261,11 +261,11 @@ def test_report_without_oracle_answers_chains_or_strata() -> None:
     page = render_html(result)
     dom = _dom(page)
     assert {"chart-hit-rate", "chart-multi-hop", "chart-leaks", "chart-citations"} <= set(dom.svgs)
-    assert "leaks were not checked" in page
+    assert "Permission leaks: not measured: no leak oracle" in page
     assert "nothing to diagnose" in page
     assert "no multi-hop questions" in page
     text = render_markdown(result)
-    assert "leaks were not checked" in text and "No multi-hop questions" in text
+    assert "Permission leaks: not measured: no leak oracle" in text and "No multi-hop questions" in text
     minimal = {"format": "drivebench-metrics/1", "metrics": {"hit_rate@1": 0.5}}
     assert "hit_rate@1" in render_html(minimal) and "0.500" in render_markdown(minimal)
 
