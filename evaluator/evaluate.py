@@ -2,8 +2,8 @@
 write run.jsonl and metrics.json.
 
 The run *failed* when the preflight probe failed (nothing else is sent; every query is recorded
-as a ``preflight`` error) or when the share of failed queries exceeds ``max_error_rate``
-(default 0: any failed query fails the run). ``metrics.json`` then says so in ``status``
+as a ``preflight`` error), when the share of failed queries exceeds ``max_error_rate`` (default 0:
+any failed query fails the run), or when every answered query returned an empty list. ``metrics.json`` then says so in ``status``
 (``"failed"`` with the reason), shown first by every report; history keeps the run, marked failed.
 """
 
@@ -50,6 +50,9 @@ def judge(result: dict[str, Any], max_error_rate: float = 0.0, pre: Preflight | 
     if pre is not None and pre.fatal:
         reason = f"preflight failed ({pre.kind}): {pre.diagnosis}"
         state = "failed"
+    elif errors.get("answered") and all(row.get("n_results") == 0 for row in _answered_rows(result)):
+        reason = f"every one of the {errors['answered']} answered queries returned an empty result list"
+        state = "failed"
     elif rate > max_error_rate:
         kinds = ", ".join(f"{k} {v['count']}" for k, v in (errors.get("by_kind") or {}).items())
         reason = (
@@ -63,6 +66,10 @@ def judge(result: dict[str, Any], max_error_rate: float = 0.0, pre: Preflight | 
     status = {"state": state, "reason": reason, "max_error_rate": max_error_rate}
     result["status"] = status
     return status
+
+
+def _answered_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
+    return [row for row in result.get("per_query") or [] if row.get("status") == "ok"]
 
 
 def with_status_first(result: dict[str, Any]) -> dict[str, Any]:

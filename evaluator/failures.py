@@ -77,7 +77,8 @@ def unmapped_section(al: Aligned) -> dict[str, Any]:
     queries = 0
     reasons: Counter[str] = Counter()
     samples: Counter[str] = Counter()
-    for hits in al.hits:
+    for rec in al.records:  # errored records too: an all-unmapped response is an ``unmapped`` error
+        hits = rec.results if rec is not None else []
         bad = [h for h in hits if (h.model_extra or {}).get("unmapped")]
         if bad:
             queries += 1

@@ -205,7 +205,16 @@ class IdMapper:
             if rec.error is not None or not rec.results:
                 out.append(rec)
                 continue
-            out.append(rec.model_copy(update={"results": [self.map_hit(h, stats) for h in rec.results]}))
+            hits = [self.map_hit(h, stats) for h in rec.results]
+            update: dict[str, Any] = {"results": hits}
+            if all(is_unmapped(h) for h in hits):  # an unmappable response: a failed query, not an answer
+                first = hits[0].model_extra or {}
+                update["error"] = (
+                    f"none of the {len(hits)} results maps to a corpus document by {self.describe} "
+                    f"(e.g. {first.get('foreign_id')!r}: {first.get('unmapped_reason')})"
+                )
+                update["error_kind"] = "unmapped"
+            out.append(rec.model_copy(update=update))
         return out, stats
 
 

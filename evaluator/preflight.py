@@ -10,10 +10,11 @@ and counts what still fails). The diagnosis names the problem and shows what was
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.evaluator.idmap import IdMapper
+from drivebench.evaluator.schema import EvalQuery, RunHit, RunRecord
 from drivebench.evaluator.targets.base import Target, TargetError
 from drivebench.evaluator.targets.profile import SIMULATOR_RECALL_PATH
 
@@ -29,9 +30,23 @@ class Preflight:
     seconds: float
     results: int = 0
     query_id: str | None = None
+    hits: list[RunHit] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out.pop("hits", None)
+        return out
+
+    def check_ids(self, mapper: IdMapper | None) -> Preflight:
+        """Fatal when the probe's results exist but none maps to a corpus document."""
+        if mapper is None or not self.ok or not self.hits:
+            return self
+        rec = RunRecord(query_id=self.query_id or "probe", results=self.hits)
+        (mapped,), _ = mapper.map_records([rec])
+        if mapped.error_kind == "unmapped":
+            self.ok, self.fatal, self.kind = False, True, "unmapped"
+            self.diagnosis = f"ids do not map: {mapped.error}; check [ids] match or give a map file"
+        return self
 
 
 def _principal(q: EvalQuery) -> str:
@@ -99,4 +114,5 @@ async def preflight(target: Target, query: EvalQuery, top_k: int, mode: str = "r
         seconds=round(time.perf_counter() - started, 3),
         results=n,
         query_id=query.query_id,
+        hits=list(resp.hits),
     )

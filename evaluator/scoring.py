@@ -246,12 +246,9 @@ def _not_measured_without_answers(oracles: dict[str, Any], answered: int) -> Non
     if answered:
         return
     for name, entry in oracles.items():
+        oracles[name] = {"measured": False, "reason": "no query was answered (every query failed)"}
         if entry.get("measured"):
-            oracles[name] = {
-                "measured": False,
-                "reason": "no query was answered (every query failed)",
-                "would_use": entry.get("source"),
-            }
+            oracles[name]["would_use"] = entry.get("source")
 
 
 def compare(score_a: dict[str, Any], score_b: dict[str, Any], *, seed: int = 0) -> dict[str, Any]:

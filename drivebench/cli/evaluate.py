@@ -1,8 +1,9 @@
 """``drivebench eval run`` and ``drivebench eval score``.
 
-Exit codes (every ``eval`` command): 0 ok; 1 a ``--fail-on`` gate failed; 2 usage or configuration
-error (bad option, eval set, profile, run file); 3 the run failed (the preflight failed, or more
-queries failed than ``--max-error-rate`` allows).
+Exit codes (every ``eval`` command): 0 ok; 1 a ``--fail-on`` gate failed, or leaks could not be
+measured (no oracle; ``--allow-no-oracle`` waives it); 2 usage or configuration error (bad option,
+eval set, profile, run file); 3 the run failed (the preflight failed, more queries failed than
+``--max-error-rate`` allows, or every answered query came back empty).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries
 from drivebench.cli.options import parse_ks
@@ -32,6 +34,9 @@ JsonOpt = typer.Option(None, "--json", help="Write the result as JSON to this fi
 MaxErrorRateOpt = typer.Option(
     0.0, "--max-error-rate", min=0.0, max=1.0, help="Largest share of failed queries before the run fails (exit 3)."
 )
+AllowNoOracleOpt = typer.Option(
+    False, "--allow-no-oracle", help="Exit 0 although leaks could not be measured (no oracle)."
+)
 MatchOpt = typer.Option(
     None, "--match", help="Map result ids to the corpus: doc_id, path, name, or a CSV/JSONL map file (needs --corpus)."
 )
@@ -43,7 +48,7 @@ def default_out_dir() -> Path:
 
 def usage_error(message: str) -> NoReturn:
     """One clear line on stderr and exit code 2 (no traceback)."""
-    err_console.print(f"[red]error:[/] {message}", highlight=False, markup=True)
+    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     raise typer.Exit(EXIT_USAGE)
 
 
@@ -113,14 +118,26 @@ def finish_with_gates(
     json_out: str | None,
     out: Console,
     extra: dict[str, Any] | None = None,
+    allow_no_oracle: bool = False,
 ) -> NoReturn:
     """Check gates, write JUnit and JSON, say why, and exit 0/1/3."""
-    from drivebench.evaluator.gates import GateError, check_gates, write_junit
+    from drivebench.evaluator.gates import GateError, GateResult, check_gates, write_junit
 
     try:
         gate_results = check_gates(result, gates)
     except GateError as exc:
         usage_error(str(exc))
+    leak = (result.get("oracles") or {}).get("leak") or {}
+    if not leak.get("measured") and not allow_no_oracle:  # a missing oracle is never a silent pass
+        gate_results.append(
+            GateResult(
+                "leak oracle",
+                True,
+                None,
+                f"leaks were not measured ({leak.get('reason', 'no oracle')}); give --corpus, forbidden/allowed "
+                "lists in the eval set, or --allow-no-oracle",
+            )
+        )
     failed = (result.get("status") or {}).get("state") == "failed"
     code = EXIT_RUN_FAILED if failed else (EXIT_GATE if any(g.failed for g in gate_results) else EXIT_OK)
     for g in gate_results:
@@ -147,7 +164,8 @@ def finish_with_gates(
         }
         _emit_json(payload, json_out)
     if failed:
-        err_console.print(f"[red]run FAILED[/] (exit 3): {(result.get('status') or {}).get('reason')}", highlight=False)
+        reason = escape(str((result.get("status") or {}).get("reason")))
+        err_console.print(f"[red]run FAILED[/] (exit 3): {reason}", highlight=False, soft_wrap=True)
     elif code == EXIT_GATE:
         err_console.print("[red]a gate failed[/] (exit 1)")
     raise typer.Exit(code)
@@ -197,6 +215,7 @@ def run(
     fail_on: list[str] = FailOnOpt,
     junit: Path | None = JunitOpt,
     json_out: str | None = JsonOpt,
+    allow_no_oracle: bool = AllowNoOracleOpt,
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports."""
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
@@ -264,9 +283,11 @@ def run(
             finally:
                 await first.aclose()
 
-        pre = asyncio.run(_probe())
+        pre = asyncio.run(_probe()).check_ids(id_mapper)
         style = "green" if pre.ok else ("red" if pre.fatal else "yellow")
-        err_console.print(f"[{style}]preflight[/] {pre.diagnosis} ({pre.seconds:.2f} s)", highlight=False)
+        err_console.print(
+            f"[{style}]preflight[/] {escape(pre.diagnosis)} ({pre.seconds:.2f} s)", highlight=False, soft_wrap=True
+        )
     else:
         asyncio.run(first.aclose())
     oracle = catalog = None
@@ -300,7 +321,9 @@ def run(
     print_summary(evaluation.result, out_console)
     finish_run(evaluation.result, out_dir, history, out_console)  # issue #6: report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
-    finish_with_gates(evaluation.result, gates, junit, json_out, out_console, {"out_dir": str(out_dir)})
+    finish_with_gates(
+        evaluation.result, gates, junit, json_out, out_console, {"out_dir": str(out_dir)}, allow_no_oracle
+    )
 
 
 @app.command("score")
@@ -319,6 +342,7 @@ def score_cmd(
     max_error_rate: float = MaxErrorRateOpt,
     fail_on: list[str] = FailOnOpt,
     junit: Path | None = JunitOpt,
+    allow_no_oracle: bool = AllowNoOracleOpt,
 ) -> None:
     """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels)."""
     from drivebench.evaluator.evaluate import judge, with_status_first
@@ -368,4 +392,4 @@ def score_cmd(
     if json_out == "-":
         print(json.dumps(with_status_first(result), ensure_ascii=False, indent=1))
         json_out = None
-    finish_with_gates(result, gates, junit, None, out_console)
+    finish_with_gates(result, gates, junit, None, out_console, None, allow_no_oracle)

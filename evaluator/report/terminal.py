@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 
@@ -50,16 +51,23 @@ def print_errors(result: dict[str, Any], console: Console) -> None:
     from drivebench.evaluator.report import _common as c
 
     failed = c.is_failed(result)
-    console.print(f"[{'bold red' if failed else 'green'}]{c.status_line(result)}[/]", highlight=False)
+    console.print(
+        f"[{'bold red' if failed else 'green'}]{escape(c.status_line(result))}[/]", highlight=False, soft_wrap=True
+    )
     pre = result.get("preflight")
     if pre and not pre.get("ok"):
-        console.print(f"[red]preflight ({pre.get('kind')}):[/] {pre.get('diagnosis')}", highlight=False)
+        console.print(
+            f"[red]preflight ({pre.get('kind')}):[/] {escape(str(pre.get('diagnosis')))}",
+            highlight=False,
+            soft_wrap=True,
+        )
     rows = c.error_rows(result)
     if rows:
         console.print(_right_table("Failed queries by kind", c.ERROR_HEADER, rows, text_cols=1))
     line = c.unmapped_line(result)
     if line:
-        console.print(line, style="yellow" if (result.get("unmapped") or {}).get("results") else None, highlight=False)
+        style = "yellow" if (result.get("unmapped") or {}).get("results") else None
+        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
 
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
@@ -75,7 +83,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"queries {counts.get('queries', '?')} · errors {counts.get('errors', 0)} · "
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
-    console.print(c.leak_sentence(result), highlight=False)
+    console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
 
 
 # --- issue #6: strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) -----------

@@ -24,6 +24,7 @@ ERROR_KINDS: dict[str, str] = {
     "app_error": "HTTP 2xx whose body says the call failed (ok_when)",
     "not_json": "the body is not a JSON object",
     "bad_shape": "the body does not fit the response mapping",
+    "unmapped": "results came back but none maps to a document of the corpus ([ids] match)",
     "missing": "no record for the query in the run",
     "preflight": "not sent: the preflight probe failed",
     "other": "anything else (a target bug)",
