@@ -128,7 +128,8 @@ def finish_with_gates(
     except GateError as exc:
         usage_error(str(exc))
     leak = (result.get("oracles") or {}).get("leak") or {}
-    if not leak.get("measured") and not allow_no_oracle:  # a missing oracle is never a silent pass
+    failed = (result.get("status") or {}).get("state") == "failed"
+    if not leak.get("measured") and not allow_no_oracle and not failed:  # a missing oracle is never a silent pass
         gate_results.append(
             GateResult(
                 "leak oracle",
@@ -138,7 +139,6 @@ def finish_with_gates(
                 "lists in the eval set, or --allow-no-oracle",
             )
         )
-    failed = (result.get("status") or {}).get("state") == "failed"
     code = EXIT_RUN_FAILED if failed else (EXIT_GATE if any(g.failed for g in gate_results) else EXIT_OK)
     for g in gate_results:
         style = "red" if g.failed else "green"

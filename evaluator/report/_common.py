@@ -438,7 +438,9 @@ def unmapped_line(result: Mapping[str, Any]) -> str | None:
     u = result.get("unmapped") or {}
     if not u.get("results"):
         mapping = u.get("mapping")
-        return f"Id mapping: {mapping['describe']}; every result mapped." if mapping else None
+        if not mapping or not mapping.get("results"):
+            return None
+        return f"Id mapping: {mapping['describe']}; all {mapping['results']} results mapped."
     reasons = "; ".join(f"{r}: {n}" for r, n in (u.get("reasons") or {}).items())
     return (
         f"Unmapped results: {u['results']} result(s) in {u.get('queries', 0)} queries map to no document of the "

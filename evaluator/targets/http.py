@@ -126,6 +126,22 @@ def check_ok(data: dict[str, Any], mapping: ResponseSpec) -> None:
     )
 
 
+def _root_cause(exc: BaseException) -> str:
+    """`` (connection refused)`` and the like, from the OS error under httpx's generic message."""
+    seen: set[int] = set()
+    cur: BaseException | None = exc
+    while cur is not None and id(cur) not in seen:
+        seen.add(id(cur))
+        if isinstance(cur, ConnectionRefusedError):
+            return " (connection refused)"
+        if isinstance(cur, OSError) and cur.strerror:
+            return f" ({cur.strerror.lower()})"
+        cur = cur.__cause__ or cur.__context__
+        if isinstance(cur, BaseExceptionGroup) and cur.exceptions:
+            cur = cur.exceptions[0]
+    return ""
+
+
 class HttpTarget:
     def __init__(
         self,
@@ -204,7 +220,7 @@ class HttpTarget:
             ) from exc
         except httpx.TransportError as exc:
             raise TargetError(
-                f"connection error: {type(exc).__name__}: {exc}", retryable=True, kind="connection"
+                f"connection error: {type(exc).__name__}: {exc}{_root_cause(exc)}", retryable=True, kind="connection"
             ) from exc
         status = resp.status_code
         if status == 429 or status >= 500:

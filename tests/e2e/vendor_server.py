@@ -46,7 +46,9 @@ def vendor_app(sim: Simulator) -> FastAPI:
 
     def items(body: dict[str, Any], as_user: str | None = None) -> list[dict[str, Any]]:
         user, role = (as_user, None) if as_user else (body.get("userId"), body.get("role"))
-        principal = sim.principal_for(token, user_id=user, user_role=role, department=None if as_user else body.get("dept"))
+        principal = sim.principal_for(
+            token, user_id=user, user_role=role, department=None if as_user else body.get("dept")
+        )
         as_of = datetime.fromisoformat(body["asOf"]) if body.get("asOf") else None
         outcome = sim.recall(principal, str(body["keyword"]), int(body.get("size", 10)), as_of)
         out = []
