@@ -75,22 +75,33 @@ def _short(value: str | None, n: int = 12) -> str:
     return value.split(":", 1)[-1][:n]
 
 
-def _load_ref(ref: str, history: Path | None) -> tuple[dict[str, Any], str]:
-    """A metrics dict from a run directory, a metrics.json path, or a history reference."""
-    from drivebench.evaluator.history import HistoryStore
+def _load_ref(ref: str, history: Path | None, include_failed: bool = False) -> tuple[dict[str, Any], str]:
+    """A metrics dict from a run directory, a metrics.json path, or a history reference.
+
+    A failed run (``status.state == "failed"``) is refused unless ``include_failed``; ``latest`` and
+    ``latest~N`` skip failed runs unless ``include_failed``."""
+    from drivebench.evaluator.history import HistoryStore, run_status
     from drivebench.evaluator.report.outputs import load_metrics
 
     path = Path(ref)
     if path.exists():
-        return load_metrics(path), str(path)
-    store = HistoryStore(history or history_path(None))
-    if not store.path.exists():
-        raise typer.BadParameter(f"{ref!r} is not a run directory, and there is no history at {store.path}")
-    try:
-        run_id = store.resolve(ref)
-        return store.load(run_id), f"run {run_id}"
-    except (KeyError, ValueError) as exc:
-        raise typer.BadParameter(f"{ref!r} is neither a run directory nor a history run: {exc}") from None
+        try:
+            result, name = load_metrics(path), str(path)
+        except (OSError, ValueError) as exc:
+            raise typer.BadParameter(str(exc)) from None
+    else:
+        store = HistoryStore(history or history_path(None))
+        if not store.path.exists():
+            raise typer.BadParameter(f"{ref!r} is not a run directory, and there is no history at {store.path}")
+        try:
+            run_id = store.resolve(ref, include_failed=include_failed)
+            result, name = store.load(run_id), f"run {run_id}"
+        except (KeyError, ValueError) as exc:
+            raise typer.BadParameter(f"{ref!r} is neither a run directory nor a history run: {exc}") from None
+    if run_status(result) == "failed" and not include_failed:
+        reason = (result.get("status") or {}).get("reason", "")
+        raise typer.BadParameter(f"{name} is a FAILED run ({reason}); pass --include-failed to use it anyway")
+    return result, name
 
 
 def report_cmd(
@@ -121,6 +132,8 @@ def trend_cmd(
     target: str | None = typer.Option(None, "--target", help="Only runs of this target."),
     last: int | None = typer.Option(None, "--last", min=1, help="Only the last N runs."),
     ascii_only: bool = typer.Option(False, "--ascii", help="ASCII sparkline instead of Unicode blocks."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Also show failed runs (left out by default)."),
+    json_out: str | None = typer.Option(None, "--json", help="Write the trend as JSON to this file ('-' = stdout)."),
 ) -> None:
     """A metric over the recorded runs: a table and a sparkline (the article recommends monthly runs)."""
     from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline
@@ -135,7 +148,23 @@ def trend_cmd(
         close = difflib.get_close_matches(metric, names, n=5)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise typer.BadParameter(f"no metric {metric!r} in {path}.{hint}")
-    points = store.trend(metric, evalset_hash=evalset_hash, target=target, last=last)
+    points = store.trend(metric, evalset_hash=evalset_hash, target=target, last=last, include_failed=include_failed)
+    left_out = 0
+    if not include_failed:
+        left_out = len(store.trend(metric, evalset_hash=evalset_hash, target=target, include_failed=True)) - len(
+            store.trend(metric, evalset_hash=evalset_hash, target=target)
+        )
+        if left_out:
+            err_console.print(f"[yellow]{left_out} failed run(s) left out (--include-failed shows them)[/]")
+    if json_out is not None:
+        payload = {
+            "metric": metric,
+            "failed_runs_left_out": left_out,
+            "points": [{**_run_dict(p.run), "value": p.value, "ci": list(p.ci) if p.ci else None} for p in points],
+        }
+        _write_json(payload, json_out)
+        if json_out == "-":
+            return
     if not points:
         err_console.print("no runs match")
         raise typer.Exit(1)
@@ -167,7 +196,10 @@ def trend_cmd(
         if when and prev_when:
             days = (when - prev_when).total_seconds() / 86400
             gap = f"[yellow]{days:.0f}[/]" if days > MONTHLY_DAYS else f"{days:.0f}"
-        cells = [str(p.run.id), when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when]
+        cells = [
+            str(p.run.id) + (" FAILED" if p.run.failed else ""),
+            when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when,
+        ]
         cells += [f"T{targets.index(p.run.target or '—') + 1}"] if varied["target"] else []
         cells += [_short(p.run.evalset_hash, 7)] if varied["evalset"] else []
         cells += [
@@ -215,13 +247,14 @@ def compare_cmd(
     metric: list[str] = typer.Option([], "--metric", "-m", help="Only these metrics (repeatable)."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the comparison as JSON here ('-' = stdout)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and randomization test."),
+    include_failed: bool = typer.Option(False, "--include-failed", help="Allow failed runs (refused by default)."),
 ) -> None:
     """Paired comparison A − B per metric: difference, 95% bootstrap CI, randomization p-value."""
     from drivebench.evaluator.scoring import compare
 
     hist = history_path(history)
-    res_a, name_a = _load_ref(a, hist)
-    res_b, name_b = _load_ref(b, hist)
+    res_a, name_a = _load_ref(a, hist, include_failed)
+    res_b, name_b = _load_ref(b, hist, include_failed)
     ha = (res_a.get("run_info") or {}).get("evalset_hash")
     hb = (res_b.get("run_info") or {}).get("evalset_hash")
     if ha and hb and ha != hb:
@@ -282,17 +315,25 @@ def compare_table(payload: dict[str, Any]) -> Table:
 def history_cmd(
     history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
     metric: str = typer.Option("hit_rate@10", "--metric", "-m", help="Metric shown per run."),
+    json_out: str | None = typer.Option(None, "--json", help="Write the runs as JSON to this file ('-' = stdout)."),
 ) -> None:
-    """List the recorded runs (ids for `eval compare`)."""
+    """List the recorded runs (ids for `eval compare`), failed runs marked."""
     from drivebench.evaluator.history import HistoryStore
 
     path = history_path(history) or history_path(None)
     assert path is not None
     if not path.exists():
         raise typer.BadParameter(f"no history at {path}")
-    points = HistoryStore(path).trend(metric)
+    points = HistoryStore(path).trend(metric, include_failed=True)
+    if json_out is not None:
+        _write_json(
+            {"history": str(path), "metric": metric, "runs": [{**_run_dict(p.run), "value": p.value} for p in points]},
+            json_out,
+        )
+        if json_out == "-":
+            return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "When", "Target", "Eval set", "Snapshot", metric, "Directory"):
+    for col in ("Run", "Status", "When", "Target", "Eval set", "Snapshot", metric, "Directory"):
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
@@ -303,6 +344,7 @@ def history_cmd(
     for p in points:
         table.add_row(
             str(p.run.id),
+            "[red]FAILED[/]" if p.run.failed else "ok",
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
             _short(p.run.evalset_hash, 8),
@@ -311,6 +353,28 @@ def history_cmd(
             p.run.run_dir or "—",
         )
     console.print(table)
+
+
+def _run_dict(run: Any) -> dict[str, Any]:
+    return {
+        "id": run.id,
+        "status": run.status,
+        "when": run.when,
+        "target": run.target,
+        "evalset_hash": run.evalset_hash,
+        "snapshot": run.snapshot,
+        "run_dir": run.run_dir,
+    }
+
+
+def _write_json(payload: Any, json_out: str) -> None:
+    text = json.dumps(payload, ensure_ascii=False, indent=1)
+    if json_out == "-":
+        print(text)
+        return
+    Path(json_out).parent.mkdir(parents=True, exist_ok=True)
+    Path(json_out).write_text(text + "\n", encoding="utf-8")
+    err_console.print(f"wrote {json_out}")
 
 
 def export_trec_cmd(
