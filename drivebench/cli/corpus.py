@@ -1,4 +1,4 @@
-"""``drivebench corpus build|validate|stats|export-beir|import-beir``."""
+"""``drivebench corpus build|validate|stats|export-beir|import-beir|export-drive``."""
 
 from __future__ import annotations
 
@@ -121,3 +121,20 @@ def import_beir_cmd(
 
     manifest = import_beir(beir_dir, out, name=name, split=split)
     console.print(f"imported {len(manifest.documents)} documents → {out}")
+
+
+@app.command("export-drive")
+def export_drive_cmd(
+    path: str = typer.Argument(..., help="A corpus directory or built-in name."),
+    out: Path = typer.Option(..., "--out", help="Directory for drive/ and the CSVs (users, departments, grants, ...)."),
+) -> None:
+    """Export the folder tree (current files, older versions beside them) and users/departments/grants
+    CSVs, to load the synthetic enterprise into a test space of a real drive (evaluate with match = "path")."""
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.corpora.export_drive import export_drive
+
+    try:
+        counts = export_drive(resolve_corpus(path), out)
+    except (KeyError, OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
+    console.print(f"exported {counts} → {out}")
