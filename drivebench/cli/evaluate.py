@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -190,7 +191,9 @@ def run(
         None, "--target-profile", dir_okay=False, help="TOML target profile (URL, body, auth, response, ids)."
     ),
     token: str | None = typer.Option(
-        None, "--token", envvar="DRIVEBENCH_TOKEN", help="Bearer token (overrides the profile's [auth])."
+        None,
+        "--token",
+        help="Bearer token (overrides the profile's [auth]); default: the profile's [auth], else $DRIVEBENCH_TOKEN.",
     ),
     evalset: Path = typer.Option(..., "--evalset", exists=True, dir_okay=False, help="Eval set JSONL."),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
@@ -236,6 +239,8 @@ def run(
         if not url:
             usage_error("no target: give --target URL or a --target-profile with [request] url")
         single, per_principal = profile.tokens() if token is None else (token, {})
+        if token is None and not single and not per_principal:
+            single = os.environ.get("DRIVEBENCH_TOKEN") or None
     except ProfileError as exc:
         usage_error(str(exc))
     if target_profile is None and not single and not mcp:
