@@ -9,6 +9,11 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
 
     {
       "format": "drivebench-metrics/1",
+      "errors":  {"queries", "answered", "failed", "rate",          # failed = error records + missing ones
+                  "by_kind": {kind: {"count", "meaning", "sample", "queries"}}},   (failures.errors_section)
+      "unmapped": {"results", "queries", "reasons", "samples"},    # results whose id mapped to no document
+      "oracles": {"leak" | "version" | "trashed": {"measured": true, "source"} | {"measured": false, "reason"}},
+      "metrics_scope": {...},  # what "metrics" and "metrics_answered" are computed over
       "config":  {"ks": [1, 3, 5, 10], "multi_hop_k": 10, "seed": 0, "oracle": true, "catalog": true,
                   "bootstrap": {"resamples": 1000, "method": "percentile", "level": 0.95} | null,
                   "per_query_metrics": [names of the metrics that are per-query means]},
@@ -20,6 +25,9 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "multi_hop_completeness": {"2": ..}, "full_chain_rate": {"2": ..},
                   "hop_position_hit_rate": {"2": {"1": .., "2": ..}},
                   "latency_ms_p50", "latency_ms_p95", "latency_ms_p99"},
+                                          # over all queries, a failed query a miss; leak rates: answered only;
+                                          # every value null when no query was answered
+      "metrics_answered": {same names}    # over answered queries only
       "ci":      {metric: [lo, hi] | null}     # every per-query-mean and micro-ratio metric
       "strata":  {stratum: {value: {"n": .., <every metric above>}}},   # see drivebench.evaluator.strata
       "counts":  {"queries", "scored", "errors", "timeouts", "missing_from_run", "unknown_in_run",

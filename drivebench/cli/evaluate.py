@@ -235,7 +235,7 @@ def run(
     queries = _load_queries(evalset)
     try:
         profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
-        url = with_target(profile, target) if target else profile.request.url
+        url = (target if mcp else with_target(profile, target)) if target else profile.request.url
         if not url:
             usage_error("no target: give --target URL or a --target-profile with [request] url")
         single, per_principal = profile.tokens() if token is None else (token, {})
