@@ -172,6 +172,14 @@ def _score(
         metrics_answered = agg.aggregate(t.cols, t.specs, answered_rows)
         ci = agg.confidence_intervals(t.cols, t.specs, resamples=resamples, seed=seed) if bootstrap and queries else {}
     _not_measured_without_answers(oracles, errors["answered"])
+    if errors["answered"] and all(not al.hits[i] for i in answered_rows) and oracles["leak"].get("measured"):
+        # nothing was shown: "0 leaked" would be a figure about nothing
+        oracles["leak"] = {"measured": False, "reason": "every answered query returned an empty list: nothing to judge"}
+        for table in (metrics, metrics_answered):
+            for name in table:
+                if name.startswith("leak_rate@"):
+                    table[name] = None
+        ci = {name: v for name, v in ci.items() if not name.startswith("leak_rate@")}
     if t.counts.get("version_pinned", 0) == 0:
         oracles["version"] = {"measured": False, "reason": "no gold document of the eval set pins a version_id"}
     per_query_metrics = [m for m, spec in t.specs.items() if isinstance(spec, agg.Mean)]

@@ -227,12 +227,16 @@ def test_http_500_for_every_query_is_counted_after_retries(
 def test_every_answer_empty_fails_the_run(
     tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
 ) -> None:
-    code, _output, _, metrics = run_eval(
+    code, _output, out, metrics = run_eval(
         tmp_path, "--target-profile", str(profile(tmp_path, vendor_url, "empty")),
         "--evalset", str(small_evalset), "--corpus", str(corpus_dir),
     )  # fmt: skip
     assert code == 3
     assert f"every one of the {N_SMALL} answered queries returned an empty result list" in metrics["status"]["reason"]
+    assert metrics["oracles"]["leak"]["reason"] == "every answered query returned an empty list: nothing to judge"
+    assert metrics["metrics"]["leak_rate@10"] is None
+    md = (out / "report.md").read_text()
+    assert "RUN FAILED: 0 of 8 queries failed (error rate 0.000); 8 answered" in md and not ZERO_LEAKED.search(md)
 
 
 def test_error_rate_threshold_and_metrics_over_answered_and_all(
