@@ -125,7 +125,7 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
         qid = str(row.get("query_id"))
         problem: tuple[str, str] | None = None
         if row.get("status") != "ok":
-            problem = ("error", f"query failed ({row.get('status')})")
+            problem = ("error", f"query failed ({row.get('error_kind') or row.get('status')}): {row.get('error', '')}")
         elif row.get("leaked"):
             problem = ("failure", f"leaked {', '.join(map(str, row['leaked']))}")
         elif row.get(f"hit_rate@{k}") == 0.0:

@@ -220,7 +220,11 @@ def run(
     json_out: str | None = JsonOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
 ) -> None:
-    """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports."""
+    """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports.
+
+    Exit codes: 0 ok; 1 a --fail-on gate failed (or leaks could not be measured); 2 usage or
+    configuration error; 3 the run failed (preflight, --max-error-rate, or every answer empty).
+    """
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.report.terminal import print_summary
@@ -349,7 +353,11 @@ def score_cmd(
     junit: Path | None = JunitOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
 ) -> None:
-    """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels)."""
+    """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels).
+
+    Exit codes: 0 ok; 1 a --fail-on gate failed (or leaks could not be measured); 2 usage or
+    configuration error (a bad line is reported as file:line); 3 more queries failed than --max-error-rate.
+    """
     from drivebench.evaluator.evaluate import judge, with_status_first
     from drivebench.evaluator.report.terminal import print_details, print_summary
     from drivebench.evaluator.schema import load_run

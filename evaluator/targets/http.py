@@ -86,6 +86,8 @@ def parse_hits(data: dict[str, Any], mapping: ResponseSpec) -> list[RunHit]:
                 extra["version_no"] = str(number)
         if mapping.name and _dig(row, mapping.name) is not None:
             extra["name"] = str(_dig(row, mapping.name))
+        if mapping.text and isinstance(_dig(row, mapping.text), str):
+            extra["text"] = _dig(row, mapping.text)[:500]  # kept in run.jsonl for reading, not scored
         try:
             score_value = None if score is None else float(score)
         except (TypeError, ValueError):

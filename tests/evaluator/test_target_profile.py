@@ -73,7 +73,7 @@ def test_tokens_file_env_and_per_principal_headers(tmp_path: Path, monkeypatch: 
         '[request]\nurl = "http://vendor.test/search"\nheaders = { "X-Tenant" = "acme" }\n'
         '[request.body]\nkeyword = "${query}"\nsize = "${top_k}"\n'
         '[auth]\ntokens_file = "tokens.json"\n'
-        '[response]\nresults = "data.items"\ndoc_id = "fileId"\nok_when = { path = "code", equals = 0 }\n',
+        '[response]\nresults = "data.items"\ndoc_id = "fileId"\nok_when = { path = "code", equals = 0 }\ntext = "content"\n',
         encoding="utf-8",
     )
     prof = load_profile(p)
@@ -85,7 +85,7 @@ def test_tokens_file_env_and_per_principal_headers(tmp_path: Path, monkeypatch: 
         seen.append(
             (request.headers.get("authorization"), request.headers.get("x-tenant"), json.loads(request.content))
         )
-        return httpx.Response(200, json={"code": 0, "data": {"items": [{"fileId": "/a.pdf"}]}})
+        return httpx.Response(200, json={"code": 0, "data": {"items": [{"fileId": "/a.pdf", "content": "第一段"}]}})
 
     target = HttpTarget(None, None, profile=prof, tokens=per, transport=httpx.MockTransport(handler))
     qs = [mkq("q1", [], user_id="u001", user_role=None, query="a"), mkq("q2", [], user_role="intern", query="b")]
@@ -94,6 +94,7 @@ def test_tokens_file_env_and_per_principal_headers(tmp_path: Path, monkeypatch: 
 
     records = asyncio.run(run_queries(target, qs, RunConfig(top_k=3)))
     assert [r.results[0].doc_id for r in records] == ["/a.pdf", "/a.pdf"]
+    assert records[0].results[0].model_extra["text"] == "第一段"
     assert sorted(seen, key=lambda s: s[2]["keyword"]) == [
         ("Bearer tok-1", "acme", {"keyword": "a", "size": 3}),
         ("Bearer tok-intern", "acme", {"keyword": "b", "size": 3}),
