@@ -21,6 +21,7 @@ ERROR_KINDS: dict[str, str] = {
     "http_429": "HTTP 429: rate limited (after retries)",
     "http_4xx": "another HTTP 4xx",
     "http_5xx": "HTTP 5xx: server error (after retries)",
+    "http_other": "an HTTP status that is neither 2xx nor an error (e.g. a redirect not followed)",
     "app_error": "HTTP 2xx whose body says the call failed (ok_when)",
     "not_json": "the body is not a JSON object",
     "bad_shape": "the body does not fit the response mapping",
@@ -34,7 +35,9 @@ ERROR_KINDS: dict[str, str] = {
 def http_error_kind(status: int) -> str:
     if status in (401, 403, 404, 429):
         return f"http_{status}"
-    return "http_5xx" if status >= 500 else "http_4xx"
+    if status >= 500:
+        return "http_5xx"
+    return "http_4xx" if status >= 400 else "http_other"
 
 
 @dataclass

@@ -174,7 +174,9 @@ class HttpTarget:
         self.tokens = tokens or {}
         self.auth_header, self.auth_scheme = self.profile.auth.header, self.profile.auth.scheme
         self.timeout = timeout if timeout is not None else req.timeout_s
-        self._client = httpx.AsyncClient(timeout=self.timeout, headers=dict(req.headers), transport=transport)
+        self._client = httpx.AsyncClient(
+            timeout=self.timeout, headers=dict(req.headers), transport=transport, follow_redirects=True
+        )
 
     # ------------------------------------------------------------------ principals and tokens
     def token_for(self, query: EvalQuery) -> str | None:
