@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -119,6 +121,16 @@ def test_dead_port_stops_in_seconds_with_a_diagnosis(tmp_path: Path, small_evals
     assert "(is the server running, and is the host/port right?)" in output
     assert metrics["preflight"]["kind"] == "connection" and metrics["preflight"]["fatal"] is True
     assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
+    # the same from a real process: exit status 3, and stdout is the JSON summary alone
+    cmd = [sys.executable, "-m", "drivebench.cli", "eval", "run", "--target", url, "--token", "t"]
+    cmd += ["--evalset", str(small_evalset), "--out", str(tmp_path / "proc"), "--history", "none", "--json", "-"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 3, done.stderr[-2000:]
+    payload = json.loads(done.stdout)
+    assert (
+        payload["exit_code"] == 3 and payload["errors"]["rate"] == 1.0 and payload["preflight"]["kind"] == "connection"
+    )
+    assert "RUN FAILED: 8 of 8 queries failed (error rate 1.000)" in done.stderr
 
 
 def test_simulator_wrong_token_is_a_401_diagnosis(
