@@ -23,7 +23,7 @@ from typing import Any
 
 from drivebench.evaluator.schema import EvalQuery
 from drivebench.evaluator.targets.base import TargetError, TargetResponse, http_error_kind, request_body
-from drivebench.evaluator.targets.http import ResponseMapping, _dig, parse_hits
+from drivebench.evaluator.targets.http import ResponseMapping, _dig, check_ok, parse_hits
 
 _STATUS = re.compile(r"\((\d{3})\)")
 _RETRY_AFTER = re.compile(r"retry_after=([0-9.]+)")
@@ -150,6 +150,7 @@ class McpTarget:
                 raise TargetError(f"{tool} returned no JSON object", retryable=False, kind="not_json") from exc
         if not isinstance(data, dict):
             raise TargetError(f"{tool} returned no JSON object", retryable=False, kind="not_json")
+        check_ok(data, self.mapping)
         answer = _dig(data, self.mapping.answer)
         return TargetResponse(
             hits=parse_hits(data, self.mapping),
