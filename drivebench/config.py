@@ -89,8 +89,14 @@ def load_config(explicit: str | None) -> ConfigFile:
             hint=f"check --config / {CONFIG_ENV}, or use --config none to run without one",
             path=path,
         ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DrivebenchError(f"cannot read the config file: {exc}", hint="it must be UTF-8 TOML", path=path) from None
+    except OSError as exc:
+        raise DrivebenchError(
+            f"cannot read the config file: {exc.strerror or exc}",
+            hint="check the path and that this user may read it, or use --config none",
+            path=path,
+        ) from None
+    except UnicodeDecodeError:
+        raise DrivebenchError("the config file is not UTF-8 text", hint="save it as UTF-8 TOML", path=path) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

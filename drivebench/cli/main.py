@@ -23,7 +23,7 @@ from typer.core import TyperGroup
 
 from drivebench import __version__
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
-from drivebench.cli.clickcompat import ClickException, MissingParameter, UsageError
+from drivebench.cli.clickcompat import ClickException, MissingParameter
 from drivebench.cli.common import err_console, set_quiet
 from drivebench.errors import INPUT_ERROR_EXIT, describe
 
@@ -50,7 +50,7 @@ def _print_error(lines: list[str]) -> None:
 def _usage_hint(exc: ClickException) -> str | None:
     param = getattr(exc, "param", None)
     name = getattr(param, "name", None)
-    if name in PARAM_HINTS and isinstance(exc, UsageError):
+    if name in PARAM_HINTS and isinstance(exc, MissingParameter):
         return PARAM_HINTS[name]
     ctx = getattr(exc, "ctx", None)
     if ctx is not None:
