@@ -44,10 +44,14 @@ class ConfigFile:
         in_section = not header
         key_re = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""")
         head_re = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*$")
+        table = f"{header}.{key}" if header else key  # the key may itself be a table: [serv], [eval.rn]
         for number, raw in enumerate(self.text.splitlines(), 1):
             heading = head_re.match(raw)
             if heading:
-                in_section = heading.group(1).replace(" ", "") == header
+                name = heading.group(1).replace(" ", "")
+                if name == table or name.startswith(f"{table}."):
+                    return number
+                in_section = name == header
                 continue
             if in_section and key_re.match(raw):
                 return number

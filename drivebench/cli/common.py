@@ -9,7 +9,7 @@ import contextlib
 import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.progress import (
@@ -22,7 +22,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from drivebench.simulator.backend import SimConfig, Simulator
+if TYPE_CHECKING:  # the simulator imports take ~1.5 s: not for `--version`, `--help` or a usage error
+    from drivebench.simulator.backend import SimConfig, Simulator
 
 console = Console()
 err_console = Console(stderr=True)

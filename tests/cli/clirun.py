@@ -70,3 +70,18 @@ def run_on_pty(argv: list[str], env: dict[str, str], timeout: float = 300) -> tu
     _, status = os.waitpid(pid, 0)
     os.close(fd)
     return os.waitstatus_to_exitcode(status), b"".join(chunks).decode("utf-8", "replace")
+
+
+def invoke(argv: list[str], cwd: Path, monkeypatch: object, **env: str | None) -> tuple[int, str, str]:
+    """Run the CLI in-process (typer's CliRunner) in ``cwd``; ``env`` is applied on top of ``clean_env``'s
+    removals (``None`` unsets). Returns (exit code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from drivebench.cli.main import app
+
+    unset: dict[str, str | None] = {
+        k: None for k in os.environ if k.startswith("DRIVEBENCH_") and k != "DRIVEBENCH_CACHE"
+    }
+    monkeypatch.chdir(cwd)  # type: ignore[attr-defined]
+    result = CliRunner().invoke(app, argv, env={**unset, "COLUMNS": "200", **env})
+    return result.exit_code, result.stdout, result.stderr
