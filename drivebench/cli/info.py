@@ -57,10 +57,10 @@ def _dir_size(path: Path) -> int:
     return total
 
 
-def _cache_info() -> dict[str, Any]:
+def _cache_info(where: Any = None) -> dict[str, Any]:
     from drivebench.paths import cache_location
 
-    where = cache_location()
+    where = where or cache_location()
     corpora_dir = where.path / "corpora"
     built = sorted(p.name for p in corpora_dir.iterdir() if p.is_dir()) if corpora_dir.is_dir() else []
     return {
@@ -108,8 +108,10 @@ def _secret_info() -> dict[str, Any]:
     }
 
 
-def collect(corpus: str, pipeline: str, embedder: str, config_path: Path | None) -> dict[str, Any]:
-    cache = _cache_info()
+def collect(
+    corpus: str, pipeline: str, embedder: str, config_path: Path | None, cache_where: Any = None
+) -> dict[str, Any]:
+    cache = _cache_info(cache_where)
     return {
         "drivebench": __version__,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -133,7 +135,8 @@ def info(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """What drivebench would use here: versions, cache, config file, corpus, embedder, token secret."""
-    data = collect(corpus, pipeline, embedder, ctx.find_root().meta.get("drivebench.config"))
+    meta = ctx.find_root().meta
+    data = collect(corpus, pipeline, embedder, meta.get("drivebench.config"), meta.get("drivebench.cache"))
     if as_json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
         return

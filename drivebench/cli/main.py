@@ -144,9 +144,11 @@ def root(
     ctx.default_map = build_default_map(ctx, loaded)
     ctx.meta["drivebench.config"] = loaded.path
     # Every part of drivebench (and any child process) uses the same cache.
-    from drivebench.paths import CACHE_ENV, cache_dir
+    from drivebench.paths import CACHE_ENV, cache_location
 
-    os.environ.setdefault(CACHE_ENV, str(cache_dir()))
+    where = cache_location()
+    ctx.meta["drivebench.cache"] = where
+    os.environ.setdefault(CACHE_ENV, str(where.path))
 
 
 @functools.wraps(serve.serve)
