@@ -83,6 +83,10 @@ class RootGroup(TyperGroup):
             rv = super().main(args, prog_name or "drivebench", complete_var, standalone_mode=False, **extra)
         except ClickException as exc:  # usage errors: unknown option, bad value, missing option ...
             message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `drivebench` alone: the help is the answer
+                if message.strip():
+                    err_console.print(message, markup=False, highlight=False)
+                sys.exit(exc.exit_code)
             if isinstance(exc, MissingParameter) and not message.startswith("Missing"):
                 message = f"Missing {message}"
             _print_error([f"error: {message.rstrip('.')}"] + ([f"hint: {h}"] if (h := _usage_hint(exc)) else []))
@@ -120,14 +124,19 @@ def _show_version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     show_version: bool = typer.Option(
-        False, "--version", callback=_show_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        callback=_show_version,
+        is_eager=True,
+        show_envvar=False,
+        help="Print the version and exit.",
     ),
     config: str | None = typer.Option(
         None,
         "--config",
         envvar="DRIVEBENCH_CONFIG",
         help="Config file with option defaults (default: the nearest drivebench.toml, or pyproject.toml with "
-        "[tool.drivebench]; `none` for no file).",
+        "\\[tool.drivebench]; `none` for no file).",
     ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bars, spinners or summaries on stderr."),
     debug: bool = typer.Option(False, "--debug", envvar=DEBUG_ENV, help="Show tracebacks instead of one-line errors."),

@@ -163,3 +163,9 @@ def test_an_unexpected_exception_is_a_bug_with_exit_70() -> None:
     assert described.exit_code == 70
     assert described.lines()[0] == "error: internal error: ZeroDivisionError: division by zero"
     assert "--debug" in described.lines()[1]
+
+
+def test_drivebench_alone_prints_the_help_and_no_error_line() -> None:
+    done = run()
+    assert "Usage: drivebench" in done.stdout + done.stderr and "error:" not in done.stderr
+    assert "[tool.drivebench]" in done.stdout + done.stderr  # help text is not eaten as Rich markup
