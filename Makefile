@@ -5,11 +5,11 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 # The cache is .cache/ in this checkout for make, the CLI and the tests alike (drivebench/paths.py);
-# DRIVEBENCH_CACHE overrides it everywhere.
+# DRIVEBENCH_CACHE overrides it everywhere. The Dockerfile sets the same variables as these exports
+# (tests/cli/test_container_files.py compares them).
 export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
-# Runtime image settings shared with the Dockerfile (tests/cli/test_container_files.py compares them).
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 CHROMIUM ?= chromium
 BROWSER_PACKAGES := chromium chromium-driver
