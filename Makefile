@@ -1,30 +1,50 @@
-# drivebench: `make demo` and `make test` do all set-up on a fresh machine.
+# drivebench: `make demo` and `make test` do all set-up on a fresh machine. `make` alone installs.
+SHELL  := /bin/bash
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-export DRIVEBENCH_CACHE ?= $(CURDIR)/.cache
+# The cache is .cache/ in this checkout for make, the CLI and the tests alike (drivebench/paths.py);
+# DRIVEBENCH_CACHE overrides it everywhere. The Dockerfile sets the same variables as these exports
+# (tests/cli/test_container_files.py compares them).
 export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
+PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
+CHROMIUM ?= chromium
+BROWSER_PACKAGES := chromium chromium-driver
 
-.PHONY: demo test test-fast bench lint install clean
+.DEFAULT_GOAL := install
+.PHONY: demo test test-fast bench lint install clean path-hint
 .PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
 
 $(BIN)/python:
+	@echo "creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
-# Re-install only when the project's own dependency list changes.
+# Re-install only when the project's own dependency list changes. pip prints what it collects and installs
+# as it goes (a fresh install takes one to two minutes), so the first seconds are never silent.
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[all]'
+	@echo "installing drivebench and its dependencies into $(VENV) (pip, one to two minutes on a fresh machine)"
+	@set -o pipefail; $(PIP_INSTALL) -e '.[all]' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }
 	@touch $(STAMP)
 
 install: $(STAMP)
+	@$(MAKE) --no-print-directory path-hint
+
+# How to run `drivebench` without the .venv/bin/ prefix (printed at the end of `make` and `make demo`).
+path-hint:
+	@echo ""
+	@echo "drivebench is installed in $(CURDIR)/$(BIN). To run it by name in this shell:"
+	@echo "    export PATH=\"$(CURDIR)/$(BIN):\$$PATH\"      # or: source $(BIN)/activate"
+	@echo "then try: drivebench --help · drivebench info · drivebench demo"
 
 demo: $(STAMP)
 	$(BIN)/drivebench demo
+	@$(MAKE) --no-print-directory path-hint
 
-test: $(STAMP) browser
+# Chromium first: without it (and without root to install it) make test stops before installing anything.
+test: browser $(STAMP)
 	$(BIN)/python -m pytest -q
 
 test-fast: $(STAMP)
@@ -36,9 +56,19 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-# issue #6: headless Chromium for the HTML report test and screenshot (Debian packages), only when missing.
+# issue #6: headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
+# As root it is installed; as another user make stops at once and says what to install.
 browser:
-	@test -x /usr/bin/chromium || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver; }
+	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" -eq 0 ]; then \
+	    echo "installing headless Chromium for the browser tests: $(BROWSER_PACKAGES) (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES); \
+	  else \
+	    echo "make test needs headless Chromium for its browser tests, and $(CHROMIUM) is not installed." >&2; \
+	    echo "Install the Debian packages $(BROWSER_PACKAGES) as root, then run make test again:" >&2; \
+	    echo "    sudo apt-get install -y $(BROWSER_PACKAGES)" >&2; \
+	    exit 1; \
+	  fi; }
 
 # issue #6: PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
 report-screenshot: $(STAMP) browser

@@ -9,7 +9,6 @@ directory and rename it into place, so a crash never leaves a half-built corpus 
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -49,8 +48,9 @@ BUILTINS: dict[str, tuple[Callable[[Path, int | None, str | int | None], None], 
 
 
 def corpus_cache_root() -> Path:
-    root = os.environ.get("DRIVEBENCH_CACHE")
-    return (Path(root) if root else Path.home() / ".cache" / "drivebench") / "corpora"
+    from drivebench.paths import cache_dir  # issue #15: one cache for every entry point
+
+    return cache_dir() / "corpora"
 
 
 def _source_fingerprint(parts: tuple[str, ...]) -> str:

@@ -20,6 +20,7 @@ from drivebench.simulator.api import permissions as permissions_api
 from drivebench.simulator.api import recall
 from drivebench.simulator.api.auth import NotAdmin, Unauthorized
 from drivebench.simulator.api.body import BadBody
+from drivebench.simulator.api.docs import mount_offline_docs
 from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
 from drivebench.simulator.drive.errors import (
@@ -61,7 +62,10 @@ def create_app(sim: Simulator) -> FastAPI:
             "`POST /api/mcp/recall`. Authenticate with `Authorization: Bearer <token>` "
             "(`drivebench tokens` lists them)."
         ),
+        docs_url=None,  # issue #15: Swagger UI and ReDoc come from packaged assets (api/docs.py), not a CDN
+        redoc_url=None,
     )
+    mount_offline_docs(app)  # issue #15: /docs, /redoc offline
     app.state.sim = sim
     app.include_router(recall.router)
     app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings

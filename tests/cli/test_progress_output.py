@@ -1,0 +1,62 @@
+"""Progress bars (with counts and an ETA) appear on a terminal, and never in a pipe or with --quiet."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.cli.clirun import DRIVEBENCH, clean_env, run_on_pty
+
+pytestmark = pytest.mark.slow
+
+DEMO = ["demo", "--corpus", "seed", "--embedder", "hash", "--k", "1,3", "--history", "none"]
+BAR = "━"  # Rich's bar glyph
+ANSI = re.compile(r"\x1b\[")
+ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def terminal_env() -> dict[str, str]:
+    env = clean_env(TERM="xterm-256color", COLUMNS="120", LINES="40")
+    env.pop("NO_COLOR", None)
+    return env
+
+
+def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> None:
+    code, raw = run_on_pty([DRIVEBENCH, *DEMO, "--out", str(tmp_path / "run")], terminal_env())
+    screen = ESCAPES.sub("", raw)
+    assert code == 0, screen[-2000:]
+    frames = [f for f in re.split(r"[\r\n]", screen) if "over HTTP" in f]
+    assert frames, screen[-2000:]
+    final = re.search(r"recall × (\d+) over HTTP .*" + BAR + r".* (\d+)/(\d+) .*eta", frames[-1])
+    assert final and final[1] == final[2] == final[3], frames[-1]  # the bar ends full, e.g. 23/23
+    assert (tmp_path / "run" / "metrics.json").is_file()
+
+
+def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [DRIVEBENCH, *DEMO, "--out", str(tmp_path / "run")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=terminal_env(),
+    )
+    assert done.returncode == 0, done.stderr
+    assert BAR not in done.stderr and "eta" not in done.stderr  # bars go to stderr: none there
+    for stream in (done.stdout, done.stderr):
+        assert "\r" not in stream and not ANSI.search(stream)
+    assert "loaded seed:" in done.stderr  # the one-line summaries stay
+    assert "hit_rate" in done.stdout or "Hit" in done.stdout
+
+
+def test_quiet_on_a_terminal_shows_no_bars(tmp_path: Path) -> None:
+    code, raw = run_on_pty([DRIVEBENCH, "--quiet", *DEMO, "--out", str(tmp_path / "run")], terminal_env())
+    screen = ESCAPES.sub("", raw)
+    assert code == 0, screen[-2000:]
+    assert not [f for f in re.split(r"[\r\n]", screen) if "over HTTP" in f or "eta" in f]
+    assert "loaded seed:" not in screen
+    assert (tmp_path / "run" / "metrics.json").is_file()
+    assert os.path.getsize(tmp_path / "run" / "run.jsonl") > 0
