@@ -40,8 +40,8 @@ from __future__ import annotations
 
 import mimetypes
 import os
-from dataclasses import dataclass
 from datetime import datetime
+from functools import partial
 from pathlib import PurePosixPath
 from typing import Any, Literal
 from urllib.parse import quote
@@ -58,20 +58,12 @@ from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
 from drivebench.simulator.api.body import BadBody
 from drivebench.simulator.api.schemas import ErrorResponse
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.errors import (
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    PayloadTooLarge,
-    Unprocessable,
-)
+from drivebench.simulator.drive import access
+from drivebench.simulator.drive.access import Caller
+from drivebench.simulator.drive.errors import InvalidRequest, PayloadTooLarge
 from drivebench.simulator.drive.model import DocumentRec, VersionRec
-from drivebench.simulator.drive.operations import Change, Retention
-from drivebench.simulator.extract import ExtractionError, extract
-from drivebench.simulator.extract.detect import claimed_type
-from drivebench.simulator.permissions import Principal
+from drivebench.simulator.drive.operations import Retention
 from drivebench.simulator.persistence import lifecycle
-from drivebench.simulator.tokens import TokenInfo
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
 
@@ -199,63 +191,14 @@ class PurgeOut(BaseModel):
 
 
 # ---------------------------------------------------------------------------- callers
-@dataclass(frozen=True)
-class Caller:
-    token: TokenInfo
-    principal: Principal | None  # None: the admin token (may do everything)
-
-    @property
-    def actor(self) -> str:
-        return self.token.subject
-
-
 def get_caller(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
-    token = current_token(request, credentials)
-    sim: Simulator = request.app.state.sim
-    if token.user_id is not None:
-        return Caller(token, sim.engine.user_principal(token.user_id))
-    if token.has("admin"):
-        return Caller(token, None)
-    raise Forbidden("the files API needs a user token or the admin token (the evaluation token only evaluates recall)")
+    return access.caller_for(request.app.state.sim, current_token(request, credentials))
 
 
 def require_admin(caller: Caller = Depends(get_caller)) -> Caller:
     if caller.principal is not None:
         raise NotAdmin("this operation needs the admin token")
     return caller
-
-
-def _now(sim: Simulator) -> datetime:
-    return sim.drive.clock.now()
-
-
-def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> DocumentRec:
-    doc = sim.drive.doc(doc_id)
-    p = caller.principal
-    if p is None:
-        return doc
-    engine, now = sim.engine, _now(sim)
-    if not engine.may(p, doc_id, "list", now):
-        raise NotFound(f"no document {doc_id!r}")
-    if action != "list" and not engine.may(p, doc_id, action, now):
-        raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
-    return doc
-
-
-def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> str:
-    try:
-        folder = sim.drive.folder_by_path(path.rstrip("/") or "/")
-    except InvalidRequest as exc:
-        raise InvalidRequest(f"folder: {exc}") from None
-    p = caller.principal
-    if p is None:
-        return folder.folder_id
-    engine, now = sim.engine, _now(sim)
-    if not engine.may_on_folder(p, folder.folder_id, "list", now):
-        raise NotFound(f"no folder {path}")
-    if action != "list" and not engine.may_on_folder(p, folder.folder_id, action, now):
-        raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
-    return folder.folder_id
 
 
 # ---------------------------------------------------------------------------- rendering
@@ -356,32 +299,6 @@ def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[st
     return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
 
 
-def _check_strict(sim: Simulator, data: bytes, name: str) -> None:
-    try:
-        extract(data, name, sim.config.extract)
-    except ExtractionError as exc:
-        raise Unprocessable(f"the file cannot be indexed: {exc.message}", reason=exc.reason) from None
-
-
-def _level(value: str | None, caller: Caller) -> int:
-    if value is None:
-        level = 1
-    elif value in SECRET_LEVELS:
-        level = SECRET_LEVELS.index(value)
-    else:
-        raise InvalidRequest(f"secret_level must be one of {', '.join(SECRET_LEVELS)}")
-    if caller.principal is not None and level > caller.principal.clearance:
-        raise Forbidden(
-            f"{caller.actor} may not upload above their clearance ({SECRET_LEVELS[caller.principal.clearance]})"
-        )
-    return level
-
-
-def _after_write(sim: Simulator) -> None:
-    sim.sync_index()  # acknowledged = indexed: a recall that starts after the answer finds it
-    lifecycle.enforce_retention(sim)
-
-
 @router.post(
     "/files",
     status_code=201,
@@ -410,15 +327,8 @@ async def upload_file(
     name = fields.get("name") or PurePosixPath(filename.replace("\\", "/")).name
     if not name:
         raise InvalidRequest("give the document a name (the `name` field or the file's name)")
-    folder_id = authorize_folder(sim, caller, fields["folder"], "upload")
-    level = _level(fields.get("secret_level"), caller)
-    if strict:
-        await run_in_threadpool(_check_strict, sim, data, name)
-    file_type = claimed_type(name) or "other"
-    doc = await run_in_threadpool(
-        sim.drive.create_document, folder_id, name, data, file_type=file_type, secret_level=level, author=caller.actor
-    )
-    await run_in_threadpool(_after_write, sim)
+    upload = partial(access.upload, sim, caller, fields["folder"], name, data, fields.get("secret_level"), strict)
+    doc = await run_in_threadpool(upload)
     return upload_out(sim, doc, doc.versions[0])
 
 
@@ -438,11 +348,9 @@ async def upload_version(
 ) -> UploadOut:
     sim: Simulator = request.app.state.sim
     data, _, fields = await read_upload(request, ("note",))
-    doc = authorize_doc(sim, caller, doc_id, "edit")
-    if strict:
-        await run_in_threadpool(_check_strict, sim, data, doc.name)
-    version = await run_in_threadpool(sim.drive.add_version, doc_id, data, caller.actor, fields.get("note"))
-    await run_in_threadpool(_after_write, sim)
+    doc, version = await run_in_threadpool(
+        partial(access.new_version, sim, caller, doc_id, data, fields.get("note"), strict)
+    )
     return upload_out(sim, doc, version)
 
 
@@ -455,23 +363,14 @@ async def list_files(
     caller: Caller = Depends(get_caller),
 ) -> FileListOut:
     sim: Simulator = request.app.state.sim
-    folder_id = authorize_folder(sim, caller, folder, "list")
-    with sim.drive.lock:
-        docs = sorted((d for d in sim.drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
-    engine, now = sim.engine, _now(sim)
-    out = []
-    for d in docs:
-        if (d.trashed_at is not None) != trashed:
-            continue
-        if caller.principal is None or engine.may(caller.principal, d.doc_id, "list", now):
-            out.append(file_out(sim, d))
-    return FileListOut(folder=sim.drive.folder_path(folder_id), files=out)
+    path, docs = access.list_folder(sim, caller, folder, trashed)
+    return FileListOut(folder=path, files=[file_out(sim, d) for d in docs])
 
 
 @router.get("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="A document's metadata (list)")
 async def get_file(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    return file_out(sim, authorize_doc(sim, caller, doc_id, "list"))
+    return file_out(sim, access.authorize_doc(sim, caller, doc_id, "list"))
 
 
 @router.get(
@@ -479,7 +378,7 @@ async def get_file(request: Request, doc_id: str, caller: Caller = Depends(get_c
 )
 async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> VersionsOut:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "list")
+    doc = access.authorize_doc(sim, caller, doc_id, "list")
     return VersionsOut(doc_id=doc_id, versions=[version_out(sim, doc, v) for v in list(doc.versions)])
 
 
@@ -495,11 +394,7 @@ async def download(
     caller: Caller = Depends(get_caller),
 ) -> Response:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "download")
-    versions = list(doc.versions)
-    version = versions[-1] if version_id is None else next((v for v in versions if v.version_id == version_id), None)
-    if version is None:
-        raise NotFound(f"document {doc_id} has no version {version_id}")
+    doc, version = access.download(sim, caller, doc_id, version_id)
     data = await run_in_threadpool(sim.drive.blob, version.blob)
     media = mimetypes.guess_type(doc.name)[0] or "application/octet-stream"
     headers = {
@@ -520,30 +415,21 @@ async def download(
 )
 async def restore(request: Request, doc_id: str, version_id: str, caller: Caller = Depends(get_caller)) -> UploadOut:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "edit")
-    version = await run_in_threadpool(sim.drive.restore_version, doc_id, version_id, caller.actor)
-    await run_in_threadpool(_after_write, sim)
+    doc, version = await run_in_threadpool(access.restore, sim, caller, doc_id, version_id)
     return upload_out(sim, doc, version)
 
 
 @router.patch("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="Rename and/or move (edit)")
 async def patch_file(request: Request, doc_id: str, body: PatchIn, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    if body.name is None and body.folder is None:
-        raise InvalidRequest("give `name` (rename) and/or `folder` (move)")
-    authorize_doc(sim, caller, doc_id, "edit")
-    folder_id = authorize_folder(sim, caller, body.folder, "upload") if body.folder is not None else None
-    doc = await run_in_threadpool(sim.drive.move_document, doc_id, folder_id, body.name, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(access.rename_or_move, sim, caller, doc_id, body.name, body.folder)
     return file_out(sim, doc)
 
 
 @router.post("/files/{doc_id}/trash", response_model=FileOut, responses=_ERRORS, summary="Move to the trash (delete)")
 async def trash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    authorize_doc(sim, caller, doc_id, "delete")
-    doc = await run_in_threadpool(sim.drive.trash, doc_id, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(access.trash, sim, caller, doc_id)
     return file_out(sim, doc)
 
 
@@ -552,9 +438,7 @@ async def trash(request: Request, doc_id: str, caller: Caller = Depends(get_call
 )
 async def untrash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    authorize_doc(sim, caller, doc_id, "delete")
-    doc = await run_in_threadpool(sim.drive.untrash, doc_id, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(partial(access.trash, sim, caller, doc_id, restore=True))
     return file_out(sim, doc)
 
 
@@ -571,18 +455,6 @@ async def purge(request: Request, doc_id: str, caller: Caller = Depends(require_
 
 
 # ---------------------------------------------------------------------------- feed and settings
-def _visible_change(sim: Simulator, caller: Caller, c: Change, now: datetime) -> bool:
-    p = caller.principal
-    if p is None:
-        return True
-    engine = sim.engine
-    if c.doc_id is not None:
-        return c.doc_id in sim.drive.documents and engine.may(p, c.doc_id, "list", now)
-    if c.folder_id is not None:
-        return c.folder_id in sim.drive.folders and engine.may_on_folder(p, c.folder_id, "list", now)
-    return False
-
-
 @router.get("/changes", response_model=ChangesOut, responses=_ERRORS, summary="The change feed, from a cursor")
 async def changes(
     request: Request,
@@ -590,14 +462,13 @@ async def changes(
     limit: int = Query(100, ge=1, le=1000, description="Feed entries to scan (entries you may not see are skipped)"),
     caller: Caller = Depends(get_caller),
 ) -> ChangesOut:
-    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you may list
-    now. Purged documents and organisation changes appear to the admin token only."""
+    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you could list
+    when the entry was written and may list now. Purged documents and organisation changes appear to the admin token only."""
     sim: Simulator = request.app.state.sim
     with sim.drive.lock:
         batch, next_cursor = sim.drive.changes_since(cursor, limit)
         latest = len(sim.drive.changes)
-    now = _now(sim)
-    visible = [ChangeOut(**c.__dict__) for c in batch if _visible_change(sim, caller, c, now)]
+    visible = [ChangeOut(**c.__dict__) for c in await run_in_threadpool(access.visible_changes, sim, caller, batch)]
     return ChangesOut(changes=visible, next_cursor=next_cursor, has_more=next_cursor < latest, latest_cursor=latest)
 
 

@@ -16,7 +16,7 @@ Moves, trash and versions tick the simulated clock, so every such change has its
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -312,14 +312,17 @@ class DriveOperations:
         secret_level: int = 1,
         author: str | None = None,
         title: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> DocumentRec:
+        """A new document. ``visible(doc_id)``: may the uploader list that document? A name taken only by
+        documents the uploader may not list is no conflict (answering 409 would reveal them): both exist."""
         with self._write() as dirty:
             _check_name(name)
             if folder_id not in self.folders:
                 raise NotFound(f"no folder {folder_id}")
             if not 0 <= secret_level <= 3:
                 raise InvalidRequest("secret_level must be 0 (public) to 3 (secret)")
-            if any(d.folder_id == folder_id and d.name == name for d in self.documents.values()):
+            if self._name_taken(folder_id, name, None, visible):
                 raise Conflict(f"a document {name!r} exists in that folder; upload a new version instead")
             blob = self.put_blob(data)  # durable before the metadata that references it
             at = self.clock.tick()
@@ -372,10 +375,28 @@ class DriveOperations:
             )
             return version
 
+    def _name_taken(
+        self: Drive, folder_id: str, name: str, other_than: str | None, visible: Callable[[str], bool] | None
+    ) -> bool:
+        """Does a document the caller may list (``visible``; None: any) hold ``name`` in ``folder_id``?"""
+        return any(
+            d.folder_id == folder_id
+            and d.name == name
+            and d.doc_id != other_than
+            and (visible is None or visible(d.doc_id))
+            for d in list(self.documents.values())
+        )
+
     def move_document(
-        self: Drive, doc_id: str, folder_id: str | None = None, name: str | None = None, actor: str | None = None
+        self: Drive,
+        doc_id: str,
+        folder_id: str | None = None,
+        name: str | None = None,
+        actor: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> DocumentRec:
-        """Move and/or rename. The old placement stays in ``placements`` for ``as_of``."""
+        """Move and/or rename. The old placement stays in ``placements`` for ``as_of``. ``visible``: as for
+        ``create_document`` (a clash with a document the caller may not list is no conflict)."""
         with self._write() as dirty:
             doc = self.doc(doc_id)
             target = folder_id or doc.folder_id
@@ -383,10 +404,7 @@ class DriveOperations:
             _check_name(new_name)
             if target not in self.folders:
                 raise NotFound(f"no folder {target}")
-            clash = any(
-                d.doc_id != doc_id and d.folder_id == target and d.name == new_name for d in self.documents.values()
-            )
-            if clash:
+            if self._name_taken(target, new_name, doc_id, visible):
                 raise Conflict(f"a document {new_name!r} exists in the destination")
             moved, renamed = target != doc.folder_id, new_name != doc.name
             if not (moved or renamed):
