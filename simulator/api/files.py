@@ -39,7 +39,6 @@ a recall that starts after the answer finds it.
 from __future__ import annotations
 
 import mimetypes
-import os
 from datetime import datetime
 from functools import partial
 from pathlib import PurePosixPath
@@ -56,19 +55,19 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from drivebench.corpora.format import SECRET_LEVELS
 from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
 from drivebench.simulator.api.body import BadBody
+from drivebench.simulator.api.boundary import MAX_UPLOAD_BYTES, MULTIPART_SLACK, BodyTooLarge
 from drivebench.simulator.api.schemas import ErrorResponse
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.drive import access
 from drivebench.simulator.drive.access import Caller
 from drivebench.simulator.drive.errors import InvalidRequest, PayloadTooLarge
 from drivebench.simulator.drive.model import DocumentRec, VersionRec
-from drivebench.simulator.drive.operations import Retention
+from drivebench.simulator.drive.operations import MAX_RETENTION_DAYS, MAX_VERSIONS_KEPT, Retention
 from drivebench.simulator.persistence import lifecycle
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
 
-MAX_UPLOAD_BYTES = int(os.environ.get("DRIVEBENCH_MAX_UPLOAD_BYTES", 32 * 2**20))
-_MULTIPART_SLACK = 64 * 1024  # form boundaries and fields around the file
+_MULTIPART_SLACK = MULTIPART_SLACK
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Malformed request (bad path, name, cursor, form)."},
@@ -145,7 +144,7 @@ class PatchIn(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     name: str | None = Field(default=None, min_length=1, max_length=255)
-    folder: str | None = Field(default=None, min_length=1)
+    folder: str | None = Field(default=None, min_length=1, max_length=4096)
 
 
 class ChangeOut(BaseModel):
@@ -172,11 +171,23 @@ class ChangesOut(BaseModel):
 
 class RetentionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    versions_kept: int | None = Field(default=None, ge=1, description="Keep at most this many versions per document.")
-    days: float | None = Field(
-        default=None, gt=0, description="Delete versions superseded more than this many days ago."
+    versions_kept: int | None = Field(
+        default=None, ge=1, le=MAX_VERSIONS_KEPT, description="Keep at most this many versions per document."
     )
-    trash_days: float | None = Field(default=None, gt=0, description="Purge documents in the trash this many days.")
+    days: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RETENTION_DAYS,
+        allow_inf_nan=False,
+        description="Delete versions superseded more than this many days ago.",
+    )
+    trash_days: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RETENTION_DAYS,
+        allow_inf_nan=False,
+        description="Purge documents in the trash this many days.",
+    )
 
 
 class RetentionOut(BaseModel):
@@ -275,6 +286,8 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
         raise PayloadTooLarge(f"upload of {int(length)} bytes exceeds the limit of {limit} bytes")
     try:
         form = await request.form(max_files=1, max_fields=len(fields) + 1)
+    except BodyTooLarge:
+        raise
     except StarletteHTTPException as exc:
         raise BadBody(f"malformed multipart body: {exc.detail}") from None
     upload = form.get("file")
@@ -358,7 +371,7 @@ async def upload_version(
 @router.get("/files", response_model=FileListOut, responses=_ERRORS, summary="List a folder (what you may list)")
 async def list_files(
     request: Request,
-    folder: str = Query("/", description="Folder path"),
+    folder: str = Query("/", max_length=4096, description="Folder path"),
     trashed: bool = Query(False, description="List the folder's recycle bin instead"),
     caller: Caller = Depends(get_caller),
 ) -> FileListOut:
@@ -390,7 +403,7 @@ async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(
 async def download(
     request: Request,
     doc_id: str,
-    version_id: str | None = Query(None, description="A version id (default: the head version)"),
+    version_id: str | None = Query(None, max_length=256, description="A version id (default: the head version)"),
     caller: Caller = Depends(get_caller),
 ) -> Response:
     sim: Simulator = request.app.state.sim

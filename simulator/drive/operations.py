@@ -22,7 +22,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from drivebench.corpora.format import ACTIONS
-from drivebench.simulator.drive.clock import as_utc
+from drivebench.simulator.drive.clock import MAX_TIME, checked_utc
 from drivebench.simulator.drive.errors import Conflict, InvalidRequest, NotFound, Unavailable, UnknownPrincipal
 from drivebench.simulator.drive.model import (
     DocumentRec,
@@ -65,6 +65,10 @@ class Change:
     detail: str | None = None
 
 
+MAX_RETENTION_DAYS = 36_500.0  # a century: beyond it a rule only overflows date arithmetic
+MAX_VERSIONS_KEPT = 1_000_000
+
+
 @dataclass
 class Retention:
     """Version and trash retention, applied on the simulated clock (``Drive.apply_retention``).
@@ -80,12 +84,17 @@ class Retention:
     trash_days: float | None = None
 
     def validate(self) -> None:
-        if self.versions_kept is not None and self.versions_kept < 1:
-            raise InvalidRequest("versions_kept must be >= 1 (the head version is always kept)")
+        kept = self.versions_kept
+        if kept is not None and (
+            isinstance(kept, bool) or not isinstance(kept, int) or not 1 <= kept <= MAX_VERSIONS_KEPT
+        ):
+            raise InvalidRequest(
+                f"versions_kept must be an integer from 1 to {MAX_VERSIONS_KEPT} (the head is always kept)"
+            )
         for name in ("days", "trash_days"):
             value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise InvalidRequest(f"{name} must be > 0")
+            if value is not None and not (isinstance(value, int | float) and 0 < value <= MAX_RETENTION_DAYS):
+                raise InvalidRequest(f"{name} must be a finite number of days, > 0 and <= {MAX_RETENTION_DAYS:g}")
 
 
 @dataclass
@@ -200,6 +209,9 @@ class DriveOperations:
                 raise InvalidRequest(f"actions must be a non-empty subset of {ACTIONS}")
             if grant.effect not in ("allow", "deny"):
                 raise InvalidRequest("effect must be allow or deny")
+            for bound in (grant.valid_from, grant.valid_until):
+                if bound is not None:
+                    checked_utc(bound, "valid_from/valid_until")
             if grant.valid_from and grant.valid_until and grant.valid_from >= grant.valid_until:
                 raise InvalidRequest("valid_from must be before valid_until")
             self._check_subject(grant.subject)
@@ -487,6 +499,7 @@ class DriveOperations:
     def set_retention(self: Drive, retention: Retention, actor: str | None = None) -> Retention:
         retention.validate()
         with self._write() as dirty:
+            self.retention_due(retention=retention)  # a rule that cannot be applied fails here, before storing
             self.retention = replace(retention)
             dirty.kv = True
             self._record(
@@ -497,9 +510,12 @@ class DriveOperations:
             )
             return self.retention
 
-    def retention_due(self: Drive, now: datetime | None = None) -> tuple[list[tuple[str, str]], list[str]]:
-        """(versions to delete as (doc_id, version_id), documents to purge) under the retention settings."""
-        r, now = self.retention, now or self.clock.now()
+    def retention_due(
+        self: Drive, now: datetime | None = None, retention: Retention | None = None
+    ) -> tuple[list[tuple[str, str]], list[str]]:
+        """(versions to delete as (doc_id, version_id), documents to purge) under the retention settings
+        (``retention``: these instead of the stored ones)."""
+        r, now = retention or self.retention, now or self.clock.now()
         versions: list[tuple[str, str]] = []
         purge: list[str] = []
         with self.lock:
@@ -538,7 +554,7 @@ class DriveOperations:
     def set_clock(self: Drive, now: datetime, actor: str | None = None) -> datetime:
         """Set the simulated clock. It may move back only down to ``high_water_mark()`` (history stays
         ordered); reset the simulator to go further back."""
-        now = as_utc(now)
+        now = checked_utc(now, "now")
         with self._write() as dirty:
             hwm = self.high_water_mark()
             if now < hwm:
@@ -551,7 +567,13 @@ class DriveOperations:
         if delta < timedelta(0):
             raise InvalidRequest("advance the clock by a non-negative amount")
         with self._write() as dirty:
-            now = self.clock.advance(delta)
+            try:
+                target = self.clock.now() + delta
+            except OverflowError:
+                target = MAX_TIME
+            if target >= MAX_TIME:
+                raise InvalidRequest(f"the clock cannot pass {MAX_TIME.isoformat()}")
+            now = self.clock.set(target)
             dirty.kv = True
             return now
 
