@@ -16,6 +16,7 @@ Moves, trash and versions tick the simulated clock, so every such change has its
 from __future__ import annotations
 
 import contextlib
+import copy
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -116,6 +117,25 @@ class Dirty:
         )
 
 
+@dataclass
+class Undo:
+    """What one write must put back if it fails: the drive's containers as they were (shallow copies),
+    counters, settings, the clock, and a deep copy of every record the write touched (``_touch``)."""
+
+    containers: dict[str, dict[object, object]]
+    removed_grants: int
+    changes: int
+    doc_seq: int
+    folder_seq: int
+    retention: Retention
+    clock: datetime
+    records: dict[int, tuple[object, dict[str, object]]] = field(default_factory=dict)
+    blobs_put: set[str] = field(default_factory=set)
+
+
+_CONTAINERS = ("documents", "grants", "folders", "users", "_children")
+
+
 class Journal(Protocol):
     """Where a durable drive commits its writes (``drivebench.simulator.persistence.store.DriveStore``)."""
 
@@ -128,10 +148,14 @@ class DriveOperations:
     # ------------------------------------------------------------------ write protocol
     @contextlib.contextmanager
     def _write(self: Drive) -> Iterator[Dirty]:
-        """Hold the lock for one write; on success commit what it touched (outermost write only)."""
+        """Hold the lock for one write; on success commit what it touched (outermost write only). A write
+        that raises, at any point (validation, the change itself, the commit), changes nothing: the
+        outermost write puts back everything it had changed (``Undo``)."""
         with self.lock:
             if self.failed is not None:
                 raise Unavailable(f"the drive is read-only after a failed commit ({self.failed}); restart the server")
+            if self._write_depth == 0:
+                self._undo = self._begin_undo()
             self._write_depth += 1
             ok = False
             try:
@@ -141,8 +165,56 @@ class DriveOperations:
                 self._write_depth -= 1
                 if self._write_depth == 0:
                     dirty, self._dirty = self._dirty, Dirty()
-                    if ok and dirty:
-                        self._commit(dirty)
+                    undo, self._undo = self._undo, None
+                    if not ok:
+                        self._rollback(undo)
+                    elif dirty:
+                        try:
+                            self._commit(dirty)
+                        except BaseException:
+                            self._rollback(undo)
+                            raise
+
+    def _begin_undo(self: Drive) -> Undo:
+        return Undo(
+            containers={name: dict(getattr(self, name)) for name in _CONTAINERS},
+            removed_grants=len(self.removed_grants),
+            changes=len(self.changes),
+            doc_seq=self._doc_seq,
+            folder_seq=self._folder_seq,
+            retention=replace(self.retention),
+            clock=self.clock.now(),
+        )
+
+    def _touch(self: Drive, record: object) -> None:
+        """Call before changing a record in place: a failed write restores it."""
+        undo = self._undo
+        if undo is not None and id(record) not in undo.records:
+            undo.records[id(record)] = (record, copy.deepcopy(record.__dict__))
+
+    def _rollback(self: Drive, undo: Undo | None) -> None:
+        if undo is None:
+            return
+        for record, saved in undo.records.values():
+            record.__dict__.clear()
+            record.__dict__.update(saved)
+        for name, saved_container in undo.containers.items():  # key by key: lock-free readers never see it empty
+            container = getattr(self, name)
+            for key in [k for k in container if k not in saved_container]:
+                del container[key]
+            for key, value in saved_container.items():
+                if container.get(key) is not value:
+                    container[key] = value
+        del self.removed_grants[undo.removed_grants :]
+        del self.changes[undo.changes :]
+        self._doc_seq, self._folder_seq = undo.doc_seq, undo.folder_seq
+        self.retention = undo.retention
+        self.clock.set(undo.clock)
+        # versions only move forward: whatever was built from the failed state (engines, masks) is stale
+        self.bump_policy()
+        self.bump_content()
+        if undo.blobs_put and self.journal is None:
+            self.release_blobs(undo.blobs_put)
 
     def _commit(self: Drive, dirty: Dirty) -> None:
         if self.journal is not None:
@@ -250,14 +322,18 @@ class DriveOperations:
         with self._write() as dirty:
             if not 0 <= clearance <= 3:
                 raise InvalidRequest("clearance must be 0 (public) to 3 (secret)")
-            self.user(user_id).clearance = clearance
+            user = self.user(user_id)
+            self._touch(user)
+            user.clearance = clearance
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"clearance of {user_id}")
 
     def set_roles(self: Drive, user_id: str, roles: list[str], actor: str | None = None) -> None:
         with self._write() as dirty:
-            self.user(user_id).roles = list(roles)
+            user = self.user(user_id)
+            self._touch(user)
+            user.roles = list(roles)
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"roles of {user_id}")
@@ -292,6 +368,7 @@ class DriveOperations:
                 raise InvalidRequest("cannot move a folder into itself or its own subfolder")
             if (new_parent_id, node.name) in self._children:
                 raise Conflict(f"a folder {node.name!r} exists in the destination")
+            self._touch(node)
             at = self.clock.tick()
             if not node.moves:
                 node.moves.append(FolderMove(None, node.parent_id))
@@ -354,6 +431,7 @@ class DriveOperations:
     ) -> VersionRec:
         if doc.trashed_at is not None:
             raise Conflict(f"document {doc.doc_id} is in the trash; untrash it first")
+        self._touch(doc)
         blob = self.put_blob(data)
         at = self.clock.tick()
         number = doc.head.version + 1
@@ -421,6 +499,7 @@ class DriveOperations:
             moved, renamed = target != doc.folder_id, new_name != doc.name
             if not (moved or renamed):
                 return doc
+            self._touch(doc)
             at = self.clock.tick()
             if not doc.placements:
                 doc.placements.append(Placement(None, doc.folder_id, doc.name))
@@ -440,6 +519,7 @@ class DriveOperations:
             doc = self.doc(doc_id)
             if doc.trashed_at is not None:
                 raise Conflict(f"document {doc_id} is already in the trash")
+            self._touch(doc)
             doc.trashed_at = self.clock.tick()
             doc.trash_spans.append(TrashSpan(doc.trashed_at))
             dirty.docs.add(doc_id)
@@ -452,6 +532,7 @@ class DriveOperations:
             doc = self.doc(doc_id)
             if doc.trashed_at is None:
                 raise Conflict(f"document {doc_id} is not in the trash")
+            self._touch(doc)
             at = self.clock.tick()
             if not doc.trash_spans or doc.trash_spans[-1].end is not None:
                 doc.trash_spans.append(TrashSpan(doc.trashed_at))
@@ -488,6 +569,7 @@ class DriveOperations:
                 raise NotFound(f"document {doc_id} has no version {version_id}")
             if idx == len(doc.versions) - 1:
                 raise Conflict("the head version cannot be deleted; restore another version first")
+            self._touch(doc)
             version = doc.versions.pop(idx)
             dirty.docs.add(doc_id)
             dirty.blobs_released.add(version.blob)
