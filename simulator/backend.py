@@ -87,6 +87,7 @@ class Simulator:
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim)
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
+        self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
@@ -102,6 +103,11 @@ class Simulator:
         self._past_engines: dict[tuple[int, int], PermissionEngine] = {}  # (policy version, tree epoch)
         self._placement_times: tuple[int, list[datetime]] = (-1, [])
         self.durable: Any = None  # persistence.Durability when served with --data-dir
+
+    def use_token_secret(self, secret: bytes | None) -> None:
+        """Derive every token from ``secret`` from now on (kept across reset and seed)."""
+        self.token_secret = secret
+        self.tokens = TokenRegistry(self.drive, secret)
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
