@@ -71,7 +71,7 @@ def create_app(sim: Simulator) -> FastAPI:
             js = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(js.pop("$defs", {}))
             components[model.__name__] = js
-        app.openapi_schema = schema
+        app.openapi_schema = boundary.document_errors(schema)  # every error status, on every operation
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

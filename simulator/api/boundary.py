@@ -141,6 +141,60 @@ HANDLED = (
 )
 
 
+# ---------------------------------------------------------------------------- the OpenAPI contract
+_ERROR_DESCRIPTIONS = {
+    400: "Malformed request: undecodable, malformed or too deeply nested body; a value the drive cannot use.",
+    401: "Missing or invalid bearer token.",
+    403: "The token may not do this.",
+    404: "No such item, or one you may not list (the two answer alike).",
+    409: "Conflicts with the current state.",
+    413: "The body is larger than this route accepts.",
+    415: "The body's Content-Type is not one this route reads.",
+    422: "A field has a wrong type or value (named in `fields`).",
+    429: "Throttled (only under the `throttle` fault profile); see Retry-After.",
+    503: "The permission check failed, the drive is read-only after a failed commit, or an injected fault "
+    "(`errors` profile).",
+}
+_ERROR_REF = {"$ref": "#/components/schemas/ErrorResponse"}
+
+
+def document_errors(schema: dict[str, Any]) -> dict[str, Any]:
+    """Declare on every operation each error status it can answer, all as ``application/json``
+    ``ErrorResponse`` (the route's own description wins where it gave one)."""
+    for path, item in schema.get("paths", {}).items():
+        for method, op in item.items():
+            if method not in ("get", "put", "post", "patch", "delete"):
+                continue
+            if path == "/healthz":
+                continue
+            has_body = "requestBody" in op
+            has_params = bool(op.get("parameters")) or has_body
+            codes = {401, 403, 503}
+            if has_params:
+                codes |= {400, 422}
+            if has_body or method != "get":
+                codes |= {400, 413, 415}
+            if "{" in path or path.startswith(("/api/v1", "/api/permissions")):
+                codes.add(404)
+            if method != "get" or path.startswith("/api/permissions"):
+                codes.add(409)
+            if path.startswith("/api/"):
+                codes |= {429, 503}
+            responses = op.setdefault("responses", {})
+            for code in sorted(codes):
+                entry = responses.setdefault(str(code), {"description": _ERROR_DESCRIPTIONS[code]})
+                entry["content"] = {"application/json": {"schema": _ERROR_REF}}
+    schema.setdefault("components", {}).setdefault("schemas", {}).setdefault("ErrorResponse", _error_schema())
+    return schema
+
+
+def _error_schema() -> dict[str, Any]:
+    from drivebench.simulator.api.schemas import ErrorResponse
+
+    js = ErrorResponse.model_json_schema(ref_template="#/components/schemas/{model}")
+    return js
+
+
 # ---------------------------------------------------------------------------- middleware
 class BoundaryMiddleware:
     def __init__(self, app: ASGIApp) -> None:
