@@ -57,7 +57,7 @@ def _run(op: Any, mode: GenerationMode, token: str, sim: Simulator, tally: dict[
         try:
             response = case.call(headers={"Authorization": f"Bearer {token}"})
             case.validate_response(response, checks=CHECKS)
-        except Exception as exc:  # collect every failure (a FailureGroup holds several) and go on
+        except (Exception, BaseExceptionGroup) as exc:  # collect every failure (a FailureGroup holds several)
             for failure in getattr(exc, "exceptions", [exc]):
                 tally["failures"][(op.label, type(failure).__name__, str(failure).split("\n\n")[0][:200])] += 1
         finally:
