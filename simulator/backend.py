@@ -29,7 +29,7 @@ from drivebench.simulator.index.embedders import Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.simulator.index.extraction_cache import ExtractionCache
 from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
-from drivebench.simulator.permissions import PermissionEngine, Principal
+from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
 from drivebench.simulator.permissions.timeutil import to_us
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
 from drivebench.simulator.tokens import TokenInfo, TokenRegistry
@@ -87,6 +87,7 @@ class Simulator:
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim)
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
+        self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
@@ -102,6 +103,11 @@ class Simulator:
         self._past_engines: dict[tuple[int, int], PermissionEngine] = {}  # (policy version, tree epoch)
         self._placement_times: tuple[int, list[datetime]] = (-1, [])
         self.durable: Any = None  # persistence.Durability when served with --data-dir
+
+    def use_token_secret(self, secret: bytes | None) -> None:
+        """Derive every token from ``secret`` from now on (kept across reset and seed)."""
+        self.token_secret = secret
+        self.tokens = TokenRegistry(self.drive, secret)
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
@@ -311,6 +317,23 @@ class Simulator:
         log.info("evaluate-as %s by %s", p.subject, token.subject)
         return principal
 
+    def doc_lister(self, principal: Principal | None) -> Callable[[str], bool] | None:
+        """``visible(doc_id)``: may ``principal`` list the document now (None: the admin, sees all). Built
+        outside the drive lock (it takes the engine), called inside writes to judge name conflicts."""
+        if principal is None:
+            return None
+        engine, now = self.engine, self.drive.clock.now()
+
+        def visible(doc_id: str) -> bool:
+            if doc_id not in engine.doc_index:
+                return False  # newer than the engine: the caller has never been shown it
+            try:
+                return engine.may(principal, doc_id, "list", now)
+            except Exception as exc:  # fail closed: refuse the write rather than guess
+                raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
+
+        return visible
+
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
@@ -346,13 +369,17 @@ class Simulator:
         at: datetime,
         doc_filter: Callable[[DocumentRec], bool] | None = None,
         fault_leaked: frozenset[str] = frozenset(),
+        now: datetime | None = None,
     ) -> np.ndarray:
-        """Chunks the principal may see at ``at``: previewable document, version current then, not trashed,
-        and (when given) accepted by ``doc_filter``. ``fault_leaked`` is only ever non-empty under the
-        leaky-acl fault: documents let through although the principal may not preview them."""
+        """Chunks the principal may see at ``at``: previewable under the point-in-time rule
+        (``permissions.pointintime``: at ``at``, and now too for a principal acting as itself), version
+        current then, not trashed then, and (when given) accepted by ``doc_filter``. ``fault_leaked`` is
+        only ever non-empty under the leaky-acl fault: documents let through although the principal may not
+        preview them."""
+        now = self.drive.clock.now() if now is None else now
         engine = self.engine_at(at)
         historical = engine is not self.engine  # decided before taking the store lock (lock order)
-        doc_mask = engine.previewable_mask(principal, at)
+        doc_mask = pointintime.allowed_mask(self, principal, "preview", at, now)
         if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
             doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
         if doc_filter is not None:
@@ -371,6 +398,16 @@ class Simulator:
             return allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
 
     # ------------------------------------------------------------------ recall
+    def resolve_as_of(self, as_of: datetime | None) -> datetime:
+        """The instant a request is judged at (the clock when None); after the clock or out of range: 400."""
+        return pointintime.resolve_as_of(self, as_of)
+
+    def recall_filter(
+        self, principal: Principal, at: datetime, file_types: list[str] | None = None, folder: str | None = None
+    ) -> Callable[[DocumentRec], bool] | None:
+        """Request filters as a predicate judged as of ``at`` (see ``pointintime.recall_filter``)."""
+        return pointintime.recall_filter(self, principal, at, self.drive.clock.now(), file_types, folder)
+
     def recall(
         self,
         principal: Principal,
@@ -378,15 +415,32 @@ class Simulator:
         top_k: int,
         as_of: datetime | None = None,
         doc_filter: Callable[[DocumentRec], bool] | None = None,
+        *,
+        file_types: list[str] | None = None,
+        folder: str | None = None,
     ) -> RecallOutcome:
+        """At most ``top_k`` documents ``principal`` may preview as of ``as_of`` (point-in-time rule:
+        ``permissions.pointintime``), best chunk each. ``file_types``/``folder``: request filters, judged
+        as of ``as_of`` (400 when they cannot be applied; a hidden folder answers like a missing one)."""
         with self.drive.lock:  # no write half-done: every change up to `at` is in the feed
-            at = as_utc(as_of) if as_of is not None else self.drive.clock.now()
+            now = self.drive.clock.now()
+            at = self.resolve_as_of(as_of)
+        if file_types is not None or folder is not None:
+            request_filter = pointintime.recall_filter(self, principal, at, now, file_types, folder)
+            if doc_filter is None:
+                doc_filter = request_filter
+            elif request_filter is not None:
+                first, second = doc_filter, request_filter
+                doc_filter = lambda d: first(d) and second(d)  # noqa: E731
         self.sync_index()
         engine = self.engine_at(at)
+        current = self.engine
+        recheck_now = pointintime.intersects_now(principal, at, now)
         when = at if as_of is not None else None  # names and paths as they were then
         leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
-            mask = self.visible_chunks(principal, at, doc_filter, leaked)
+            mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
+            now_mask = current.previewable_mask(principal, now) if recheck_now else None
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = self.retriever.search(query, mask, top_k)
@@ -400,6 +454,10 @@ class Simulator:
                 raise PermissionCheckFailed(f"enforce failed for {doc.doc_id}: {exc}") from exc
             if not allowed:
                 raise PermissionCheckFailed(f"fast path allowed {doc.doc_id} but the enforcer denies it")
+            if now_mask is not None and doc.doc_id not in leaked:  # point in time: still previewable now
+                pos = current.doc_index.get(doc.doc_id)
+                if pos is None or not now_mask[pos]:
+                    raise PermissionCheckFailed(f"{doc.doc_id} is no longer previewable but passed the filter")
             text = self.store.texts[h.chunk_id]
             body = text.split("\n", 1)[1] if "\n" in text else text
             hits.append(

@@ -10,6 +10,7 @@ from drivebench.cli.common import console, err_console, load_with_progress, quie
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
+from drivebench.simulator.tokens import SecretSource
 
 
 def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
@@ -46,6 +47,26 @@ def _parse_faults(values: list[str], host: str) -> list[Fault]:
         raise typer.BadParameter(str(exc), param_hint="--fault") from None
 
 
+def token_secret(data_dir: Path | None, corpus: str) -> SecretSource:
+    """The secret the server's tokens derive from (``simulator.tokens.resolve_secret``), with a warning
+    and the command that prints the tokens whenever ``DRIVEBENCH_TOKEN_SECRET`` is not set."""
+    from drivebench.simulator.tokens import SECRET_ENV, resolve_secret
+
+    source = resolve_secret(data_dir)
+    if source.origin == "env":
+        return source
+    if source.origin == "data-dir":
+        hint = f"drivebench tokens --corpus {corpus} --data-dir {data_dir}"
+        where = f"the random secret kept in {source.path}"
+    else:
+        hint = f"drivebench tokens --corpus {corpus} --secret-file {source.path}"
+        where = f"a new random secret (written to {source.path}, readable by you only)"
+    err_console.print(
+        f"[yellow]warning:[/] {SECRET_ENV} is not set: tokens derive from {where}. Tokens: [bold]{hint}[/]"
+    )
+    return source
+
+
 def serve(
     corpus: str = CorpusOpt,
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -70,11 +91,13 @@ def serve(
 
     faults = _parse_faults(fault, host)  # issue #7
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
+    source = token_secret(data_dir, corpus)  # never the public development secret on a listening server
     sim = load_with_progress(corpus, config) if data_dir is None else open_data_dir(data_dir, corpus, config)
+    sim.use_token_secret(source.secret)
     if faults:  # issue #7
         sim.faults.replace(faults)
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
-    console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs · `drivebench tokens` for tokens")
+    console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs")
     try:
         serve_forever(sim, host, port, on_shutdown=sim.close)  # final index snapshot, even on SIGTERM
     finally:

@@ -3,27 +3,53 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import typer
 from rich.table import Table
 
-from drivebench.cli.common import console
+from drivebench.cli.common import console, err_console
 from drivebench.cli.options import CorpusOpt
 
 
 def tokens(
     corpus: str = CorpusOpt,
     as_json: bool = typer.Option(False, "--json", help="Print a JSON list instead of a table."),
+    data_dir: Path | None = typer.Option(
+        None, "--data-dir", file_okay=False, help="The server's --data-dir: use the token secret kept there."
+    ),
+    secret_file: Path | None = typer.Option(
+        None, "--secret-file", dir_okay=False, help="A file holding the token secret (what `serve` printed)."
+    ),
 ) -> None:
-    """Print the bearer tokens of a corpus: one per user, the evaluation token and the admin token."""
+    """Print the bearer tokens of a corpus: one per user, the evaluation token and the admin token.
+
+    The secret, as `serve` chooses it: --secret-file, else DRIVEBENCH_TOKEN_SECRET, else the one in
+    --data-dir; with none of them, the development secret (tokens of in-process simulators only)."""
     from drivebench.corpora.builtin import resolve_corpus
     from drivebench.corpora.format import load_manifest
     from drivebench.simulator.drive.state import Drive
-    from drivebench.simulator.tokens import TokenRegistry
+    from drivebench.simulator.tokens import SECRET_ENV, TokenRegistry, read_secret_file, resolve_secret
 
+    try:
+        if secret_file is not None:
+            secret = read_secret_file(secret_file)
+        else:
+            if data_dir is not None and not os.environ.get(SECRET_ENV) and not (data_dir / "token-secret").exists():
+                raise typer.BadParameter(f"{data_dir} holds no token secret (start `serve --data-dir` once)")
+            source = resolve_secret(data_dir, generate=False)
+            secret = source.secret
+            if source.origin == "development":
+                err_console.print(
+                    f"[yellow]warning:[/] no --secret-file, {SECRET_ENV} or --data-dir: these are the development "
+                    "secret's tokens, valid only for in-process simulators (`serve` uses a random secret)"
+                )
+    except (OSError, ValueError) as exc:
+        raise typer.BadParameter(str(exc)) from None
     drive = Drive.from_manifest(load_manifest(resolve_corpus(corpus)))
     rows = []
-    for info in TokenRegistry(drive).all():
+    for info in TokenRegistry(drive, secret).all():
         user = drive.users.get(info.subject)
         rows.append(
             {

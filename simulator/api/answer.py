@@ -13,7 +13,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from drivebench.simulator.answer import AnswerResult, compose_answer
 from drivebench.simulator.api.auth import bearer, current_token
 from drivebench.simulator.api.body import read_json_object
-from drivebench.simulator.api.recall import _ERRORS, body_schema, build_filter, to_response
+from drivebench.simulator.api.recall import _ERRORS, body_schema, filter_args, to_response
 from drivebench.simulator.api.schemas import AnswerRequest, AnswerResponse, CitationOut
 from drivebench.simulator.backend import RecallOutcome, Simulator
 from drivebench.simulator.tokens import TokenInfo
@@ -22,8 +22,7 @@ router = APIRouter(tags=["answer"])
 
 
 def recall_and_answer(sim: Simulator, principal: object, req: AnswerRequest) -> tuple[RecallOutcome, AnswerResult]:
-    doc_filter = build_filter(sim, req.filters)
-    outcome = sim.recall(principal, req.query, req.top_k, req.as_of, doc_filter)  # type: ignore[arg-type]
+    outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))  # type: ignore[arg-type]
     return outcome, compose_answer(sim, outcome, req.query, req.citation_style)
 
 

@@ -5,52 +5,25 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
+from fastapi import FastAPI
 from fastapi.openapi.utils import get_openapi
-from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from drivebench import __version__
 from drivebench.simulator.api import answer as answer_api
+from drivebench.simulator.api import boundary, recall
 from drivebench.simulator.api import control as control_api
 from drivebench.simulator.api import faults as faults_api
 from drivebench.simulator.api import files as files_api
 from drivebench.simulator.api import permissions as permissions_api
-from drivebench.simulator.api import recall
-from drivebench.simulator.api.auth import NotAdmin, Unauthorized
-from drivebench.simulator.api.body import BadBody
 from drivebench.simulator.api.docs import mount_offline_docs
 from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
-from drivebench.simulator.drive.errors import (
-    Conflict,
-    DriveError,
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    UnknownPrincipal,
-)
 from drivebench.simulator.mcp import mount_mcp
 
 log = logging.getLogger("drivebench.api")
 
 BODY_MODELS: list[type[BaseModel]] = [RecallRequest, AnswerRequest]
-
-
-def _error(status: int, code: str, message: str, fields: list[str] | None = None, **headers: str) -> JSONResponse:
-    body = {"error": {"code": code, "message": message, "fields": fields or []}}
-    return JSONResponse(body, status_code=status, headers=headers or None)
-
-
-def _validation_fields(errors: list[Any]) -> tuple[list[str], str]:
-    fields, messages = [], []
-    for e in errors:
-        loc = [str(x) for x in e.get("loc", ()) if x not in ("body",)]
-        name = ".".join(loc) or "body"
-        fields.append(name)
-        messages.append(f"{name}: {e.get('msg')}")
-    return sorted(set(fields)), "; ".join(messages)
 
 
 def create_app(sim: Simulator) -> FastAPI:
@@ -73,6 +46,7 @@ def create_app(sim: Simulator) -> FastAPI:
     app.include_router(answer_api.router)
     app.include_router(faults_api.router)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
+    app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
 
@@ -88,61 +62,9 @@ def create_app(sim: Simulator) -> FastAPI:
             "index": sim.index_metadata(),
         }
 
-    @app.exception_handler(Unauthorized)
-    async def _unauthorized(_: Request, exc: Unauthorized) -> JSONResponse:
-        return _error(401, "unauthorized", str(exc), **{"WWW-Authenticate": 'Bearer realm="drivebench"'})
-
-    @app.exception_handler(NotAdmin)
-    async def _not_admin(_: Request, exc: NotAdmin) -> JSONResponse:
-        return _error(403, "forbidden", str(exc) or "this endpoint needs the admin token")
-
-    @app.exception_handler(BadBody)
-    async def _bad_body(_: Request, exc: BadBody) -> JSONResponse:
-        return _error(exc.status, "bad-body", str(exc), ["body"])
-
-    @app.exception_handler(ValidationError)
-    async def _invalid(_: Request, exc: ValidationError) -> JSONResponse:
-        fields, message = _validation_fields(exc.errors())
-        return _error(422, "invalid-field", message, fields)
-
-    @app.exception_handler(RequestValidationError)
-    async def _invalid_request(_: Request, exc: RequestValidationError) -> JSONResponse:
-        fields, message = _validation_fields(list(exc.errors()))
-        return _error(422, "invalid-field", message, fields)
-
-    @app.exception_handler(UnknownPrincipal)
-    async def _unknown(_: Request, exc: UnknownPrincipal) -> JSONResponse:
-        return _error(400, exc.code, str(exc))
-
-    @app.exception_handler(InvalidRequest)
-    async def _bad_request(_: Request, exc: InvalidRequest) -> JSONResponse:
-        return _error(400, exc.code, str(exc))
-
-    @app.exception_handler(Forbidden)
-    async def _forbidden(_: Request, exc: Forbidden) -> JSONResponse:
-        return _error(403, exc.code, str(exc))
-
-    @app.exception_handler(NotFound)
-    async def _not_found(_: Request, exc: NotFound) -> JSONResponse:
-        return _error(404, exc.code, str(exc))
-
-    @app.exception_handler(DriveError)
-    async def _drive_error(_: Request, exc: DriveError) -> JSONResponse:  # 413, 422, 503 and any other
-        return _error(exc.status, exc.code, str(exc))
-
-    @app.exception_handler(Conflict)
-    async def _conflict(_: Request, exc: Conflict) -> JSONResponse:
-        return _error(409, exc.code, str(exc))
-
-    @app.exception_handler(PermissionCheckFailed)
-    async def _fail_closed(_: Request, exc: PermissionCheckFailed) -> JSONResponse:
-        log.error("permission check failed: %s", exc)
-        return _error(503, "permission-check-failed", "the permission check failed; no results are returned")
-
-    @app.exception_handler(Exception)
-    async def _unexpected(_: Request, exc: Exception) -> JSONResponse:
-        log.exception("unhandled error")
-        return _error(500, "internal-error", f"{type(exc).__name__}: the request failed; the server is still up")
+    # one renderer for every error (boundary.error_response), the framework's own 404/405/413/415 included
+    for kind in (*boundary.HANDLED, PermissionCheckFailed):
+        app.add_exception_handler(kind, boundary.handle_error)
 
     def openapi() -> dict[str, Any]:
         if app.openapi_schema:
@@ -153,7 +75,7 @@ def create_app(sim: Simulator) -> FastAPI:
             js = model.model_json_schema(ref_template="#/components/schemas/{model}")
             components.update(js.pop("$defs", {}))
             components[model.__name__] = js
-        app.openapi_schema = schema
+        app.openapi_schema = boundary.document_errors(schema)  # every error status, on every operation
         return schema
 
     app.openapi = openapi  # type: ignore[method-assign]

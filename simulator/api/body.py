@@ -15,12 +15,58 @@ from fastapi import Request
 
 _TEXTUAL = {"", "application/json", "application/x-www-form-urlencoded", "text/plain"}
 MAX_BODY_BYTES = 1 << 20
+MAX_JSON_DEPTH = 32
 
 
 class BadBody(Exception):
     def __init__(self, message: str, status: int = 400) -> None:
         super().__init__(message)
         self.status = status
+
+
+def json_depth(value: Any) -> int:
+    """Nesting depth of a parsed JSON value (a scalar: 0), without recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict):
+            children: Any = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        deepest = max(deepest, depth)
+        stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
+    return deepest
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` bounded: no NaN/Infinity literals, at most ``MAX_JSON_DEPTH`` levels (else BadBody)."""
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels") from None
+    if json_depth(value) > MAX_JSON_DEPTH:
+        raise BadBody(f"JSON nested deeper than {MAX_JSON_DEPTH} levels")
+    return value
+
+
+def check_json(raw: bytes) -> None:
+    """Raise ``BadBody`` (400) unless ``raw`` is empty or UTF-8 JSON within the bounds of ``parse_json``."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadBody(f"body is not UTF-8 (byte {exc.start})") from None
+    if not text.strip():
+        return  # the route says what it needs
+    try:
+        parse_json(text)
+    except ValueError as exc:
+        raise BadBody(f"malformed JSON: {exc}") from None
 
 
 def _form_to_object(text: str) -> dict[str, Any]:
@@ -45,7 +91,7 @@ async def read_json_object(request: Request) -> dict[str, Any]:
     if not text.strip():
         raise BadBody('empty body: send a JSON object such as {"query": "...", "top_k": 10}')
     try:
-        obj = json.loads(text)
+        obj = parse_json(text)
     except json.JSONDecodeError as exc:
         if ctype == "application/x-www-form-urlencoded" and "=" in text and not text.lstrip().startswith(("{", "[")):
             try:
@@ -53,6 +99,8 @@ async def read_json_object(request: Request) -> dict[str, Any]:
             except ValueError:
                 pass
         raise BadBody(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise BadBody(f"malformed JSON: {exc}") from None
     if not isinstance(obj, dict):
         raise BadBody(f"the body must be a JSON object, not {type(obj).__name__}")
     return obj

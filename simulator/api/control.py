@@ -17,13 +17,14 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
-from drivebench.simulator.api.schemas import ErrorResponse
+from drivebench.simulator.api.schemas import BoundedDatetime, ErrorResponse
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.drive.errors import InvalidRequest
 from drivebench.simulator.persistence import lifecycle
 from drivebench.simulator.tokens import TokenInfo
 
 router = APIRouter(prefix="/_sim", tags=["control"])
+MAX_ADVANCE_DAYS = 36_500  # one step of at most a century (the clock itself stays below MAX_TIME)
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorResponse, "description": "Missing or invalid bearer token."},
@@ -41,21 +42,23 @@ def admin(request: Request, credentials: HTTPAuthorizationCredentials | None = D
 class SeedIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     corpus: str = Field(
-        min_length=1, description="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
+        min_length=1,
+        max_length=4096,
+        description="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory.",
     )
 
 
 class ClockIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    now: datetime = Field(description="The new simulated time (ISO 8601); not before the latest change.")
+    now: BoundedDatetime = Field(description="The new simulated time (ISO 8601); not before the latest change.")
 
 
 class AdvanceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    days: float = 0
-    hours: float = 0
-    minutes: float = 0
-    seconds: float = 0
+    days: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS, allow_inf_nan=False)
+    hours: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24, allow_inf_nan=False)
+    minutes: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 60, allow_inf_nan=False)
+    seconds: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 3600, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _non_negative(self) -> AdvanceIn:
@@ -90,6 +93,8 @@ async def seed(request: Request, body: SeedIn, _: TokenInfo = Depends(admin)) ->
         return await run_in_threadpool(sim.seed, body.corpus)
     except KeyError as exc:
         raise InvalidRequest(str(exc.args[0]) if exc.args else str(exc)) from None
+    except (OSError, ValueError) as exc:  # a path the OS refuses (too long, NUL...), a corpus that is not one
+        raise InvalidRequest(f"cannot load corpus {body.corpus[:200]!r}: {type(exc).__name__}") from None
 
 
 @router.get("/clock", response_model=ClockOut, responses=_ERRORS, summary="The simulated time")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -80,10 +81,27 @@ async def put_faults(
             raise FaultSpecError("faults must be a list or a comma-separated string")
     except FaultSpecError as exc:
         raise InvalidRequest(str(exc)) from None
+    _check_bounds(faults)
     sim = request.app.state.sim
     # switching cad-blind re-ingests dxf documents: off the event loop
     await asyncio.get_running_loop().run_in_executor(None, sim.faults.replace, faults)
     return sim.faults.describe()
+
+
+# the largest value each time parameter may take: a fault slows a server down, it never hangs it
+_BOUNDS = {"delay_ms": 60_000.0, "jitter_ms": 60_000.0, "delay_s": 60.0, "retry_after_s": 3_600.0}
+
+
+def _check_bounds(faults: list[Any]) -> None:
+    """Every numeric parameter finite and in range (400 otherwise)."""
+    for fault in faults:
+        for key, value in fault.params:
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                continue
+            if not math.isfinite(value) or abs(value) > 1e12:
+                raise InvalidRequest(f"{fault.name}: {key} must be a finite number, got {value}")
+            if key in _BOUNDS and value > _BOUNDS[key]:
+                raise InvalidRequest(f"{fault.name}: {key} must be <= {_BOUNDS[key]:g}, got {value}")
 
 
 class FaultMiddleware:

@@ -39,44 +39,48 @@ a recall that starts after the answer finds it.
 from __future__ import annotations
 
 import mimetypes
-import os
-from dataclasses import dataclass
-from datetime import datetime
+from functools import partial
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
-from pydantic import BaseModel, ConfigDict, Field
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from drivebench.corpora.format import SECRET_LEVELS
 from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
 from drivebench.simulator.api.body import BadBody
+from drivebench.simulator.api.boundary import MAX_UPLOAD_BYTES, MULTIPART_SLACK, BodyTooLarge
+from drivebench.simulator.api.file_models import (
+    ChangeOut,
+    ChangesOut,
+    FileListOut,
+    FileOut,
+    PatchIn,
+    PurgeOut,
+    RetentionIn,
+    RetentionOut,
+    UploadOut,
+    VersionsOut,
+    file_out,
+    upload_out,
+    version_out,
+)
 from drivebench.simulator.api.schemas import ErrorResponse
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.errors import (
-    Forbidden,
-    InvalidRequest,
-    NotFound,
-    PayloadTooLarge,
-    Unprocessable,
-)
-from drivebench.simulator.drive.model import DocumentRec, VersionRec
-from drivebench.simulator.drive.operations import Change, Retention
-from drivebench.simulator.extract import ExtractionError, extract
-from drivebench.simulator.extract.detect import claimed_type
-from drivebench.simulator.permissions import Principal
+from drivebench.simulator.drive import access
+from drivebench.simulator.drive.access import Caller
+from drivebench.simulator.drive.errors import InvalidRequest, PayloadTooLarge
+from drivebench.simulator.drive.operations import Retention
 from drivebench.simulator.persistence import lifecycle
-from drivebench.simulator.tokens import TokenInfo
 
 router = APIRouter(prefix="/api/v1", tags=["files"])
+__all__ = ["MAX_UPLOAD_BYTES", "FileOut", "UploadOut", "router"]
 
-MAX_UPLOAD_BYTES = int(os.environ.get("DRIVEBENCH_MAX_UPLOAD_BYTES", 32 * 2**20))
-_MULTIPART_SLACK = 64 * 1024  # form boundaries and fields around the file
+_MULTIPART_SLACK = MULTIPART_SLACK
 
 _ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Malformed request (bad path, name, cursor, form)."},
@@ -87,232 +91,15 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-# ---------------------------------------------------------------------------- models
-class IndexStatusOut(BaseModel):
-    state: Literal["indexed", "rejected", "pending"] = Field(
-        description="indexed: searchable; rejected: no extractor could read it (never recalled); "
-        "pending: not indexed yet (only under the stale-index fault)."
-    )
-    chunks: int | None = None
-    reason: str | None = Field(default=None, description="The extractor's reason code when rejected (e.g. zip-bomb).")
-    message: str | None = None
-
-
-class VersionOut(BaseModel):
-    version_id: str
-    version: int
-    size: int
-    sha256: str
-    created_at: datetime
-    author: str | None
-    note: str | None
-    restored_from: str | None
-    is_head: bool
-    index: IndexStatusOut
-
-
-class FileOut(BaseModel):
-    doc_id: str
-    name: str
-    path: str
-    folder: str
-    file_type: str
-    secret_level: str
-    created_at: datetime
-    owner: str | None
-    trashed: bool
-    trashed_at: datetime | None
-    versions: int
-    head: VersionOut
-
-
-class UploadOut(BaseModel):
-    doc_id: str
-    version_id: str
-    version: int
-    name: str
-    path: str
-    size: int
-    sha256: str
-    created_at: datetime
-    index: IndexStatusOut
-
-
-class VersionsOut(BaseModel):
-    doc_id: str
-    versions: list[VersionOut]
-
-
-class FileListOut(BaseModel):
-    folder: str
-    files: list[FileOut]
-
-
-class PatchIn(BaseModel):
-    """Rename (``name``) and/or move (``folder``: the destination folder's path)."""
-
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, min_length=1, max_length=255)
-    folder: str | None = Field(default=None, min_length=1)
-
-
-class ChangeOut(BaseModel):
-    seq: int
-    kind: str = Field(
-        description="created, updated, restored, renamed, moved, trashed, untrashed, acl_changed, "
-        "purged, version_deleted, settings"
-    )
-    at: datetime
-    doc_id: str | None = None
-    folder_id: str | None = None
-    version_id: str | None = None
-    grant_id: str | None = None
-    actor: str | None = None
-    detail: str | None = None
-
-
-class ChangesOut(BaseModel):
-    changes: list[ChangeOut]
-    next_cursor: int = Field(description="Pass as `cursor` to continue; entries you may not see are skipped.")
-    has_more: bool
-    latest_cursor: int
-
-
-class RetentionIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    versions_kept: int | None = Field(default=None, ge=1, description="Keep at most this many versions per document.")
-    days: float | None = Field(
-        default=None, gt=0, description="Delete versions superseded more than this many days ago."
-    )
-    trash_days: float | None = Field(default=None, gt=0, description="Purge documents in the trash this many days.")
-
-
-class RetentionOut(BaseModel):
-    retention: RetentionIn
-    deleted_versions: int = 0
-    purged_documents: int = 0
-
-
-class PurgeOut(BaseModel):
-    doc_id: str
-    purged: bool = True
-
-
 # ---------------------------------------------------------------------------- callers
-@dataclass(frozen=True)
-class Caller:
-    token: TokenInfo
-    principal: Principal | None  # None: the admin token (may do everything)
-
-    @property
-    def actor(self) -> str:
-        return self.token.subject
-
-
 def get_caller(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Caller:
-    token = current_token(request, credentials)
-    sim: Simulator = request.app.state.sim
-    if token.user_id is not None:
-        return Caller(token, sim.engine.user_principal(token.user_id))
-    if token.has("admin"):
-        return Caller(token, None)
-    raise Forbidden("the files API needs a user token or the admin token (the evaluation token only evaluates recall)")
+    return access.caller_for(request.app.state.sim, current_token(request, credentials))
 
 
 def require_admin(caller: Caller = Depends(get_caller)) -> Caller:
     if caller.principal is not None:
         raise NotAdmin("this operation needs the admin token")
     return caller
-
-
-def _now(sim: Simulator) -> datetime:
-    return sim.drive.clock.now()
-
-
-def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> DocumentRec:
-    doc = sim.drive.doc(doc_id)
-    p = caller.principal
-    if p is None:
-        return doc
-    engine, now = sim.engine, _now(sim)
-    if not engine.may(p, doc_id, "list", now):
-        raise NotFound(f"no document {doc_id!r}")
-    if action != "list" and not engine.may(p, doc_id, action, now):
-        raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
-    return doc
-
-
-def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> str:
-    try:
-        folder = sim.drive.folder_by_path(path.rstrip("/") or "/")
-    except InvalidRequest as exc:
-        raise InvalidRequest(f"folder: {exc}") from None
-    p = caller.principal
-    if p is None:
-        return folder.folder_id
-    engine, now = sim.engine, _now(sim)
-    if not engine.may_on_folder(p, folder.folder_id, "list", now):
-        raise NotFound(f"no folder {path}")
-    if action != "list" and not engine.may_on_folder(p, folder.folder_id, action, now):
-        raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
-    return folder.folder_id
-
-
-# ---------------------------------------------------------------------------- rendering
-def index_status(sim: Simulator, version_id: str) -> IndexStatusOut:
-    ids = sim.store.by_version.get(version_id)
-    if ids:
-        return IndexStatusOut(state="indexed", chunks=len(ids))
-    for r in reversed(sim.ingest_report.rejected):
-        if r.version_id == version_id:
-            return IndexStatusOut(state="rejected", reason=r.reason, message=r.message)
-    return IndexStatusOut(state="pending")
-
-
-def version_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> VersionOut:
-    return VersionOut(
-        version_id=v.version_id,
-        version=v.version,
-        size=v.size,
-        sha256=v.blob,
-        created_at=v.created_at,
-        author=v.author,
-        note=v.note,
-        restored_from=v.restored_from,
-        is_head=v is doc.versions[-1],
-        index=index_status(sim, v.version_id),
-    )
-
-
-def file_out(sim: Simulator, doc: DocumentRec) -> FileOut:
-    return FileOut(
-        doc_id=doc.doc_id,
-        name=doc.name,
-        path=sim.drive.doc_path(doc),
-        folder=sim.drive.folder_path(doc.folder_id),
-        file_type=doc.file_type,
-        secret_level=SECRET_LEVELS[doc.secret_level],
-        created_at=doc.created_at,
-        owner=doc.owner,
-        trashed=doc.trashed_at is not None,
-        trashed_at=doc.trashed_at,
-        versions=len(doc.versions),
-        head=version_out(sim, doc, doc.head),
-    )
-
-
-def upload_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> UploadOut:
-    return UploadOut(
-        doc_id=doc.doc_id,
-        version_id=v.version_id,
-        version=v.version,
-        name=doc.name,
-        path=sim.drive.doc_path(doc),
-        size=v.size,
-        sha256=v.blob,
-        created_at=v.created_at,
-        index=index_status(sim, v.version_id),
-    )
 
 
 # ---------------------------------------------------------------------------- uploads
@@ -332,6 +119,8 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
         raise PayloadTooLarge(f"upload of {int(length)} bytes exceeds the limit of {limit} bytes")
     try:
         form = await request.form(max_files=1, max_fields=len(fields) + 1)
+    except BodyTooLarge:
+        raise
     except StarletteHTTPException as exc:
         raise BadBody(f"malformed multipart body: {exc.detail}") from None
     upload = form.get("file")
@@ -354,32 +143,6 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
 def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[str, Any]:
     schema = {"type": "object", "required": required, "properties": props}
     return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
-
-
-def _check_strict(sim: Simulator, data: bytes, name: str) -> None:
-    try:
-        extract(data, name, sim.config.extract)
-    except ExtractionError as exc:
-        raise Unprocessable(f"the file cannot be indexed: {exc.message}", reason=exc.reason) from None
-
-
-def _level(value: str | None, caller: Caller) -> int:
-    if value is None:
-        level = 1
-    elif value in SECRET_LEVELS:
-        level = SECRET_LEVELS.index(value)
-    else:
-        raise InvalidRequest(f"secret_level must be one of {', '.join(SECRET_LEVELS)}")
-    if caller.principal is not None and level > caller.principal.clearance:
-        raise Forbidden(
-            f"{caller.actor} may not upload above their clearance ({SECRET_LEVELS[caller.principal.clearance]})"
-        )
-    return level
-
-
-def _after_write(sim: Simulator) -> None:
-    sim.sync_index()  # acknowledged = indexed: a recall that starts after the answer finds it
-    lifecycle.enforce_retention(sim)
 
 
 @router.post(
@@ -410,15 +173,8 @@ async def upload_file(
     name = fields.get("name") or PurePosixPath(filename.replace("\\", "/")).name
     if not name:
         raise InvalidRequest("give the document a name (the `name` field or the file's name)")
-    folder_id = authorize_folder(sim, caller, fields["folder"], "upload")
-    level = _level(fields.get("secret_level"), caller)
-    if strict:
-        await run_in_threadpool(_check_strict, sim, data, name)
-    file_type = claimed_type(name) or "other"
-    doc = await run_in_threadpool(
-        sim.drive.create_document, folder_id, name, data, file_type=file_type, secret_level=level, author=caller.actor
-    )
-    await run_in_threadpool(_after_write, sim)
+    upload = partial(access.upload, sim, caller, fields["folder"], name, data, fields.get("secret_level"), strict)
+    doc = await run_in_threadpool(upload)
     return upload_out(sim, doc, doc.versions[0])
 
 
@@ -438,11 +194,9 @@ async def upload_version(
 ) -> UploadOut:
     sim: Simulator = request.app.state.sim
     data, _, fields = await read_upload(request, ("note",))
-    doc = authorize_doc(sim, caller, doc_id, "edit")
-    if strict:
-        await run_in_threadpool(_check_strict, sim, data, doc.name)
-    version = await run_in_threadpool(sim.drive.add_version, doc_id, data, caller.actor, fields.get("note"))
-    await run_in_threadpool(_after_write, sim)
+    doc, version = await run_in_threadpool(
+        partial(access.new_version, sim, caller, doc_id, data, fields.get("note"), strict)
+    )
     return upload_out(sim, doc, version)
 
 
@@ -450,28 +204,19 @@ async def upload_version(
 @router.get("/files", response_model=FileListOut, responses=_ERRORS, summary="List a folder (what you may list)")
 async def list_files(
     request: Request,
-    folder: str = Query("/", description="Folder path"),
+    folder: str = Query("/", max_length=4096, description="Folder path"),
     trashed: bool = Query(False, description="List the folder's recycle bin instead"),
     caller: Caller = Depends(get_caller),
 ) -> FileListOut:
     sim: Simulator = request.app.state.sim
-    folder_id = authorize_folder(sim, caller, folder, "list")
-    with sim.drive.lock:
-        docs = sorted((d for d in sim.drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
-    engine, now = sim.engine, _now(sim)
-    out = []
-    for d in docs:
-        if (d.trashed_at is not None) != trashed:
-            continue
-        if caller.principal is None or engine.may(caller.principal, d.doc_id, "list", now):
-            out.append(file_out(sim, d))
-    return FileListOut(folder=sim.drive.folder_path(folder_id), files=out)
+    path, docs = access.list_folder(sim, caller, folder, trashed)
+    return FileListOut(folder=path, files=[file_out(sim, d) for d in docs])
 
 
 @router.get("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="A document's metadata (list)")
 async def get_file(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    return file_out(sim, authorize_doc(sim, caller, doc_id, "list"))
+    return file_out(sim, access.authorize_doc(sim, caller, doc_id, "list"))
 
 
 @router.get(
@@ -479,7 +224,7 @@ async def get_file(request: Request, doc_id: str, caller: Caller = Depends(get_c
 )
 async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> VersionsOut:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "list")
+    doc = access.authorize_doc(sim, caller, doc_id, "list")
     return VersionsOut(doc_id=doc_id, versions=[version_out(sim, doc, v) for v in list(doc.versions)])
 
 
@@ -491,15 +236,11 @@ async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(
 async def download(
     request: Request,
     doc_id: str,
-    version_id: str | None = Query(None, description="A version id (default: the head version)"),
+    version_id: str | None = Query(None, max_length=256, description="A version id (default: the head version)"),
     caller: Caller = Depends(get_caller),
 ) -> Response:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "download")
-    versions = list(doc.versions)
-    version = versions[-1] if version_id is None else next((v for v in versions if v.version_id == version_id), None)
-    if version is None:
-        raise NotFound(f"document {doc_id} has no version {version_id}")
+    doc, version = access.download(sim, caller, doc_id, version_id)
     data = await run_in_threadpool(sim.drive.blob, version.blob)
     media = mimetypes.guess_type(doc.name)[0] or "application/octet-stream"
     headers = {
@@ -520,30 +261,21 @@ async def download(
 )
 async def restore(request: Request, doc_id: str, version_id: str, caller: Caller = Depends(get_caller)) -> UploadOut:
     sim: Simulator = request.app.state.sim
-    doc = authorize_doc(sim, caller, doc_id, "edit")
-    version = await run_in_threadpool(sim.drive.restore_version, doc_id, version_id, caller.actor)
-    await run_in_threadpool(_after_write, sim)
+    doc, version = await run_in_threadpool(access.restore, sim, caller, doc_id, version_id)
     return upload_out(sim, doc, version)
 
 
 @router.patch("/files/{doc_id}", response_model=FileOut, responses=_ERRORS, summary="Rename and/or move (edit)")
 async def patch_file(request: Request, doc_id: str, body: PatchIn, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    if body.name is None and body.folder is None:
-        raise InvalidRequest("give `name` (rename) and/or `folder` (move)")
-    authorize_doc(sim, caller, doc_id, "edit")
-    folder_id = authorize_folder(sim, caller, body.folder, "upload") if body.folder is not None else None
-    doc = await run_in_threadpool(sim.drive.move_document, doc_id, folder_id, body.name, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(access.rename_or_move, sim, caller, doc_id, body.name, body.folder)
     return file_out(sim, doc)
 
 
 @router.post("/files/{doc_id}/trash", response_model=FileOut, responses=_ERRORS, summary="Move to the trash (delete)")
 async def trash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    authorize_doc(sim, caller, doc_id, "delete")
-    doc = await run_in_threadpool(sim.drive.trash, doc_id, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(access.trash, sim, caller, doc_id)
     return file_out(sim, doc)
 
 
@@ -552,9 +284,7 @@ async def trash(request: Request, doc_id: str, caller: Caller = Depends(get_call
 )
 async def untrash(request: Request, doc_id: str, caller: Caller = Depends(get_caller)) -> FileOut:
     sim: Simulator = request.app.state.sim
-    authorize_doc(sim, caller, doc_id, "delete")
-    doc = await run_in_threadpool(sim.drive.untrash, doc_id, caller.actor)
-    await run_in_threadpool(sim.sync_index)
+    doc = await run_in_threadpool(partial(access.trash, sim, caller, doc_id, restore=True))
     return file_out(sim, doc)
 
 
@@ -571,18 +301,6 @@ async def purge(request: Request, doc_id: str, caller: Caller = Depends(require_
 
 
 # ---------------------------------------------------------------------------- feed and settings
-def _visible_change(sim: Simulator, caller: Caller, c: Change, now: datetime) -> bool:
-    p = caller.principal
-    if p is None:
-        return True
-    engine = sim.engine
-    if c.doc_id is not None:
-        return c.doc_id in sim.drive.documents and engine.may(p, c.doc_id, "list", now)
-    if c.folder_id is not None:
-        return c.folder_id in sim.drive.folders and engine.may_on_folder(p, c.folder_id, "list", now)
-    return False
-
-
 @router.get("/changes", response_model=ChangesOut, responses=_ERRORS, summary="The change feed, from a cursor")
 async def changes(
     request: Request,
@@ -590,14 +308,13 @@ async def changes(
     limit: int = Query(100, ge=1, le=1000, description="Feed entries to scan (entries you may not see are skipped)"),
     caller: Caller = Depends(get_caller),
 ) -> ChangesOut:
-    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you may list
-    now. Purged documents and organisation changes appear to the admin token only."""
+    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you could list
+    when the entry was written and may list now. Purged documents and organisation changes appear to the admin token only."""
     sim: Simulator = request.app.state.sim
     with sim.drive.lock:
         batch, next_cursor = sim.drive.changes_since(cursor, limit)
         latest = len(sim.drive.changes)
-    now = _now(sim)
-    visible = [ChangeOut(**c.__dict__) for c in batch if _visible_change(sim, caller, c, now)]
+    visible = [ChangeOut(**c.__dict__) for c in await run_in_threadpool(access.visible_changes, sim, caller, batch)]
     return ChangesOut(changes=visible, next_cursor=next_cursor, has_more=next_cursor < latest, latest_cursor=latest)
 
 

@@ -20,9 +20,6 @@ change bumps ``policy_version`` and the very next request is judged under it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -32,15 +29,12 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_vali
 
 from drivebench.corpora.format import ACTIONS, SECRET_LEVELS
 from drivebench.simulator.api.auth import bearer, current_token
-from drivebench.simulator.api.schemas import ErrorResponse, PrincipalOut
-from drivebench.simulator.backend import PermissionCheckFailed, Simulator
+from drivebench.simulator.api.schemas import BoundedDatetime, ErrorResponse, PrincipalOut
+from drivebench.simulator.backend import Simulator
 from drivebench.simulator.drive.clock import as_utc
-from drivebench.simulator.drive.errors import Forbidden, InvalidRequest, NotFound
 from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.permissions.compiler import doc_obj, folder_obj
-from drivebench.simulator.permissions.effective import ExplanationMismatch, effective_permissions
-from drivebench.simulator.permissions.engine import PermissionEngine, Principal
-from drivebench.simulator.tokens import TokenInfo
+from drivebench.simulator.permissions import admin
+from drivebench.simulator.permissions.engine import Principal
 
 router = APIRouter(prefix="/api/permissions", tags=["permissions"])
 
@@ -106,8 +100,8 @@ class GrantIn(BaseModel):
     subject: SubjectIn
     actions: list[Action] = Field(min_length=1, max_length=len(ACTIONS))
     effect: Literal["allow", "deny"] = "allow"
-    valid_from: datetime | None = None
-    valid_until: datetime | None = Field(default=None, description="Exclusive end of validity.")
+    valid_from: BoundedDatetime | None = None
+    valid_until: BoundedDatetime | None = Field(default=None, description="Exclusive end of validity.")
     note: str | None = Field(default=None, max_length=1000)
     grant_id: GrantId | None = Field(default=None, description="Choose the id (default: the next g-<n>).")
 
@@ -162,7 +156,9 @@ class SourceOut(BaseModel):
 class ActionOut(BaseModel):
     action: str
     allowed: bool
-    reason: Literal["allowed", "denied", "clearance", "no-grant"]
+    reason: Literal["allowed", "denied", "clearance", "no-grant", "revoked"] = Field(
+        description="revoked: allowed at as_of but taken away since (a principal acting as itself)."
+    )
     sources: list[SourceOut]
 
 
@@ -191,113 +187,9 @@ class MoveOut(BaseModel):
     policy_version: int
 
 
-# ---------------------------------------------------------------------------- helpers
-@dataclass(frozen=True)
-class Target:
-    kind: Literal["folder", "document"]
-    ident: str  # folder id or doc id
-    obj: str  # Casbin object
-    level: int  # secret level (0 for folders)
-    path: str
-    trashed: bool = False
-
-
-def _missing(path: str) -> NotFound:
-    return NotFound(f"no folder or document at {path!r}")
-
-
-def resolve_path(sim: Simulator, path: str) -> Target:
-    """A folder path, or a document path (its folder's path + its name). Folders win a name clash."""
-    drive = sim.drive
-    norm = "/" + "/".join(p for p in path.split("/") if p)
-    try:
-        node = drive.folder_by_path(norm)
-        return Target("folder", node.folder_id, folder_obj(node.folder_id), 0, drive.folder_path(node.folder_id))
-    except NotFound:
-        pass
-    parent, _, name = norm.rpartition("/")
-    if name:
-        try:
-            folder = drive.folder_by_path(parent or "/")
-        except NotFound:
-            raise _missing(path) from None
-        for d in drive.documents.values():
-            if d.folder_id == folder.folder_id and d.name == name:
-                return Target(
-                    "document", d.doc_id, doc_obj(d.doc_id), d.secret_level, drive.doc_path(d), d.trashed_at is not None
-                )
-    raise _missing(path)
-
-
-def _target_of_grant(sim: Simulator, grant: GrantRec) -> Target:
-    drive = sim.drive
-    if grant.doc_id is not None:
-        d = drive.doc(grant.doc_id)
-        return Target(
-            "document", d.doc_id, doc_obj(d.doc_id), d.secret_level, drive.doc_path(d), d.trashed_at is not None
-        )
-    fid = grant.folder_id or ""
-    if fid not in drive.folders:
-        raise NotFound(f"no folder {fid}")
-    return Target("folder", fid, folder_obj(fid), 0, drive.folder_path(fid))
-
-
-def _path_of(sim: Simulator) -> Callable[[str], str | None]:
-    drive = sim.drive
-
-    def path_of(obj: str) -> str | None:
-        kind, _, ident = obj.partition(":")
-        if kind == "fld" and ident in drive.folders:
-            return drive.folder_path(ident)
-        if kind == "doc" and ident in drive.documents:
-            return drive.doc_path(drive.documents[ident])
-        return None
-
-    return path_of
-
-
-@contextmanager
-def consistent(sim: Simulator, at: datetime | None = None) -> Iterator[PermissionEngine]:
-    """The engine for ``at`` (None: now; a past instant: the drive as it stood then, as recall judges
-    ``as_of``) with the drive locked at the same policy version (engine first, then the drive lock:
-    the order the simulator itself takes them)."""
-    for _ in range(20):
-        engine = sim.engine if at is None else sim.engine_at(at)
-        with sim.drive.lock:
-            if engine.policy_version == sim.drive.policy_version:
-                yield engine
-                return
-    raise PermissionCheckFailed("the policy kept changing while the request was judged")
-
-
-def _user_guard(engine: PermissionEngine, user_id: str, target: Target, action: str, at: datetime, shown: str) -> None:
-    """A user must be able to ``list`` the target to learn it exists, and hold ``action`` to act on it."""
-    principal = engine.user_principal(user_id)
-    try:
-        sees = engine.enforce(principal, target.obj, "list", at, target.level)
-        may = engine.enforce(principal, target.obj, action, at, target.level)
-    except Exception as exc:  # fail closed
-        raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
-    if not sees:
-        raise _missing(shown)
-    if not may:
-        raise Forbidden(f"you need {action!r} on {target.path} for this")
-
-
-def _authorize_change(
-    engine: PermissionEngine, token: TokenInfo, target: Target, action: str, at: datetime, shown: str
-) -> None:
-    if token.has("admin"):
-        return
-    if token.user_id is None:
-        raise Forbidden(
-            "this token may read permissions but not change them: use the admin token or a user with manage"
-        )
-    _user_guard(engine, token.user_id, target, action, at, shown)
-
-
+# ---------------------------------------------------------------------------- rendering
 def _grant_out(sim: Simulator, grant: GrantRec, inherited: bool = False) -> GrantOut:
-    target = _target_of_grant(sim, grant)
+    target = admin.target_of_grant(sim, grant)
     return GrantOut(
         grant_id=grant.grant_id,
         path=target.path,
@@ -335,21 +227,13 @@ def list_grants(
     credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
 ) -> GrantListOut:
     sim: Simulator = request.app.state.sim
-    token = current_token(request, credentials)
-    with consistent(sim) as engine:
-        target = resolve_path(sim, path)
-        if not token.has("admin") and not token.has("evaluate-as"):
-            if token.user_id is None:
-                raise Forbidden("this token may not read grants")
-            _user_guard(engine, token.user_id, target, "manage", sim.drive.clock.now(), path)
-        reach = engine.object_ancestors(target.obj) if inherited else frozenset({target.obj})
-        out = []
-        for g in sorted(sim.drive.grants.values(), key=lambda g: g.grant_id):
-            obj = doc_obj(g.doc_id) if g.doc_id is not None else folder_obj(g.folder_id or "")
-            if obj in reach:
-                out.append(_grant_out(sim, g, inherited=obj != target.obj))
-        out.sort(key=lambda g: (g.inherited, g.grant_id))
-        return GrantListOut(path=target.path, target=target.kind, grants=out, policy_version=engine.policy_version)
+    listing = admin.list_grants(sim, current_token(request, credentials), path, inherited)
+    return GrantListOut(
+        path=listing.target.path,
+        target=listing.target.kind,
+        grants=[_grant_out(sim, g, inherited=inh) for g, inh in listing.grants],
+        policy_version=listing.policy_version,
+    )
 
 
 @router.post(
@@ -364,11 +248,10 @@ def add_grant(
 ) -> GrantChangeOut:
     sim: Simulator = request.app.state.sim
     token = current_token(request, credentials)
-    with consistent(sim) as engine:
-        target = resolve_path(sim, body.path)
-        _authorize_change(engine, token, target, "manage", sim.drive.clock.now(), body.path)
-        grant = GrantRec(
-            grant_id=body.grant_id or sim.drive.next_grant_id(),
+
+    def make(target: admin.Target, default_id: str) -> GrantRec:
+        return GrantRec(
+            grant_id=body.grant_id or default_id,
             subject=body.subject.key(),
             actions=list(dict.fromkeys(body.actions)),
             effect=body.effect,
@@ -378,10 +261,9 @@ def add_grant(
             valid_until=as_utc(body.valid_until) if body.valid_until else None,
             note=body.note,
         )
-        stored = sim.drive.add_grant(grant, actor=token.subject)
-        out = GrantChangeOut(grant=_grant_out(sim, stored), policy_version=sim.drive.policy_version)
-    sim.sync_index()
-    return out
+
+    stored = admin.add_grant(sim, token, body.path, make)
+    return GrantChangeOut(grant=_grant_out(sim, stored), policy_version=sim.drive.policy_version)
 
 
 @router.delete(
@@ -395,86 +277,74 @@ def remove_grant(
 ) -> GrantChangeOut:
     sim: Simulator = request.app.state.sim
     token = current_token(request, credentials)
-    with consistent(sim) as engine:
+    with sim.drive.lock:  # render the grant as it was (its target may be purged later)
         grant = sim.drive.grants.get(grant_id)
-        if grant is None:
-            raise NotFound(f"no grant {grant_id!r}")
-        target = _target_of_grant(sim, grant)
-        try:
-            _authorize_change(engine, token, target, "manage", sim.drive.clock.now(), target.path)
-        except NotFound:
-            raise NotFound(f"no grant {grant_id!r}") from None
-        shown = _grant_out(sim, grant)
-        sim.drive.remove_grant(grant_id, actor=token.subject)
-        out = GrantChangeOut(grant=shown, policy_version=sim.drive.policy_version)
-    sim.sync_index()
-    return out
+        shown = _grant_out(sim, grant) if grant is not None else None
+    removed = admin.remove_grant(sim, token, grant_id)
+    out = shown if shown is not None and shown.grant_id == removed.grant_id else _grant_out(sim, removed)
+    return GrantChangeOut(grant=out, policy_version=sim.drive.policy_version)
 
 
 @router.get("/effective", response_model=EffectiveOut, responses=_ERRORS, summary="Effective permissions on a path")  # type: ignore[arg-type]
 def effective(
     request: Request,
     path: Annotated[str, Query(min_length=1, max_length=4096, pattern=r"^/", description="Folder or document path.")],
-    user_id: Annotated[str | None, Query(description="Whose permissions (evaluate-as, or your own id).")] = None,
-    user_role: Annotated[str | None, Query(description="Evaluate as a role (evaluate-as).")] = None,
-    department: Annotated[str | None, Query(description="With user_role: the role within this department.")] = None,
-    as_of: Annotated[datetime | None, Query(description="Judge at this time (default: the drive's clock).")] = None,
+    user_id: Annotated[
+        str | None, Query(max_length=256, description="Whose permissions (evaluate-as, or your own id).")
+    ] = None,
+    user_role: Annotated[str | None, Query(max_length=256, description="Evaluate as a role (evaluate-as).")] = None,
+    department: Annotated[
+        str | None, Query(max_length=256, description="With user_role: the role within this department.")
+    ] = None,
+    as_of: Annotated[
+        BoundedDatetime | None,
+        Query(description="Judge at this time (default: the drive's clock); not after it. Point-in-time rule."),
+    ] = None,
     credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
 ) -> EffectiveOut:
     """Every action's decision on the path, each with the grants it comes from: direct (on the path
-    itself) or inherited (from an ancestor folder, up to a folder that breaks inheritance)."""
+    itself) or inherited (from an ancestor folder, up to a folder that breaks inheritance). With a past
+    ``as_of``, a user asking about themselves sees what was allowed then and still is now (an action
+    allowed then but taken away since has reason ``revoked``); the evaluation token sees the decisions
+    in force then."""
     sim: Simulator = request.app.state.sim
     token = current_token(request, credentials)
     principal = sim.principal_for(token, user_id=user_id, user_role=user_role, department=department)
-    at = as_utc(as_of) if as_of is not None else sim.drive.clock.now()
-    with consistent(sim, at) as engine:
-        target = resolve_path(sim, path)
-        if not principal.evaluated_as:
-            try:
-                sees = engine.enforce(principal, target.obj, "list", at, target.level)
-            except Exception as exc:
-                raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
-            if not sees:
-                raise _missing(path)
-        try:
-            eff = effective_permissions(engine, principal, target.obj, at, target.level, path_of=_path_of(sim))
-        except ExplanationMismatch as exc:
-            raise PermissionCheckFailed(str(exc)) from exc
-        except Exception as exc:  # fail closed: never a partial answer
-            raise PermissionCheckFailed(f"permission check failed: {type(exc).__name__}: {exc}") from exc
-        return EffectiveOut(
-            path=target.path,
-            target=target.kind,
-            principal=_principal_out(principal),
-            as_of=at,
-            secret_level=SECRET_LEVELS[target.level],
-            trashed=target.trashed,
-            policy_version=eff.policy_version,
-            allowed=eff.allowed,
-            actions=[
-                ActionOut(
-                    action=a.action,
-                    allowed=a.allowed,
-                    reason=a.reason,  # type: ignore[arg-type]
-                    sources=[
-                        SourceOut(
-                            grant_id=s.grant_id,
-                            effect=s.effect,
-                            subject=SubjectOut.from_key(s.subject),
-                            matched_as=s.matched_as,
-                            granted_actions=list(s.granted_actions),
-                            path=s.path,
-                            inherited=s.inherited,
-                            valid_from=s.valid_from,
-                            valid_until=s.valid_until,
-                            vetoed_by_clearance=s.vetoed_by_clearance,
-                        )
-                        for s in a.sources
-                    ],
-                )
-                for a in eff.actions
-            ],
-        )
+    result = admin.effective(sim, principal, path, as_of)
+    target, eff = result.target, result.permissions
+    return EffectiveOut(
+        path=target.path,
+        target=target.kind,
+        principal=_principal_out(principal),
+        as_of=result.at,
+        secret_level=SECRET_LEVELS[target.level],
+        trashed=target.trashed,
+        policy_version=eff.policy_version,
+        allowed=eff.allowed,
+        actions=[
+            ActionOut(
+                action=a.action,
+                allowed=a.allowed,
+                reason=a.reason,  # type: ignore[arg-type]
+                sources=[
+                    SourceOut(
+                        grant_id=s.grant_id,
+                        effect=s.effect,
+                        subject=SubjectOut.from_key(s.subject),
+                        matched_as=s.matched_as,
+                        granted_actions=list(s.granted_actions),
+                        path=s.path,
+                        inherited=s.inherited,
+                        valid_from=s.valid_from,
+                        valid_until=s.valid_until,
+                        vetoed_by_clearance=s.vetoed_by_clearance,
+                    )
+                    for s in a.sources
+                ],
+            )
+            for a in eff.actions
+        ],
+    )
 
 
 @router.post("/move", response_model=MoveOut, responses=_ERRORS, summary="Move a folder or document")  # type: ignore[arg-type]
@@ -482,21 +352,7 @@ def move(request: Request, body: MoveIn, credentials: HTTPAuthorizationCredentia
     """Re-parent a folder (or move a document) into the folder ``to``. Access below it is re-evaluated at
     once: it stops inheriting from its old ancestors and inherits from the new ones."""
     sim: Simulator = request.app.state.sim
-    token = current_token(request, credentials)
-    with consistent(sim) as engine:
-        src = resolve_path(sim, body.path)
-        dst = resolve_path(sim, body.to)
-        now = sim.drive.clock.now()
-        _authorize_change(engine, token, src, "manage", now, body.path)
-        _authorize_change(engine, token, dst, "upload", now, body.to)
-        if dst.kind != "folder":
-            raise InvalidRequest(f"{body.to!r} is a document: move into a folder")
-        if src.kind == "folder":
-            sim.drive.move_folder(src.ident, dst.ident, actor=token.subject)
-            new_path = sim.drive.folder_path(src.ident)
-        else:
-            doc = sim.drive.move_document(src.ident, folder_id=dst.ident, actor=token.subject)
-            new_path = sim.drive.doc_path(doc)
-        out = MoveOut(from_path=src.path, path=new_path, target=src.kind, policy_version=sim.drive.policy_version)
-    sim.sync_index()
-    return out
+    moved = admin.move(sim, current_token(request, credentials), body.path, body.to)
+    return MoveOut(
+        from_path=moved.source.path, path=moved.new_path, target=moved.source.kind, policy_version=moved.policy_version
+    )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from functools import partial
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
@@ -20,8 +21,6 @@ from drivebench.simulator.api.schemas import (
     RecallResultOut,
 )
 from drivebench.simulator.backend import RecallOutcome, Simulator
-from drivebench.simulator.drive.errors import InvalidRequest, NotFound
-from drivebench.simulator.drive.model import DocumentRec
 
 router = APIRouter(tags=["recall"])
 
@@ -43,31 +42,11 @@ def body_schema(model: type) -> dict[str, object]:
     }
 
 
-def build_filter(sim: Simulator, filters: RecallFilters | None) -> Callable[[DocumentRec], bool] | None:
-    """Turn request filters into a document predicate; a filter that cannot be applied raises (400)."""
-    if filters is None or (filters.file_types is None and filters.folder is None):
-        return None
-    types = None
-    if filters.file_types is not None:
-        known = {d.file_type for d in sim.drive.documents.values()}
-        unknown = sorted(set(filters.file_types) - known)
-        if unknown or not filters.file_types:
-            raise InvalidRequest(f"filters.file_types: unknown file type(s) {unknown}; known: {sorted(known)}")
-        types = set(filters.file_types)
-    folder_prefix = None
-    if filters.folder is not None:
-        try:
-            node = sim.drive.folder_by_path(filters.folder.rstrip("/") or "/")
-        except NotFound:
-            raise InvalidRequest(f"filters.folder: no folder {filters.folder!r}") from None
-        folder_prefix = sim.drive.folder_path(node.folder_id).rstrip("/") + "/"
-
-    def keep(doc: DocumentRec) -> bool:
-        if types is not None and doc.file_type not in types:
-            return False
-        return folder_prefix is None or sim.drive.doc_path(doc).startswith(folder_prefix)
-
-    return keep
+def filter_args(filters: RecallFilters | None) -> dict[str, Any]:
+    """The request's filters as ``Simulator.recall`` keywords (the domain judges them as of ``as_of``)."""
+    if filters is None:
+        return {}
+    return {"file_types": filters.file_types, "folder": filters.folder}
 
 
 def to_response(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> RecallResponse:
@@ -123,6 +102,7 @@ async def recall(
     req = RecallRequest.model_validate(await read_json_object(request))
     warnings = [f"ignored unknown field {k!r}" for k in sorted(req.model_extra or {})]
     principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
-    doc_filter = build_filter(sim, req.filters)
-    outcome = await run_in_threadpool(sim.recall, principal, req.query, req.top_k, req.as_of, doc_filter)
+    outcome = await run_in_threadpool(
+        partial(sim.recall, principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
+    )
     return to_response(req, outcome, warnings)

@@ -16,13 +16,14 @@ Moves, trash and versions tick the simulated clock, so every such change has its
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+import copy
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from drivebench.corpora.format import ACTIONS
-from drivebench.simulator.drive.clock import as_utc
+from drivebench.simulator.drive.clock import MAX_TIME, checked_utc
 from drivebench.simulator.drive.errors import Conflict, InvalidRequest, NotFound, Unavailable, UnknownPrincipal
 from drivebench.simulator.drive.model import (
     DocumentRec,
@@ -65,6 +66,10 @@ class Change:
     detail: str | None = None
 
 
+MAX_RETENTION_DAYS = 36_500.0  # a century: beyond it a rule only overflows date arithmetic
+MAX_VERSIONS_KEPT = 1_000_000
+
+
 @dataclass
 class Retention:
     """Version and trash retention, applied on the simulated clock (``Drive.apply_retention``).
@@ -80,12 +85,17 @@ class Retention:
     trash_days: float | None = None
 
     def validate(self) -> None:
-        if self.versions_kept is not None and self.versions_kept < 1:
-            raise InvalidRequest("versions_kept must be >= 1 (the head version is always kept)")
+        kept = self.versions_kept
+        if kept is not None and (
+            isinstance(kept, bool) or not isinstance(kept, int) or not 1 <= kept <= MAX_VERSIONS_KEPT
+        ):
+            raise InvalidRequest(
+                f"versions_kept must be an integer from 1 to {MAX_VERSIONS_KEPT} (the head is always kept)"
+            )
         for name in ("days", "trash_days"):
             value = getattr(self, name)
-            if value is not None and not value > 0:
-                raise InvalidRequest(f"{name} must be > 0")
+            if value is not None and not (isinstance(value, int | float) and 0 < value <= MAX_RETENTION_DAYS):
+                raise InvalidRequest(f"{name} must be a finite number of days, > 0 and <= {MAX_RETENTION_DAYS:g}")
 
 
 @dataclass
@@ -107,6 +117,25 @@ class Dirty:
         )
 
 
+@dataclass
+class Undo:
+    """What one write must put back if it fails: the drive's containers as they were (shallow copies),
+    counters, settings, the clock, and a deep copy of every record the write touched (``_touch``)."""
+
+    containers: dict[str, dict[object, object]]
+    removed_grants: int
+    changes: int
+    doc_seq: int
+    folder_seq: int
+    retention: Retention
+    clock: datetime
+    records: dict[int, tuple[object, dict[str, object]]] = field(default_factory=dict)
+    blobs_put: set[str] = field(default_factory=set)
+
+
+_CONTAINERS = ("documents", "grants", "folders", "users", "_children")
+
+
 class Journal(Protocol):
     """Where a durable drive commits its writes (``drivebench.simulator.persistence.store.DriveStore``)."""
 
@@ -119,10 +148,14 @@ class DriveOperations:
     # ------------------------------------------------------------------ write protocol
     @contextlib.contextmanager
     def _write(self: Drive) -> Iterator[Dirty]:
-        """Hold the lock for one write; on success commit what it touched (outermost write only)."""
+        """Hold the lock for one write; on success commit what it touched (outermost write only). A write
+        that raises, at any point (validation, the change itself, the commit), changes nothing: the
+        outermost write puts back everything it had changed (``Undo``)."""
         with self.lock:
             if self.failed is not None:
                 raise Unavailable(f"the drive is read-only after a failed commit ({self.failed}); restart the server")
+            if self._write_depth == 0:
+                self._undo = self._begin_undo()
             self._write_depth += 1
             ok = False
             try:
@@ -132,8 +165,56 @@ class DriveOperations:
                 self._write_depth -= 1
                 if self._write_depth == 0:
                     dirty, self._dirty = self._dirty, Dirty()
-                    if ok and dirty:
-                        self._commit(dirty)
+                    undo, self._undo = self._undo, None
+                    if not ok:
+                        self._rollback(undo)
+                    elif dirty:
+                        try:
+                            self._commit(dirty)
+                        except BaseException:
+                            self._rollback(undo)
+                            raise
+
+    def _begin_undo(self: Drive) -> Undo:
+        return Undo(
+            containers={name: dict(getattr(self, name)) for name in _CONTAINERS},
+            removed_grants=len(self.removed_grants),
+            changes=len(self.changes),
+            doc_seq=self._doc_seq,
+            folder_seq=self._folder_seq,
+            retention=replace(self.retention),
+            clock=self.clock.now(),
+        )
+
+    def _touch(self: Drive, record: object) -> None:
+        """Call before changing a record in place: a failed write restores it."""
+        undo = self._undo
+        if undo is not None and id(record) not in undo.records:
+            undo.records[id(record)] = (record, copy.deepcopy(record.__dict__))
+
+    def _rollback(self: Drive, undo: Undo | None) -> None:
+        if undo is None:
+            return
+        for record, saved in undo.records.values():
+            record.__dict__.clear()
+            record.__dict__.update(saved)
+        for name, saved_container in undo.containers.items():  # key by key: lock-free readers never see it empty
+            container = getattr(self, name)
+            for key in [k for k in container if k not in saved_container]:
+                del container[key]
+            for key, value in saved_container.items():
+                if container.get(key) is not value:
+                    container[key] = value
+        del self.removed_grants[undo.removed_grants :]
+        del self.changes[undo.changes :]
+        self._doc_seq, self._folder_seq = undo.doc_seq, undo.folder_seq
+        self.retention = undo.retention
+        self.clock.set(undo.clock)
+        # versions only move forward: whatever was built from the failed state (engines, masks) is stale
+        self.bump_policy()
+        self.bump_content()
+        if undo.blobs_put and self.journal is None:
+            self.release_blobs(undo.blobs_put)
 
     def _commit(self: Drive, dirty: Dirty) -> None:
         if self.journal is not None:
@@ -200,6 +281,9 @@ class DriveOperations:
                 raise InvalidRequest(f"actions must be a non-empty subset of {ACTIONS}")
             if grant.effect not in ("allow", "deny"):
                 raise InvalidRequest("effect must be allow or deny")
+            for bound in (grant.valid_from, grant.valid_until):
+                if bound is not None:
+                    checked_utc(bound, "valid_from/valid_until")
             if grant.valid_from and grant.valid_until and grant.valid_from >= grant.valid_until:
                 raise InvalidRequest("valid_from must be before valid_until")
             self._check_subject(grant.subject)
@@ -238,14 +322,18 @@ class DriveOperations:
         with self._write() as dirty:
             if not 0 <= clearance <= 3:
                 raise InvalidRequest("clearance must be 0 (public) to 3 (secret)")
-            self.user(user_id).clearance = clearance
+            user = self.user(user_id)
+            self._touch(user)
+            user.clearance = clearance
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"clearance of {user_id}")
 
     def set_roles(self: Drive, user_id: str, roles: list[str], actor: str | None = None) -> None:
         with self._write() as dirty:
-            self.user(user_id).roles = list(roles)
+            user = self.user(user_id)
+            self._touch(user)
+            user.roles = list(roles)
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"roles of {user_id}")
@@ -280,6 +368,7 @@ class DriveOperations:
                 raise InvalidRequest("cannot move a folder into itself or its own subfolder")
             if (new_parent_id, node.name) in self._children:
                 raise Conflict(f"a folder {node.name!r} exists in the destination")
+            self._touch(node)
             at = self.clock.tick()
             if not node.moves:
                 node.moves.append(FolderMove(None, node.parent_id))
@@ -312,14 +401,17 @@ class DriveOperations:
         secret_level: int = 1,
         author: str | None = None,
         title: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> DocumentRec:
+        """A new document. ``visible(doc_id)``: may the uploader list that document? A name taken only by
+        documents the uploader may not list is no conflict (answering 409 would reveal them): both exist."""
         with self._write() as dirty:
             _check_name(name)
             if folder_id not in self.folders:
                 raise NotFound(f"no folder {folder_id}")
             if not 0 <= secret_level <= 3:
                 raise InvalidRequest("secret_level must be 0 (public) to 3 (secret)")
-            if any(d.folder_id == folder_id and d.name == name for d in self.documents.values()):
+            if self._name_taken(folder_id, name, None, visible):
                 raise Conflict(f"a document {name!r} exists in that folder; upload a new version instead")
             blob = self.put_blob(data)  # durable before the metadata that references it
             at = self.clock.tick()
@@ -339,6 +431,7 @@ class DriveOperations:
     ) -> VersionRec:
         if doc.trashed_at is not None:
             raise Conflict(f"document {doc.doc_id} is in the trash; untrash it first")
+        self._touch(doc)
         blob = self.put_blob(data)
         at = self.clock.tick()
         number = doc.head.version + 1
@@ -372,10 +465,28 @@ class DriveOperations:
             )
             return version
 
+    def _name_taken(
+        self: Drive, folder_id: str, name: str, other_than: str | None, visible: Callable[[str], bool] | None
+    ) -> bool:
+        """Does a document the caller may list (``visible``; None: any) hold ``name`` in ``folder_id``?"""
+        return any(
+            d.folder_id == folder_id
+            and d.name == name
+            and d.doc_id != other_than
+            and (visible is None or visible(d.doc_id))
+            for d in list(self.documents.values())
+        )
+
     def move_document(
-        self: Drive, doc_id: str, folder_id: str | None = None, name: str | None = None, actor: str | None = None
+        self: Drive,
+        doc_id: str,
+        folder_id: str | None = None,
+        name: str | None = None,
+        actor: str | None = None,
+        visible: Callable[[str], bool] | None = None,
     ) -> DocumentRec:
-        """Move and/or rename. The old placement stays in ``placements`` for ``as_of``."""
+        """Move and/or rename. The old placement stays in ``placements`` for ``as_of``. ``visible``: as for
+        ``create_document`` (a clash with a document the caller may not list is no conflict)."""
         with self._write() as dirty:
             doc = self.doc(doc_id)
             target = folder_id or doc.folder_id
@@ -383,14 +494,12 @@ class DriveOperations:
             _check_name(new_name)
             if target not in self.folders:
                 raise NotFound(f"no folder {target}")
-            clash = any(
-                d.doc_id != doc_id and d.folder_id == target and d.name == new_name for d in self.documents.values()
-            )
-            if clash:
+            if self._name_taken(target, new_name, doc_id, visible):
                 raise Conflict(f"a document {new_name!r} exists in the destination")
             moved, renamed = target != doc.folder_id, new_name != doc.name
             if not (moved or renamed):
                 return doc
+            self._touch(doc)
             at = self.clock.tick()
             if not doc.placements:
                 doc.placements.append(Placement(None, doc.folder_id, doc.name))
@@ -410,6 +519,7 @@ class DriveOperations:
             doc = self.doc(doc_id)
             if doc.trashed_at is not None:
                 raise Conflict(f"document {doc_id} is already in the trash")
+            self._touch(doc)
             doc.trashed_at = self.clock.tick()
             doc.trash_spans.append(TrashSpan(doc.trashed_at))
             dirty.docs.add(doc_id)
@@ -422,6 +532,7 @@ class DriveOperations:
             doc = self.doc(doc_id)
             if doc.trashed_at is None:
                 raise Conflict(f"document {doc_id} is not in the trash")
+            self._touch(doc)
             at = self.clock.tick()
             if not doc.trash_spans or doc.trash_spans[-1].end is not None:
                 doc.trash_spans.append(TrashSpan(doc.trashed_at))
@@ -458,6 +569,7 @@ class DriveOperations:
                 raise NotFound(f"document {doc_id} has no version {version_id}")
             if idx == len(doc.versions) - 1:
                 raise Conflict("the head version cannot be deleted; restore another version first")
+            self._touch(doc)
             version = doc.versions.pop(idx)
             dirty.docs.add(doc_id)
             dirty.blobs_released.add(version.blob)
@@ -469,6 +581,7 @@ class DriveOperations:
     def set_retention(self: Drive, retention: Retention, actor: str | None = None) -> Retention:
         retention.validate()
         with self._write() as dirty:
+            self.retention_due(retention=retention)  # a rule that cannot be applied fails here, before storing
             self.retention = replace(retention)
             dirty.kv = True
             self._record(
@@ -479,9 +592,12 @@ class DriveOperations:
             )
             return self.retention
 
-    def retention_due(self: Drive, now: datetime | None = None) -> tuple[list[tuple[str, str]], list[str]]:
-        """(versions to delete as (doc_id, version_id), documents to purge) under the retention settings."""
-        r, now = self.retention, now or self.clock.now()
+    def retention_due(
+        self: Drive, now: datetime | None = None, retention: Retention | None = None
+    ) -> tuple[list[tuple[str, str]], list[str]]:
+        """(versions to delete as (doc_id, version_id), documents to purge) under the retention settings
+        (``retention``: these instead of the stored ones)."""
+        r, now = retention or self.retention, now or self.clock.now()
         versions: list[tuple[str, str]] = []
         purge: list[str] = []
         with self.lock:
@@ -520,7 +636,7 @@ class DriveOperations:
     def set_clock(self: Drive, now: datetime, actor: str | None = None) -> datetime:
         """Set the simulated clock. It may move back only down to ``high_water_mark()`` (history stays
         ordered); reset the simulator to go further back."""
-        now = as_utc(now)
+        now = checked_utc(now, "now")
         with self._write() as dirty:
             hwm = self.high_water_mark()
             if now < hwm:
@@ -533,7 +649,13 @@ class DriveOperations:
         if delta < timedelta(0):
             raise InvalidRequest("advance the clock by a non-negative amount")
         with self._write() as dirty:
-            now = self.clock.advance(delta)
+            try:
+                target = self.clock.now() + delta
+            except OverflowError:
+                target = MAX_TIME
+            if target >= MAX_TIME:
+                raise InvalidRequest(f"the clock cannot pass {MAX_TIME.isoformat()}")
+            now = self.clock.set(target)
             dirty.kv = True
             return now
 

@@ -33,7 +33,7 @@ from drivebench.simulator.drive.model import (
     UserRec,
     VersionRec,
 )
-from drivebench.simulator.drive.operations import Change, Dirty, DriveOperations, Journal, Retention
+from drivebench.simulator.drive.operations import Change, Dirty, DriveOperations, Journal, Retention, Undo
 
 
 def _opt_utc(value: datetime | None) -> datetime | None:
@@ -76,6 +76,7 @@ class Drive(DriveOperations):
         self.failed: str | None = None
         self._dirty = Dirty()
         self._write_depth = 0
+        self._undo: Undo | None = None
 
     # ------------------------------------------------------------------ loading
     @classmethod
@@ -144,9 +145,12 @@ class Drive(DriveOperations):
     # ------------------------------------------------------------------ blobs
     def put_blob(self, data: bytes) -> str:
         if self.blob_store is not None:
-            return self.blob_store.put(data)
-        digest = hashlib.sha256(data).hexdigest()
-        self.blobs.setdefault(digest, data)
+            digest = self.blob_store.put(data)
+        else:
+            digest = hashlib.sha256(data).hexdigest()
+            if digest not in self.blobs and self._undo is not None:
+                self._undo.blobs_put.add(digest)  # a failed write releases it again
+            self.blobs.setdefault(digest, data)
         return digest
 
     def blob(self, digest: str) -> bytes:

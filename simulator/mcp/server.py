@@ -25,6 +25,7 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio
@@ -41,7 +42,6 @@ from pydantic import ValidationError
 
 from drivebench import __version__
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
-from drivebench.simulator.drive.clock import as_utc
 from drivebench.simulator.drive.errors import (
     Conflict,
     DriveError,
@@ -52,6 +52,7 @@ from drivebench.simulator.drive.errors import (
 )
 from drivebench.simulator.extract import ExtractionError, extract
 from drivebench.simulator.faults import request_key
+from drivebench.simulator.permissions import pointintime
 from drivebench.simulator.tokens import TokenInfo
 
 T = TypeVar("T")
@@ -173,7 +174,7 @@ class DriveMCPServer(MCPServer):
     def _register(self) -> None:
         # imported here: drivebench.simulator.api imports this module (the app mounts the server)
         from drivebench.simulator.api.answer import answer_for
-        from drivebench.simulator.api.recall import build_filter, to_response
+        from drivebench.simulator.api.recall import filter_args, to_response
         from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 
         sim = self.sim
@@ -210,7 +211,7 @@ class DriveMCPServer(MCPServer):
                 principal = sim.principal_for(
                     token, user_id=req.user_id, user_role=req.user_role, department=req.department
                 )
-                outcome = sim.recall(principal, req.query, req.top_k, req.as_of, build_filter(sim, req.filters))
+                outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
                 return to_response(req, outcome, []).model_dump(mode="json")
 
             return await self._call(ctx, "recall", args, run)
@@ -316,20 +317,23 @@ class DriveMCPServer(MCPServer):
             return str(doc["text"])
 
     # ------------------------------------------------------------------ documents
-    def _resolve(self, token: TokenInfo, doc_id: str, args: dict[str, Any]) -> tuple[Any, Any, Any]:
+    def _resolve(self, token: TokenInfo, doc_id: str, args: dict[str, Any]) -> tuple[Any, datetime, datetime | None]:
+        """(document, instant, instant for names/paths) under the point-in-time rule; a document the
+        principal may not preview as of then answers exactly like an unknown one."""
         from drivebench.simulator.api.schemas import RecallRequest
 
         sim = self.sim
         req = RecallRequest.model_validate({"query": "-", **{k: v for k, v in args.items() if v is not None}})
         principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
-        at = as_utc(req.as_of) if req.as_of is not None else sim.drive.clock.now()
-        hidden = NotFound(f"no document {doc_id!r} you may preview")  # the same answer for unknown and denied
-        doc = sim.drive.documents.get(doc_id)
-        if doc is None or doc.created_at > at or (doc.trashed_at is not None and doc.trashed_at <= at):
-            raise hidden
-        if not sim.engine.may(principal, doc_id, "preview", at):
-            raise hidden
-        return doc, principal, at
+        now = sim.drive.clock.now()
+        at = sim.resolve_as_of(req.as_of)
+        try:
+            doc = pointintime.document_as_of(sim, principal, doc_id, at, now)
+        except NotFound:
+            raise
+        except Exception as exc:  # fail closed
+            raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
+        return doc, at, (None if req.as_of is None else at)
 
     def document(
         self,
@@ -341,15 +345,15 @@ class DriveMCPServer(MCPServer):
         **principal_args: Any,
     ) -> dict[str, Any]:
         sim = self.sim
-        doc, _, at = self._resolve(token, doc_id, principal_args)
+        if not 1 <= max_chars <= MAX_DOCUMENT_CHARS:
+            raise InvalidRequest(f"max_chars must be between 1 and {MAX_DOCUMENT_CHARS}")
+        doc, at, when = self._resolve(token, doc_id, principal_args)
         if version_id is None:
             version = doc.version_at(at)
         else:
             version = next((v for v in doc.versions if v.version_id == version_id and v.created_at <= at), None)
         if version is None:
             raise NotFound(f"document {doc_id} has no version {version_id or 'at that time'}")
-        if not 1 <= max_chars <= MAX_DOCUMENT_CHARS:
-            raise InvalidRequest(f"max_chars must be between 1 and {MAX_DOCUMENT_CHARS}")
         config = sim.faults.extract_config(sim.config.extract)
         try:
             extraction = extract(sim.drive.blob(version.blob), doc.name, config)
@@ -360,8 +364,8 @@ class DriveMCPServer(MCPServer):
             "doc_id": doc.doc_id,
             "version_id": version.version_id,
             "version": version.version,
-            "name": doc.name,
-            "path": sim.drive.doc_path(doc),
+            "name": doc.placement_at(when)[1],
+            "path": sim.drive.doc_path_at(doc, when),
             "file_type": doc.file_type,
             "title": doc.title,
             "created_at": version.created_at.isoformat(),
@@ -371,7 +375,7 @@ class DriveMCPServer(MCPServer):
         }
 
     def versions(self, token: TokenInfo, *, doc_id: str, **principal_args: Any) -> dict[str, Any]:
-        doc, _, at = self._resolve(token, doc_id, principal_args)
+        doc, at, when = self._resolve(token, doc_id, principal_args)
         current = doc.version_at(at)
         rows = [
             {
@@ -387,7 +391,8 @@ class DriveMCPServer(MCPServer):
             for v in doc.versions
             if v.created_at <= at
         ]
-        return {"doc_id": doc.doc_id, "name": doc.name, "path": self.sim.drive.doc_path(doc), "versions": rows}
+        name, path = doc.placement_at(when)[1], self.sim.drive.doc_path_at(doc, when)
+        return {"doc_id": doc.doc_id, "name": name, "path": path, "versions": rows}
 
     # ------------------------------------------------------------------ resource listing, per caller
     async def _handle_list_resources(  # type: ignore[override]

@@ -10,6 +10,11 @@ Both role managers (``g``: users, roles, departments; ``g2``: documents and fold
 ``BulkRoleManager`` objects built in one pass from the compiled links, with a hierarchy limit above
 the number of names, so no chain is ever cut (Casbin's default manager stops at 10 levels).
 
+Time: one engine decides at any instant ``at`` of the policy it was compiled from. Which policy and which
+instants a request is judged at is the point-in-time rule of ``pointintime.py``: a principal acting as
+itself with ``as_of`` T needs the right at T (the engine of the tree at T, ``Simulator.engine_at``) **and**
+now (the live engine); the evaluation token needs it at T only; ``as_of`` after the clock is refused.
+
 ``previewable_mask`` (generally ``allowed_mask``) is the fast path used by search: for one principal
 at one instant it computes, with numpy, the documents ``enforce(sub, doc, act, t)`` allows. It
 reads the same compiled lines and the same role-manager closures Casbin uses: the principal's

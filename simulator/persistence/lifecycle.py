@@ -68,6 +68,7 @@ def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, A
             durable.files.clear()
             drive = durable.store.load(durable.blobs)
         fresh = SimulatorCls(drive, sim.config, embedder=sim.embedder)
+        fresh.use_token_secret(sim.token_secret)  # tokens follow the corpus name, never the secret
         fresh.cache = sim.cache
         fresh.faults = sim.faults  # fault profiles are their own subsystem (/_sim/faults): keep them
         fresh.ingest_all()

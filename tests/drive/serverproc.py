@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 
 from drivebench.server import free_port
-from drivebench.simulator.tokens import ADMIN_SERVICE, make_token
+from drivebench.simulator.tokens import ADMIN_SERVICE, make_token, resolve_secret
 
 DRIVEBENCH = Path(sys.executable).with_name("drivebench")
 
@@ -41,7 +41,9 @@ class ServerProc:
         return self.proc.pid
 
     def token(self, subject: str) -> str:
-        return make_token(self.corpus, ADMIN_SERVICE if subject == "admin" else subject)
+        """The server's token for ``subject``: ``serve --data-dir`` keeps its random secret in the data dir."""
+        secret = resolve_secret(self.data_dir, generate=False).secret
+        return make_token(self.corpus, ADMIN_SERVICE if subject == "admin" else subject, secret)
 
     def headers(self, subject: str) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.token(subject)}"}

@@ -29,6 +29,17 @@ def client(sim: Simulator) -> Iterator[TestClient]:
     sim.reset()  # every test starts from the corpus
 
 
+def replay(client: TestClient, sim: Simulator, user: str, query: str, top_k: int = 10, **body: object) -> dict:
+    """Recall with the evaluation token as ``user``: the permissions in force at ``as_of`` (no "and now")."""
+    r = client.post(
+        "/api/mcp/recall",
+        headers={"Authorization": f"Bearer {sim.tokens.eval_token}"},
+        json={"query": query, "top_k": top_k, "user_id": user, **body},
+    )
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
 def _hit(resp: dict, doc_id: str) -> dict | None:
     return next((h for h in resp["results"] if h["doc_id"] == doc_id), None)
 
@@ -84,7 +95,9 @@ def test_as_of_sees_folders_where_they_were(client: TestClient, sim: Simulator) 
     r = client.patch("/api/v1/files/d0014", headers=admin, json={"folder": "/finance-secret"})
     assert r.status_code == 200
     assert "d0014" not in hit_ids(recall(client, sim, "u001", Q, top_k=100))  # moved out of u001's reach
-    old = _hit(recall(client, sim, "u001", Q, as_of=before.isoformat()), "d0014")
+    # u001's own token: moved out of reach is taken away, for every as_of; the evaluation token replays then
+    assert "d0014" not in hit_ids(recall(client, sim, "u001", Q, top_k=100, as_of=before.isoformat()))
+    old = _hit(replay(client, sim, "u001", Q, as_of=before.isoformat()), "d0014")
     assert old is not None and old["path"] == "/projects/project-x/项目X技术方案.docx"
     assert "d0014" in hit_ids(recall(client, sim, "u004", Q, top_k=100))  # finance_manager sees it now
     assert "d0014" not in hit_ids(recall(client, sim, "u004", Q, top_k=100, as_of=before.isoformat()))
@@ -95,7 +108,8 @@ def test_as_of_sees_folders_where_they_were(client: TestClient, sim: Simulator) 
     q = "Platform Architecture Overview"
     assert "d0010" not in hit_ids(recall(client, sim, "u001", q, top_k=100))
     assert _hit(recall(client, sim, "u011", q), "d0010")["path"] == "/hr/platform/Platform Architecture Overview.md"  # type: ignore[index]
-    past = _hit(recall(client, sim, "u001", q, as_of=just_before), "d0010")
+    assert "d0010" not in hit_ids(recall(client, sim, "u001", q, top_k=100, as_of=just_before))
+    past = _hit(replay(client, sim, "u001", q, as_of=just_before), "d0010")
     assert past is not None and past["path"] == "/rd/platform/Platform Architecture Overview.md"
     assert "d0010" not in hit_ids(recall(client, sim, "u011", q, top_k=100, as_of=just_before))
     assert _hit(recall(client, sim, "u010", q), "d0010") is not None  # its own grant moved with the folder
@@ -113,12 +127,15 @@ def test_as_of_sees_grants_valid_then(client: TestClient, sim: Simulator) -> Non
     # u012 (public clearance) sees no internal document; lift it to internal for this test
     sim.drive.set_clearance("u012", 1)
     during = (t_add + timedelta(hours=12)).isoformat()
-    assert "d0014" in hit_ids(recall(client, sim, "u012", Q, top_k=100, as_of=during))
+    # revoked since: u012's own token no longer gets it at any as_of; the evaluation token replays then
+    assert "d0014" not in hit_ids(recall(client, sim, "u012", Q, top_k=100, as_of=during))
+    assert "d0014" in hit_ids(replay(client, sim, "u012", Q, top_k=100, as_of=during))
     assert "d0014" not in hit_ids(recall(client, sim, "u012", Q, top_k=100))
     assert "d0014" not in hit_ids(
         recall(client, sim, "u012", Q, top_k=100, as_of=(t_add - timedelta(hours=1)).isoformat())
     )
     # the corpus's expiring grant g14 (u010 on /finance/budget, 2026-08-01..2026-10-01) stays time-bounded
     aug = datetime(2026, 8, 15, tzinfo=UTC).isoformat()
-    assert "d0018" in hit_ids(recall(client, sim, "u010", "项目X预算表", top_k=100, as_of=aug))
+    assert "d0018" not in hit_ids(recall(client, sim, "u010", "项目X预算表", top_k=100, as_of=aug))  # expired since
+    assert "d0018" in hit_ids(replay(client, sim, "u010", "项目X预算表", top_k=100, as_of=aug))
     assert "d0018" not in hit_ids(recall(client, sim, "u010", "项目X预算表", top_k=100))

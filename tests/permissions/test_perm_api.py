@@ -233,6 +233,8 @@ def test_effective_permissions_who_may_read(client: TestClient, sim: Simulator) 
 
 
 def test_effective_permissions_as_of_judge_expiry_to_the_microsecond(client: TestClient, sim: Simulator) -> None:
+    sim.drive.clock.set(TIMES[3] + US)  # an as_of after the clock is a 400: judge both instants from after them
+
     def preview_at(at) -> bool:
         r = client.get(
             EFFECTIVE,

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.simulator.drive.errors import DriveError
+from drivebench.simulator.drive.errors import DriveError, InvalidRequest
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine, Principal
@@ -81,15 +82,21 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
 # ---------------------------------------------------------------------------- (a) and (b): recall
 def _check_recall(sim, p: Principal, query: str, top_k: int, at: datetime | None) -> None:
     drive, engine = sim.drive, sim.engine
+    now = drive.clock.now()
+    if at is not None and at > now:  # the future is not known: 400
+        with pytest.raises(InvalidRequest):
+            sim.recall(p, query, top_k, as_of=at)
+        return
     out = sim.recall(p, query, top_k, as_of=at)
     t = out.at
-    for hit in out.hits:  # (a) no leak, judged by plain enforce and by the oracle
+    for hit in out.hits:  # (a) no leak, judged by plain enforce and by the oracle, at t and (acting as itself) now
         doc = drive.documents[hit.doc_id]
         assert engine.enforce(p, doc_obj(doc.doc_id), "preview", t, doc.secret_level), (p.subject, hit.doc_id, t)
         assert ref_may(drive, p, "doc", doc.doc_id, "preview", t), (p.subject, hit.doc_id, t)
+        assert ref_may(drive, p, "doc", doc.doc_id, "preview", now), (p.subject, hit.doc_id, now)
         assert doc.trashed_at is None or t < doc.trashed_at
         assert doc.version_at(t) is not None and hit.version_id == doc.version_at(t).version_id
-    visible = ref_visible_docs(drive, p, t)
+    visible = {d for d in ref_visible_docs(drive, p, t) if ref_may(drive, p, "doc", d, "preview", now)}
     everything = brute_force_topk(sim, query, visible, t, len(visible))
     expected = everything[:top_k]
     got = [(h.doc_id, h.score) for h in out.hits]

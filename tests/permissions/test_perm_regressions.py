@@ -6,6 +6,7 @@ permissions explanation; the reference oracle (``ref_may``) is asserted alongsid
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import pytest
@@ -21,7 +22,18 @@ T1, T2, T3 = TIMES[1], TIMES[2], TIMES[3]
 
 
 def _visible(sim, principal, at=None) -> set[str]:
-    return {h.doc_id for h in sim.recall(principal, "budget approval", 50, as_of=at).hits}
+    """Recall's documents as the permissions in force at ``at`` allow: an ``as_of`` in the past is replayed
+    with an evaluated-as principal (a principal acting as itself also needs the right now); a future
+    instant (an ``as_of`` after the clock is a 400) by moving the clock there for the call."""
+    now = sim.drive.clock.now()
+    if at is not None and at > now:
+        sim.drive.clock.set(at)
+        try:
+            return {h.doc_id for h in sim.recall(principal, "budget approval", 50).hits}
+        finally:
+            sim.drive.clock.set(now)
+    who = replace(principal, evaluated_as=True) if at is not None else principal
+    return {h.doc_id for h in sim.recall(who, "budget approval", 50, as_of=at).hits}
 
 
 def _check_everywhere(sim, user_id: str, doc_id: str, expected: bool, at=None) -> None:

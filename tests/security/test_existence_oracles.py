@@ -1,0 +1,98 @@
+"""Finding 2: no existence oracles. For a user, a document or folder they may not list answers exactly
+like a missing one: a name conflict with it, a folder filter on it, a lookup of it, a file type only it has."""
+
+from __future__ import annotations
+
+from fastapi.testclient import TestClient
+
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.drive.model import GrantRec
+from tests.security.conftest import h
+
+HIDDEN_NAME = "核心推荐算法专利技术交底书.pdf"  # d0008 in /rd: secret, u001 (internal clearance) may not list it
+
+
+def _edit_on_rd(sim: Simulator) -> None:
+    sim.drive.add_grant(
+        GrantRec("g-edit", "user:u001", ["edit"], "allow", folder_id=sim.drive.folder_by_path("/rd").folder_id)
+    )
+
+
+def _upload(client: TestClient, sim: Simulator, name: str):
+    return client.post(
+        "/api/v1/files", headers=h(sim, "u001"), files={"file": (name, b"# notes\n")}, data={"folder": "/rd"}
+    )
+
+
+def test_uploading_a_name_only_a_hidden_document_holds_is_no_conflict(client: TestClient, sim: Simulator) -> None:
+    _edit_on_rd(sim)
+    assert "d0008" not in {
+        d["doc_id"]
+        for d in client.get("/api/v1/files", params={"folder": "/rd"}, headers=h(sim, "u001")).json()["files"]
+    }
+    hidden = _upload(client, sim, HIDDEN_NAME)
+    missing = _upload(client, sim, "a-name-nobody-uses.pdf")
+    assert hidden.status_code == missing.status_code == 201, (hidden.text, missing.text)
+    assert set(hidden.json()) == set(missing.json())
+    assert hidden.json()["path"] == f"/rd/{HIDDEN_NAME}" and hidden.json()["doc_id"] != "d0008"
+    # a name the user can see is still a conflict, and the admin (who sees both) still gets 409 for a third
+    assert _upload(client, sim, "Code Review Guidelines.md").status_code == 409
+    admin = client.post(
+        "/api/v1/files", headers=h(sim, "admin"), files={"file": (HIDDEN_NAME, b"x")}, data={"folder": "/rd"}
+    )
+    assert admin.status_code == 409
+    assert sim.drive.documents["d0008"].name == HIDDEN_NAME  # the hidden document is untouched
+
+
+def test_renaming_onto_a_hidden_name_is_no_conflict(client: TestClient, sim: Simulator) -> None:
+    _edit_on_rd(sim)
+    r = client.patch("/api/v1/files/d0007", json={"name": HIDDEN_NAME}, headers=h(sim, "u001"))
+    assert r.status_code == 200, r.text
+    r = client.patch("/api/v1/files/d0005", json={"name": HIDDEN_NAME}, headers=h(sim, "u001"))
+    assert r.status_code == 409  # now the user's own document holds it
+
+
+def test_folder_filter_on_a_hidden_folder_answers_like_a_missing_one(client: TestClient, sim: Simulator) -> None:
+    def ask(folder: str):
+        body = {"query": "预算", "filters": {"folder": folder}}
+        return client.post("/api/mcp/recall", json=body, headers=h(sim, "u001"))
+
+    hidden, missing = ask("/finance-secret"), ask("/finance-nothin")
+    assert hidden.status_code == missing.status_code == 400
+    assert hidden.json()["error"]["message"].replace("/finance-secret", "X") == missing.json()["error"][
+        "message"
+    ].replace("/finance-nothin", "X")
+    assert ask("/rd").status_code == 200
+    # the evaluation token acting as a finance manager may filter on it
+    body = {"query": "预算", "user_id": "u004", "filters": {"folder": "/finance-secret"}}
+    assert client.post("/api/mcp/recall", json=body, headers=h(sim, "eval")).status_code == 200
+
+
+def test_file_type_filter_does_not_tell_which_types_exist(client: TestClient, sim: Simulator) -> None:
+    """The only xlsx is hidden from u012 and there is no dxf: both must answer alike (200, no results)."""
+    for types in (["xlsx"], ["dxf"]):
+        r = client.post(
+            "/api/mcp/recall", json={"query": "预算", "filters": {"file_types": types}}, headers=h(sim, "u012")
+        )
+        assert r.status_code == 200 and r.json()["results"] == [], (types, r.text)
+    r = client.post("/api/mcp/recall", json={"query": "x", "filters": {"file_types": ["exe"]}}, headers=h(sim, "u012"))
+    assert r.status_code == 400  # a type the drive does not know cannot be applied
+
+
+def test_lookups_of_hidden_and_missing_items_are_identical(client: TestClient, sim: Simulator) -> None:
+    def shape(r):
+        body = r.json()
+        return (
+            r.status_code,
+            sorted(body),
+            body["error"]["code"],
+            body["error"]["message"].replace("d0008", "ID").replace("d9999", "ID"),
+        )
+
+    for path in ("/api/v1/files/{}", "/api/v1/files/{}/versions", "/api/v1/files/{}/content"):
+        assert shape(client.get(path.format("d0008"), headers=h(sim, "u001"))) == shape(
+            client.get(path.format("d9999"), headers=h(sim, "u001"))
+        )
+    for params in ({"path": "/rd/" + HIDDEN_NAME}, {"path": "/rd/none.pdf"}):
+        r = client.get("/api/permissions/effective", params=params, headers=h(sim, "u001"))
+        assert r.status_code == 404

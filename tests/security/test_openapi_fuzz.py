@@ -1,0 +1,93 @@
+"""Finding 5 (contract): schemathesis over the app's own OpenAPI, every operation, with the admin token
+and a user token, positive and negative data, plus the real ids of the corpus for path parameters:
+0 server errors, 0 response-schema violations, 0 undocumented status codes or content types.
+
+Each case leaves the server clean: an active fault profile (``PUT /_sim/faults`` may switch one on, and
+the ``errors`` profile answers 5xx on purpose) is cleared after the call."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis.errors import Unsatisfiable
+from schemathesis import GenerationMode
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import (
+    content_type_conformance,
+    response_schema_conformance,
+    status_code_conformance,
+)
+
+from drivebench.simulator.api import create_app
+from drivebench.simulator.backend import Simulator
+from tests.drive.helpers import fresh_sim
+
+CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+EXAMPLES = 8  # per operation, token and generation mode (4 runs per operation), plus the real-id runs
+REAL_IDS = (
+    {"doc_id": "d0014", "version_id": "d0014-v1", "grant_id": "g05"},
+    {"doc_id": "d0018", "version_id": "d0018-v2", "grant_id": "g14"},
+)
+MIN_TOTAL = 1000
+
+
+@pytest.fixture(scope="module")
+def sim() -> Iterator[Simulator]:
+    yield fresh_sim()
+
+
+def _run(op: Any, mode: GenerationMode, token: str, sim: Simulator, tally: dict[str, Any], **fixed: Any) -> None:
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        database=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
+        phases=[Phase.explicit, Phase.generate],
+    )
+    @given(case=op.as_strategy(generation_mode=mode, **fixed))
+    def run(case: Any) -> None:
+        tally["examples"][op.label] += 1
+        try:
+            response = case.call(headers={"Authorization": f"Bearer {token}"})
+            case.validate_response(response, checks=CHECKS)
+        except (Exception, BaseExceptionGroup) as exc:  # collect every failure (a FailureGroup holds several)
+            for failure in getattr(exc, "exceptions", [exc]):
+                tally["failures"][(op.label, type(failure).__name__, str(failure).split("\n\n")[0][:200])] += 1
+        finally:
+            if sim.faults.active:
+                sim.faults.clear()
+
+    with contextlib.suppress(Unsatisfiable):  # e.g. negative data for an operation that takes no input
+        run()
+
+
+@pytest.mark.slow
+def test_schemathesis_finds_no_server_error_and_no_contract_violation(sim: Simulator) -> None:
+    app = create_app(sim)
+    schema = schemathesis.openapi.from_asgi("/openapi.json", app)
+    operations = [result.ok() for result in schema.get_all_operations()]
+    tally: dict[str, Any] = {"examples": collections.Counter(), "failures": collections.Counter()}
+    tokens = {"admin": sim.tokens.admin_token, "user": sim.tokens.for_subject("u003").token}
+    for op in operations:
+        for token in tokens.values():
+            for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+                _run(op, mode, token, sim, tally)
+        names = {p.name for p in op.path_parameters}
+        for ids in REAL_IDS if names else ():
+            for token in tokens.values():
+                _run(op, GenerationMode.POSITIVE, token, sim, tally, path_parameters={k: ids[k] for k in names})
+        sim.faults.clear()
+    total = sum(tally["examples"].values())
+    untested = [op.label for op in operations if tally["examples"][op.label] == 0]
+    print(f"schemathesis: {len(operations)} operations, {total} examples, {sum(tally['failures'].values())} failures")
+    report = "\n".join(f"{n} x {key}" for key, n in sorted(tally["failures"].items()))
+    assert not tally["failures"], f"{len(tally['failures'])} kinds of failure in {total} examples:\n{report}"
+    assert not untested, untested
+    assert len(operations) >= 30 and total >= MIN_TOTAL, (len(operations), total)
