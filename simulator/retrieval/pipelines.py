@@ -3,12 +3,18 @@
 Every pipeline returns at most ``top_k`` documents, one per document (its best chunk), by
 descending score, searching only chunks whose mask bit is set (pre-filtering). Pipelines:
 
-* ``dense``: sentence-transformers vectors in FAISS. Chunk search widens (x4) until ``top_k``
-  distinct documents are found or the allowed chunks are exhausted, so the document ranking is
-  exactly the brute-force ranking by best-chunk score and never under-fills.
+* ``dense``: the embedder's vectors in FAISS (the query encoded with the embedder's query prefix).
+  Chunk search widens (x4) until ``top_k`` distinct documents are found or the allowed chunks are
+  exhausted, so the document ranking is exactly the brute-force ranking by best-chunk score and never
+  under-fills (with the ANN index of a large store: the ANN's ranking, still never under-filled).
 * ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
-* ``hybrid``: reciprocal-rank fusion (k=60) of the dense and bm25 document rankings, each taken
-  to depth ``max(50, 5 * top_k)``; ties broken by dense score, then doc id.
+* ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings:
+  ``score(d) = sum over the two rankings of 1 / (RRF_K + rank(d))`` with ``RRF_K = 60`` (Cormack et
+  al. 2009), each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with ``HYBRID_DEPTH = 50``;
+  a document missing from one ranking gets nothing from it; ties broken by dense score, then doc id.
+
+The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
+on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
 """
 
 from __future__ import annotations
@@ -21,11 +27,11 @@ from drivebench.simulator.index.chunk_store import ChunkStore, fit_mask
 from drivebench.simulator.index.embedders import Embedder
 
 PIPELINES = ("dense", "bm25", "hybrid")
-# The default is the best measured pipeline (benchmarks/bench_pipelines.py, Hit@10 on the 252-query eval
-# sets): acme-zh dense 0.674 / bm25 1.000 / hybrid 0.911; acme-en dense 0.906 / bm25 1.000 / hybrid 0.987.
-# MiniLM is blind to most Chinese, and equal-weight fusion lets its misses dilute BM25's ranking.
-DEFAULT_PIPELINE = "bm25"
+# Chosen by measurement (benchmarks/bench_pipelines.py; README "Embedders and pipelines"). With minilm
+# (blind to most Chinese) bm25 was best; with the multilingual e5 embedder hybrid is.
+DEFAULT_PIPELINE = "hybrid"
 RRF_K = 60
+HYBRID_DEPTH = 50
 
 
 @dataclass(frozen=True)
@@ -60,7 +66,9 @@ class Retriever:
         return self.hybrid(query, mask, top_k)
 
     def dense(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        qvec = self.embedder.encode([query], kind="query")[0]
+        qvec = self.embedder.encode_queries([query])[0] if hasattr(self.embedder, "encode_queries") else (
+            self.embedder.encode([query], kind="query")[0]
+        )
         alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
@@ -83,7 +91,7 @@ class Retriever:
         return _best_per_doc(self.store, [(int(i), float(scores[i])) for i in order], top_k)
 
     def hybrid(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        depth = max(50, 5 * top_k)
+        depth = max(HYBRID_DEPTH, 5 * top_k)
         dense = self.dense(query, mask, depth)
         lexical = self.bm25(query, mask, depth)
         fused: dict[str, float] = {}
