@@ -159,7 +159,8 @@ class SentenceTransformerEmbedder(BaseEmbedder):
 
         self.name = name
         self.model = SentenceTransformer(model_ref, device="cpu")
-        self.dim = int(self.model.get_sentence_embedding_dimension() or 0)
+        dimension = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dim = int(dimension() or 0)
         if self.dim <= 0:
             raise ValueError(f"{model_ref}: the model does not report an embedding dimension")
         self.config = config or self._config_from_model(model_ref)
