@@ -24,7 +24,6 @@ from drivebench.simulator.index.embedders import Embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache
 from drivebench.simulator.index.extraction_cache import ExtractionCache
 
-
 EMBED_BAR_MIN_VERSIONS = 50  # below this, embedding takes seconds and gets no bar
 
 
@@ -207,7 +206,9 @@ def ingest(
         on_encoded.state = state  # type: ignore[attr-defined]
         return on_encoded
 
-    def finish(prepared: list[Prepared], vectors: np.ndarray, on_encoded: Callable[[int], None], n_versions: int) -> None:
+    def finish(
+        prepared: list[Prepared], vectors: np.ndarray, on_encoded: Callable[[int], None], n_versions: int
+    ) -> None:
         offset = 0
         for p in prepared:
             n = len(p.chunks)

@@ -84,7 +84,9 @@ class EmbeddingCache:
             vecs = embedder.encode(part, kind="passage")
             by_text.update(zip(part, vecs, strict=True))
             if self._conn is not None:
-                rows = [(self._key(fingerprint, t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs, strict=True)]
+                rows = [
+                    (self._key(fingerprint, t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs, strict=True)
+                ]
                 with self._lock:
                     self._conn.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
             if on_encoded is not None:

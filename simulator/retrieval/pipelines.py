@@ -66,8 +66,10 @@ class Retriever:
         return self.hybrid(query, mask, top_k)
 
     def dense(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        qvec = self.embedder.encode_queries([query])[0] if hasattr(self.embedder, "encode_queries") else (
-            self.embedder.encode([query], kind="query")[0]
+        qvec = (
+            self.embedder.encode_queries([query])[0]
+            if hasattr(self.embedder, "encode_queries")
+            else (self.embedder.encode([query], kind="query")[0])
         )
         alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())

@@ -35,7 +35,9 @@ def stores() -> tuple[ChunkStore, ChunkStore]:
 
 
 @pytest.mark.parametrize("share", [1.0, 0.1, 0.005])
-def test_ivf_is_never_underfilled_never_leaks_and_close_to_exact(stores: tuple[ChunkStore, ChunkStore], share: float) -> None:
+def test_ivf_is_never_underfilled_never_leaks_and_close_to_exact(
+    stores: tuple[ChunkStore, ChunkStore], share: float
+) -> None:
     flat, ivf = stores
     rng = np.random.default_rng(1)
     queries = _clustered(40, seed=7)

@@ -61,7 +61,9 @@ def test_an_english_question_finds_a_chinese_document_over_http(default_sim: Sim
     assert travel in [d.doc_id for d in dense[:3]] and travel not in {h.doc_id for h in lexical}
 
 
-def test_the_seed_evalset_over_http_scores_at_least_as_well_as_bm25(default_sim: Simulator, server: RunningServer) -> None:
+def test_the_seed_evalset_over_http_scores_at_least_as_well_as_bm25(
+    default_sim: Simulator, server: RunningServer
+) -> None:
     assert default_sim.corpus_dir is not None
     queries = load_evalset(default_sim.corpus_dir / EVALSET_NAME)
     oracle = corpus_oracle(default_sim.corpus_dir)
