@@ -24,9 +24,9 @@ from drivebench.simulator.index.chunk_store import ChunkStore
 
 OUT = Path(__file__).parent / "results" / "bench_ann.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
-SIZES = [20_000, 50_000] if QUICK else [50_000, 100_000, 200_000, 400_000]
+SIZES = [20_000, 50_000] if QUICK else [10_000, 20_000, 50_000, 100_000, 250_000]
 SHARES = [1.0, 0.1, 0.01]
-QUERIES = 50 if QUICK else 150
+QUERIES = 50 if QUICK else 100
 DIM = 384
 TARGET_MS = 5.0  # exact search's share of the recall budget (the query embedding itself is ~12 ms)
 

@@ -6,7 +6,9 @@ upstream bug where the selector is silently ignored (faiss #5504, ``bounded_queu
 ``IndexIVFFlat`` supports ``remove_ids``, ``add_with_ids`` with our chunk ids, and applies an
 ``IDSelectorBitmap`` inside each probed list (we never use ``IndexShardsIVF``: faiss #5584).
 
-Filtered IVF can under-fill: when the probed lists hold fewer than ``k`` allowed vectors, FAISS returns
+The number of lists probed (``nprobe``) starts at ``DEFAULT_NPROBE`` times the inverse of the permitted
+share (capped at ``MAX_FILTER_BOOST``x), so a narrow filter scans about as many permitted vectors as no
+filter does. Filtered IVF can still under-fill: when the probed lists hold fewer than ``k`` allowed vectors, FAISS returns
 id -1 for the missing slots. ``search`` then probes 4x more lists, until ``k`` hits come back or
 every list was probed (that last pass is an exact search over the allowed set), so a principal always
 gets ``min(k, allowed)`` results.
@@ -25,9 +27,14 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
-ANN_MIN_CHUNKS = 200_000  # measured switch point (benchmarks/bench_ann.py): flat+bitmap p50 > ~5 ms beyond
-ANN_MIN_ALLOWED = 20_000  # fewer allowed chunks: flat + bitmap touches only those, exact and fast
-DEFAULT_NPROBE = 16
+# Measured switch point (benchmarks/bench_ann.py, one search thread as in the server, 2 shared cores):
+# exact flat + bitmap passes 5 ms p50 between 10k and 20k chunks with everything allowed (17 ms at 50k),
+# while IVF stays near 1-2 ms with recall@10 >= 0.99. Under a narrow filter flat + bitmap stays fast
+# (0.7 ms at 50k chunks, 1% allowed) and beats IVF, hence the second threshold.
+ANN_MIN_CHUNKS = 20_000
+ANN_MIN_ALLOWED = 2_000
+DEFAULT_NPROBE = 32  # lists probed at 100% allowed; scaled by 1/share under a filter (at most 16x)
+MAX_FILTER_BOOST = 16
 TRAIN_SAMPLE = 100_000
 
 
@@ -76,7 +83,9 @@ class IVFIndex:
         bits = np.packbits(allowed, bitorder="little")
         selector = faiss.IDSelectorBitmap(len(allowed), faiss.swig_ptr(bits))
         q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-        nprobe = self.nprobe
+        # under a filter, probe more lists so about as many *permitted* vectors are scanned as without one
+        boost = min(float(MAX_FILTER_BOOST), len(allowed) / max(n_allowed, 1))
+        nprobe = min(self.nlist, max(1, math.ceil(self.nprobe * boost)))
         self.stats.searches += 1
         while True:
             params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
