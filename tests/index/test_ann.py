@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from drivebench.simulator.index import ann
 from drivebench.simulator.index.ann import IVFIndex
 from drivebench.simulator.index.chunk_store import ChunkStore
 
@@ -59,7 +60,17 @@ def test_a_mask_of_three_chunks_returns_exactly_those_three() -> None:
     mask[[5, 1700, 2999]] = True
     hits = ivf.search(_clustered(1, seed=3)[0], mask, 10)
     assert sorted(h.chunk_id for h in hits) == [5, 1700, 2999]
-    assert ivf.ann is not None and ivf.ann.stats.widened >= 1  # it had to probe more lists to fill
+
+
+def test_underfilled_probes_widen_until_filled(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ann, "MAX_FILTER_BOOST", 1)  # no head start: the first pass probes one list
+    vecs = _clustered(4000)
+    index = IVFIndex(DIM, vecs, np.arange(4000, dtype=np.int64), nprobe=1)
+    mask = np.zeros(4000, dtype=bool)
+    mask[np.random.default_rng(2).choice(4000, 40, replace=False)] = True
+    scores, ids = index.search(vecs[0], mask, 10)
+    assert len(ids) == 10 and all(mask[i] for i in ids) and list(scores) == sorted(scores, reverse=True)
+    assert index.stats.widened >= 1
 
 
 def test_removed_versions_leave_the_ann_and_new_ones_join_it() -> None:
