@@ -142,9 +142,12 @@ class ChunkStore:
             if self._wants_ann(n_allowed):
                 scores, found = self._ensure_ann().search(query, allowed, k)
                 return [ChunkHit(int(i), float(s)) for s, i in zip(scores, found, strict=True)]
-            bits = np.packbits(allowed, bitorder="little")
-            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-            params = faiss.SearchParameters(sel=selector)
             q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-            scores, ids = self.index.search(q, min(k, n_allowed), params=params)
+            if n_allowed == self.index.ntotal:  # every indexed (live) vector is allowed: no selector needed
+                scores, ids = self.index.search(q, min(k, n_allowed))
+            else:
+                bits = np.packbits(allowed, bitorder="little")
+                selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+                params = faiss.SearchParameters(sel=selector)
+                scores, ids = self.index.search(q, min(k, n_allowed), params=params)
         return [ChunkHit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]
