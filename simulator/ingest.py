@@ -222,6 +222,7 @@ def ingest(
         if len(groups) == 1:  # a write's sync: no thread to start
             prepared = prepare_group(groups[0])
             texts = [t for p in prepared for t, _ in p.chunks]
+            bar.extracted(len(groups[0]), len(texts))
             on_encoded = tracker(len(groups[0]), len(texts))
             finish(prepared, cache.encode(embedder, texts, on_encoded), on_encoded, len(groups[0]))
             return report
