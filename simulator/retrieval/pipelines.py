@@ -19,6 +19,7 @@ on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,6 +33,7 @@ PIPELINES = ("dense", "bm25", "hybrid")
 DEFAULT_PIPELINE = "hybrid"
 RRF_K = 60
 HYBRID_DEPTH = 50
+_QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
 @dataclass(frozen=True)
@@ -65,12 +67,14 @@ class Retriever:
             return self.bm25(query, mask, top_k)
         return self.hybrid(query, mask, top_k)
 
-    def dense(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        qvec = (
-            self.embedder.encode_queries([query])[0]
-            if hasattr(self.embedder, "encode_queries")
-            else (self.embedder.encode([query], kind="query")[0])
-        )
+    def _query_vector(self, query: str) -> np.ndarray:
+        if hasattr(self.embedder, "encode_queries"):
+            return self.embedder.encode_queries([query])[0]
+        return self.embedder.encode([query], kind="query")[0]
+
+    def dense(self, query: str, mask: np.ndarray, top_k: int, qvec: np.ndarray | None = None) -> list[DocHit]:
+        if qvec is None:
+            qvec = self._query_vector(query)
         alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
@@ -94,8 +98,10 @@ class Retriever:
 
     def hybrid(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         depth = max(HYBRID_DEPTH, 5 * top_k)
-        dense = self.dense(query, mask, depth)
+        # the query embedding (C/torch code, GIL released) runs while BM25 scores in this thread
+        pending = _QUERY_POOL.submit(self._query_vector, query)
         lexical = self.bm25(query, mask, depth)
+        dense = self.dense(query, mask, depth, pending.result())
         fused: dict[str, float] = {}
         for ranking in (dense, lexical):
             for rank, hit in enumerate(ranking, 1):
