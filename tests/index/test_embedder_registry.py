@@ -88,3 +88,13 @@ def test_st_prefixes_come_from_the_model_and_the_fingerprint_from_its_weights(tm
     assert one.fingerprint == same_weights.fingerprint  # a copy of the same model shares cached vectors
     assert one.fingerprint != other_weights.fingerprint  # other weights never do
     assert one.fingerprint != no_prompts.fingerprint  # nor other prefixes
+
+
+def test_the_cli_rejects_an_unknown_embedder_before_loading_anything() -> None:
+    from typer.testing import CliRunner
+
+    from drivebench.cli.main import app
+
+    result = CliRunner().invoke(app, ["serve", "--embedder", "bert"], env={"COLUMNS": "200"})
+    assert result.exit_code == 2
+    assert "unknown embedder 'bert'" in result.output
