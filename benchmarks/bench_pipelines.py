@@ -1,19 +1,26 @@
-"""Retrieval quality and speed of each pipeline (dense, bm25, hybrid) on the built-in corpora.
+"""Retrieval quality per pipeline x embedder on the built-in corpora, and encode throughput per embedder.
 
-For each corpus the index is built once (real minilm embeddings); each pipeline then answers the whole
-eval set in-process as each query's principal. Prints Hit@10 (and Hit@1, recall@10, MRR@10), mean
-recall latency, and each pipeline's ratio against the `dense` baseline; writes
-`benchmarks/results/bench_pipelines.json`. BENCH_QUICK=1 uses acme-* at small scale.
+For each corpus and embedder the index is built once (real models; vectors come from the embedding
+cache when present); each pipeline (dense, bm25, hybrid) then answers the whole eval set in-process as
+each query's principal. Prints Hit@1, Hit@10, MRR@10 (and recall@10, ms/query) per pipeline x
+embedder, each pipeline's Hit@10 ratio against the `bm25` baseline, and each embedder's raw encode
+throughput (chunks/s on the corpus's own chunks, no cache) side by side; writes
+`benchmarks/results/bench_pipelines.json` and the README table (`--readme` prints it as Markdown).
+BENCH_QUICK=1 uses acme-* at small scale. BENCH_EMBEDDERS=e5,minilm selects embedders.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
-from drivebench.api import load_simulator
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.evaluate import evaluate
@@ -21,57 +28,105 @@ from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.schema import load_evalset
 from drivebench.evaluator.targets.inprocess import InProcessTarget
-from drivebench.simulator.retrieval.pipelines import PIPELINES, Retriever
+from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.index.embedders import get_embedder
+from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES, Retriever
 
 OUT = Path(__file__).parent / "results" / "bench_pipelines.json"
+EMBEDDERS = [e for e in os.environ.get("BENCH_EMBEDDERS", "e5,minilm").split(",") if e]
+THROUGHPUT_SAMPLE = 192  # chunks per throughput measurement (the corpus's own, every n-th)
 
 
-def measure(corpus: str, scale: str | None) -> dict[str, dict[str, float]]:
+def encode_throughput(embedder_name: str, texts: list[str]) -> float:
+    embedder = get_embedder(embedder_name)
+    sample = texts[:: max(1, len(texts) // THROUGHPUT_SAMPLE)][:THROUGHPUT_SAMPLE]
+    embedder.encode_passages(sample[:8])  # warm-up outside the timing
+    started = time.perf_counter()
+    embedder.encode_passages(sample)
+    return len(sample) / (time.perf_counter() - started)
+
+
+def measure(corpus: str, scale: str | None) -> dict[str, object]:
     corpus_dir = resolve_corpus(corpus, scale=scale)
-    sim = load_simulator(corpus_dir)
     queries = load_evalset(corpus_dir / EVALSET_NAME)
     oracle = corpus_oracle(corpus_dir)
-    out: dict[str, dict[str, float]] = {}
-    for pipeline in PIPELINES:
-        sim.retriever = Retriever(sim.store, sim.embedder, pipeline)
+    per: dict[str, dict[str, dict[str, float]]] = {}
+    throughput: dict[str, float] = {}
+    for name in EMBEDDERS:
+        sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(embedder=name), embedder=get_embedder(name))
         started = time.perf_counter()
-        ev = evaluate(InProcessTarget(sim), queries, run_config=RunConfig(top_k=10, concurrency=1), oracle=oracle)
-        elapsed = time.perf_counter() - started
-        m = ev.result["metrics"]
-        out[pipeline] = {
-            "hit_rate@1": m["hit_rate@1"],
-            "hit_rate@10": m["hit_rate@10"],
-            "recall@10": m["recall@10"],
-            "mrr@10": m["mrr@10"],
-            "leak_rate@10": m["leak_rate@10"],
-            "ms_per_query": 1000 * elapsed / len(queries),
-            "queries": len(queries),
-        }
-    return out
+        sim.ingest_all()
+        print(f"  {corpus}: indexed {sim.store.n_alive} chunks with {name} in {time.perf_counter() - started:.1f} s")
+        sim.corpus_dir = corpus_dir
+        throughput[name] = encode_throughput(name, list(sim.store.texts))
+        per[name] = {}
+        for pipeline in PIPELINES:
+            sim.retriever = Retriever(sim.store, sim.embedder, pipeline)
+            started = time.perf_counter()
+            ev = evaluate(InProcessTarget(sim), queries, run_config=RunConfig(top_k=10, concurrency=1), oracle=oracle)
+            elapsed = time.perf_counter() - started
+            m = ev.result["metrics"]
+            per[name][pipeline] = {
+                "hit_rate@1": m["hit_rate@1"],
+                "hit_rate@10": m["hit_rate@10"],
+                "mrr@10": m["mrr@10"],
+                "recall@10": m["recall@10"],
+                "leak_rate@10": m["leak_rate@10"],
+                "ms_per_query": 1000 * elapsed / len(queries),
+            }
+    return {"queries": len(queries), "chunks": sim.store.n_alive, "results": per, "chunks_per_s": throughput}
+
+
+def table(results: dict[str, object]) -> list[str]:
+    rows = [
+        "| corpus | embedder | pipeline | Hit@1 | Hit@10 | MRR@10 | ms/query | Hit@10 vs bm25 | encode chunks/s |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for corpus, data in results["corpora"].items():  # type: ignore[attr-defined]
+        for emb, pipes in data["results"].items():
+            base = pipes["bm25"]["hit_rate@10"]
+            for pipe, m in pipes.items():
+                ratio = m["hit_rate@10"] / base if base else float("inf")
+                mark = " **(default)**" if (emb, pipe) == (results["default"]["embedder"], DEFAULT_PIPELINE) else ""  # type: ignore[index]
+                rows.append(
+                    f"| {corpus} | {emb} | {pipe}{mark} | {m['hit_rate@1']:.3f} | {m['hit_rate@10']:.3f} | "
+                    f"{m['mrr@10']:.3f} | {m['ms_per_query']:.1f} | {ratio:.2f}x | {data['chunks_per_s'][emb]:.1f} |"
+                )
+    return rows
 
 
 def main() -> None:
     quick = os.environ.get("BENCH_QUICK") == "1"
     scale = "small" if quick else None
-    results: dict[str, object] = {"quick": quick, "corpora": {}}
+    results: dict[str, object] = {
+        "quick": quick,
+        "embedders": EMBEDDERS,
+        "default": {"pipeline": DEFAULT_PIPELINE, "embedder": SimConfig().embedder},
+        "corpora": {},
+    }
     for corpus in ("acme-zh", "acme-en"):
-        per = measure(corpus, scale)
-        results["corpora"][corpus] = per  # type: ignore[index]
-        base = per["dense"]
-        print(f"\n{corpus} ({per['dense']['queries']} queries{', small scale' if quick else ''})")
-        print(
-            f"{'pipeline':<8} {'Hit@1':>7} {'Hit@10':>7} {'R@10':>7} {'MRR@10':>7} {'ms/q':>7} {'Hit@10 vs dense':>16}"
-        )
-        for name, m in per.items():
-            ratio = m["hit_rate@10"] / base["hit_rate@10"] if base["hit_rate@10"] else float("inf")
-            print(
-                f"{name:<8} {m['hit_rate@1']:>7.3f} {m['hit_rate@10']:>7.3f} {m['recall@10']:>7.3f} "
-                f"{m['mrr@10']:>7.3f} {m['ms_per_query']:>7.1f} {ratio:>15.2f}x"
-            )
+        data = measure(corpus, scale)
+        results["corpora"][corpus] = data  # type: ignore[index]
+        print(f"\n{corpus} ({data['queries']} queries, {data['chunks']} chunks{', small scale' if quick else ''})")
+        print(f"{'embedder':<8} {'pipeline':<8} {'Hit@1':>7} {'Hit@10':>7} {'MRR@10':>7} {'ms/q':>7} {'vs bm25':>8}")
+        for emb, pipes in data["results"].items():  # type: ignore[attr-defined]
+            base = pipes["bm25"]["hit_rate@10"]
+            for name, m in pipes.items():
+                ratio = m["hit_rate@10"] / base if base else float("inf")
+                print(
+                    f"{emb:<8} {name:<8} {m['hit_rate@1']:>7.3f} {m['hit_rate@10']:>7.3f} {m['mrr@10']:>7.3f} "
+                    f"{m['ms_per_query']:>7.1f} {ratio:>7.2f}x"
+                )
+        speeds = ", ".join(f"{e} {v:.1f}" for e, v in data["chunks_per_s"].items())  # type: ignore[attr-defined]
+        print(f"encode throughput (chunks/s, raw, this corpus's chunks): {speeds}")
+    results["readme_table"] = table(results)
     OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1) + "\n")
+    OUT.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    print("\nREADME table (benchmarks/bench_pipelines.py):\n" + "\n".join(results["readme_table"]))  # type: ignore[arg-type]
     print(f"\nwrote {OUT}")
 
 
 if __name__ == "__main__":
     main()
+    sys.exit(0)

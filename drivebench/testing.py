@@ -7,8 +7,8 @@ Installed with drivebench (entry point ``pytest11``), so any project can write::
         ...
 
 Options (``pytest.ini``/``pyproject.toml`` ``[tool.pytest.ini_options]``):
-``drivebench_corpus`` (default ``seed``), ``drivebench_pipeline`` (default ``bm25``, the best measured),
-``drivebench_embedder`` (default ``minilm``), ``drivebench_faults`` (default none: a clean server;
+``drivebench_corpus`` (default ``seed``), ``drivebench_pipeline`` (default ``hybrid``, the best measured),
+``drivebench_embedder`` (default ``e5``, multilingual), ``drivebench_faults`` (default none: a clean server;
 e.g. ``leaky-acl,latency:delay_ms=20``).
 
 Faults per test: the ``drivebench_faults`` fixture is the session simulator's ``FaultSet``; what a
@@ -32,13 +32,14 @@ import pytest
 from drivebench.server import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("drivebench_corpus", "corpus for the drivebench fixtures", default="seed")
     parser.addini("drivebench_pipeline", "retrieval pipeline for the drivebench fixtures", default=DEFAULT_PIPELINE)
-    parser.addini("drivebench_embedder", "embedder for the drivebench fixtures", default="minilm")
+    parser.addini("drivebench_embedder", "embedder for the drivebench fixtures", default=DEFAULT_EMBEDDER)
     parser.addini("drivebench_faults", "fault profiles of the drivebench simulator (NAME[:k=v][,NAME])", default="")
 
 

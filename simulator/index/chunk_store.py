@@ -4,6 +4,12 @@ External FAISS ids are chunk ids: positions in this store, never reused. A chunk
 (document, version). Removing a version removes its vectors (``IndexIDMap2.remove_ids``) and marks
 its chunks dead. Search takes a boolean mask over chunk ids and runs inside it through an
 ``IDSelectorBitmap`` (pre-filtering: no post-filter, no under-fill).
+
+Index choice by size (``index_mode``): ``flat`` is always exact; ``ivf`` always uses the IVF ANN
+(``ann.IVFIndex``, built lazily from the flat index and kept in step with adds and removals);
+``auto`` (default) searches exactly up to ``ann.ANN_MIN_CHUNKS`` live chunks, and beyond that uses the
+ANN whenever the principal may see at least ``ann.ANN_MIN_ALLOWED`` chunks. The flat index stays the
+source of truth (it is what ``persistence`` writes), the ANN is derived from it.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ from dataclasses import dataclass
 import faiss
 import numpy as np
 
+from drivebench.simulator.index.ann import ANN_MIN_ALLOWED, ANN_MIN_CHUNKS, IVFIndex
 from drivebench.simulator.index.lexical import LexicalIndex
+
+INDEX_MODES = ("auto", "flat", "ivf")
 
 
 def fit_mask(mask: np.ndarray, n: int) -> np.ndarray:
@@ -33,8 +42,14 @@ class ChunkHit:
 
 
 class ChunkStore:
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, index_mode: str = "auto") -> None:
+        if index_mode not in INDEX_MODES:
+            raise ValueError(f"unknown index {index_mode!r}; known: {', '.join(INDEX_MODES)}")
         self.dim = dim
+        self.index_mode = index_mode
+        self.ann: IVFIndex | None = None
+        self.ann_min_chunks = ANN_MIN_CHUNKS
+        self.ann_min_allowed = ANN_MIN_ALLOWED
         self.index = faiss.IndexIDMap2(faiss.IndexFlatIP(dim))
         self.texts: list[str] = []
         self.parts: list[str] = []
@@ -64,6 +79,8 @@ class ChunkStore:
             ids = np.arange(start, start + len(chunks), dtype=np.int64)
             if len(chunks):
                 self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+                if self.ann is not None:
+                    self.ann.add(vectors, ids)
             for ordinal, (text, part) in enumerate(chunks):
                 self.texts.append(text)
                 self.parts.append(part)
@@ -80,6 +97,8 @@ class ChunkStore:
             ids = self.by_version.pop(version_id, [])
             if ids:
                 self.index.remove_ids(np.array(ids, dtype=np.int64))
+                if self.ann is not None:
+                    self.ann.remove(np.array(ids, dtype=np.int64))
                 self.alive[ids] = False
             return len(ids)
 
@@ -88,8 +107,30 @@ class ChunkStore:
             versions = [v for v, ids in self.by_version.items() if ids and self.doc_ids[ids[0]] == doc_id]
             return sum(self.remove_version(v) for v in versions)
 
+    def _wants_ann(self, n_allowed: int) -> bool:
+        if self.index_mode == "flat":
+            return False
+        if self.index_mode == "ivf":
+            return n_allowed > 0
+        return self.n_alive >= self.ann_min_chunks and n_allowed >= self.ann_min_allowed
+
+    def _ensure_ann(self) -> IVFIndex:
+        """Build the IVF from the live vectors (once; rebuilt when the store has doubled since)."""
+        if self.ann is None or self.n_alive > 2 * max(self.ann.stats.trained_on, 1):
+            flat = faiss.downcast_index(self.index.index)  # the IDMap2's storage: live vectors only
+            vectors = flat.reconstruct_n(0, flat.ntotal) if flat.ntotal else np.zeros((0, self.dim), np.float32)
+            ids = faiss.vector_to_array(self.index.id_map).astype(np.int64)
+            self.ann = IVFIndex(self.dim, np.asarray(vectors, dtype=np.float32), ids)
+        return self.ann
+
+    @property
+    def searching_with(self) -> str:
+        """What a search over every live chunk would use now: ``flat`` or ``ivf``."""
+        return "ivf" if self._wants_ann(self.n_alive) else "flat"
+
     def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
-        """Top-``k`` chunks by inner product among chunk ids where ``mask`` (and alive) is True."""
+        """Top-``k`` chunks by inner product among chunk ids where ``mask`` (and alive) is True: exact
+        (flat + bitmap) or, for large stores, IVF + bitmap; ``min(k, allowed)`` hits either way."""
         with self.lock:
             n = len(self.texts)
             if n == 0 or k <= 0:
@@ -98,9 +139,15 @@ class ChunkStore:
             n_allowed = int(allowed.sum())
             if n_allowed == 0:
                 return []
-            bits = np.packbits(allowed, bitorder="little")
-            selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-            params = faiss.SearchParameters(sel=selector)
+            if self._wants_ann(n_allowed):
+                scores, found = self._ensure_ann().search(query, allowed, k)
+                return [ChunkHit(int(i), float(s)) for s, i in zip(scores, found, strict=True)]
             q = np.ascontiguousarray(query.reshape(1, -1), dtype=np.float32)
-            scores, ids = self.index.search(q, min(k, n_allowed), params=params)
+            if n_allowed == self.index.ntotal:  # every indexed (live) vector is allowed: no selector needed
+                scores, ids = self.index.search(q, min(k, n_allowed))
+            else:
+                bits = np.packbits(allowed, bitorder="little")
+                selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+                params = faiss.SearchParameters(sel=selector)
+                scores, ids = self.index.search(q, min(k, n_allowed), params=params)
         return [ChunkHit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]

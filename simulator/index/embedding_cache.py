@@ -1,7 +1,9 @@
-"""A persistent cache of passage embeddings keyed by (embedder, sha256 of the text), in SQLite.
+"""A persistent cache of passage embeddings keyed by (embedder fingerprint, sha256 of the text), in SQLite.
 
 Re-ingesting a corpus (a restart, a test session, a rebuilt index) re-embeds only texts it has not
-seen. The key includes the embedder name and dimension, so backends never mix.
+seen. The key starts with the embedder's ``fingerprint`` (weights + prefixes + normalisation, see
+``embedders``), so backends never mix and switching embedder re-embeds only for the new one: each
+embedder's vectors stay cached side by side.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from drivebench.simulator.index.embedders import Embedder
+
+SLICE_BATCHES = 8  # with progress: encode calls of 8 model batches (smooth bar, little padding lost)
 
 
 def default_cache_dir() -> Path:
@@ -21,6 +26,11 @@ def default_cache_dir() -> Path:
     from drivebench.paths import cache_dir
 
     return cache_dir()
+
+
+def fingerprint_of(embedder: Embedder) -> str:
+    """The embedder's cache identity (an embedder without one falls back to name and dimension)."""
+    return str(getattr(embedder, "fingerprint", None) or f"{embedder.name}/{embedder.dim}")
 
 
 class EmbeddingCache:
@@ -34,32 +44,54 @@ class EmbeddingCache:
             self._conn.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
 
     @staticmethod
-    def _key(embedder: Embedder, text: str) -> str:
-        return f"{embedder.name}/{embedder.dim}/" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+    def _key(fingerprint: str, text: str) -> str:
+        return f"{fingerprint}/" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
-    def encode(self, embedder: Embedder, texts: list[str]) -> np.ndarray:
-        """Passage embeddings for ``texts``, from the cache where present, the embedder otherwise."""
-        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    def missing(self, embedder: Embedder, texts: list[str]) -> int:
+        """How many distinct texts of ``texts`` would have to be encoded (not in the cache)."""
+        unique = list(dict.fromkeys(texts))
         if self._conn is None:
-            return embedder.encode(texts, kind="passage") if texts else out
-        keys = [self._key(embedder, t) for t in texts]
+            return len(unique)
+        return len(unique) - len(self._lookup(fingerprint_of(embedder), unique))
+
+    def _lookup(self, fingerprint: str, texts: list[str]) -> dict[str, bytes]:
+        assert self._conn is not None
+        keys = list(dict.fromkeys(self._key(fingerprint, t) for t in texts))
         found: dict[str, bytes] = {}
         with self._lock:
             for i in range(0, len(keys), 500):
-                batch = list(dict.fromkeys(keys[i : i + 500]))
+                batch = keys[i : i + 500]
                 marks = ",".join("?" * len(batch))
                 found.update(self._conn.execute(f"SELECT k, v FROM emb WHERE k IN ({marks})", batch).fetchall())
-        missing = [i for i, k in enumerate(keys) if k not in found]
-        if missing:
-            unique = list(dict.fromkeys(texts[i] for i in missing))
-            vecs = embedder.encode(unique, kind="passage")
-            by_text = {t: vecs[j] for j, t in enumerate(unique)}
-            rows = [(self._key(embedder, t), by_text[t].astype(np.float32).tobytes()) for t in unique]
-            with self._lock:
-                self._conn.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
-            for i in missing:
-                out[i] = by_text[texts[i]]
-        for i, k in enumerate(keys):
-            if k in found:
-                out[i] = np.frombuffer(found[k], dtype=np.float32)
+        return found
+
+    def encode(
+        self, embedder: Embedder, texts: list[str], on_encoded: Callable[[int], None] | None = None
+    ) -> np.ndarray:
+        """Passage embeddings for ``texts``, from the cache where present, the embedder otherwise.
+        ``on_encoded(n)`` counts texts done: those found in the cache at once, the rest as they are encoded."""
+        fingerprint = fingerprint_of(embedder)
+        out = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+        found = self._lookup(fingerprint, texts) if self._conn is not None else {}
+        unique = list(dict.fromkeys(t for t in texts if self._key(fingerprint, t) not in found))
+        by_text: dict[str, np.ndarray] = {}
+        if on_encoded is not None and len(texts) - len(unique):
+            on_encoded(len(texts) - len(unique))  # duplicates and cache hits
+        batch = int(getattr(getattr(embedder, "config", None), "batch_size", 64))
+        step = SLICE_BATCHES * batch if on_encoded is not None else max(1, len(unique))
+        for start in range(0, len(unique), step):
+            part = unique[start : start + step]
+            vecs = embedder.encode(part, kind="passage")
+            by_text.update(zip(part, vecs, strict=True))
+            if self._conn is not None:
+                rows = [
+                    (self._key(fingerprint, t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs, strict=True)
+                ]
+                with self._lock:
+                    self._conn.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
+            if on_encoded is not None:
+                on_encoded(len(part))
+        for i, t in enumerate(texts):
+            vec = by_text.get(t)
+            out[i] = vec if vec is not None else np.frombuffer(found[self._key(fingerprint, t)], dtype=np.float32)
         return out

@@ -3,16 +3,23 @@
 Every pipeline returns at most ``top_k`` documents, one per document (its best chunk), by
 descending score, searching only chunks whose mask bit is set (pre-filtering). Pipelines:
 
-* ``dense``: sentence-transformers vectors in FAISS. Chunk search widens (x4) until ``top_k``
-  distinct documents are found or the allowed chunks are exhausted, so the document ranking is
-  exactly the brute-force ranking by best-chunk score and never under-fills.
+* ``dense``: the embedder's vectors in FAISS (the query encoded with the embedder's query prefix).
+  Chunk search widens (x4) until ``top_k`` distinct documents are found or the allowed chunks are
+  exhausted, so the document ranking is exactly the brute-force ranking by best-chunk score and never
+  under-fills (with the ANN index of a large store: the ANN's ranking, still never under-filled).
 * ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
-* ``hybrid``: reciprocal-rank fusion (k=60) of the dense and bm25 document rankings, each taken
-  to depth ``max(50, 5 * top_k)``; ties broken by dense score, then doc id.
+* ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings:
+  ``score(d) = sum over the two rankings of 1 / (RRF_K + rank(d))`` with ``RRF_K = 60`` (Cormack et
+  al. 2009), each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with ``HYBRID_DEPTH = 50``;
+  a document missing from one ranking gets nothing from it; ties broken by dense score, then doc id.
+
+The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
+on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,11 +28,12 @@ from drivebench.simulator.index.chunk_store import ChunkStore, fit_mask
 from drivebench.simulator.index.embedders import Embedder
 
 PIPELINES = ("dense", "bm25", "hybrid")
-# The default is the best measured pipeline (benchmarks/bench_pipelines.py, Hit@10 on the 252-query eval
-# sets): acme-zh dense 0.674 / bm25 1.000 / hybrid 0.911; acme-en dense 0.906 / bm25 1.000 / hybrid 0.987.
-# MiniLM is blind to most Chinese, and equal-weight fusion lets its misses dilute BM25's ranking.
-DEFAULT_PIPELINE = "bm25"
+# Chosen by measurement (benchmarks/bench_pipelines.py; README "Embedders and pipelines"). With minilm
+# (blind to most Chinese) bm25 was best; with the multilingual e5 embedder hybrid is.
+DEFAULT_PIPELINE = "hybrid"
 RRF_K = 60
+HYBRID_DEPTH = 50
+_QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
 @dataclass(frozen=True)
@@ -59,8 +67,14 @@ class Retriever:
             return self.bm25(query, mask, top_k)
         return self.hybrid(query, mask, top_k)
 
-    def dense(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        qvec = self.embedder.encode([query], kind="query")[0]
+    def _query_vector(self, query: str) -> np.ndarray:
+        if hasattr(self.embedder, "encode_queries"):
+            return self.embedder.encode_queries([query])[0]
+        return self.embedder.encode([query], kind="query")[0]
+
+    def dense(self, query: str, mask: np.ndarray, top_k: int, qvec: np.ndarray | None = None) -> list[DocHit]:
+        if qvec is None:
+            qvec = self._query_vector(query)
         alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
@@ -83,9 +97,11 @@ class Retriever:
         return _best_per_doc(self.store, [(int(i), float(scores[i])) for i in order], top_k)
 
     def hybrid(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        depth = max(50, 5 * top_k)
-        dense = self.dense(query, mask, depth)
+        depth = max(HYBRID_DEPTH, 5 * top_k)
+        # the query embedding (C/torch code, GIL released) runs while BM25 scores in this thread
+        pending = _QUERY_POOL.submit(self._query_vector, query)
         lexical = self.bm25(query, mask, depth)
+        dense = self.dense(query, mask, depth, pending.result())
         fused: dict[str, float] = {}
         for ranking in (dense, lexical):
             for rank, hit in enumerate(ranking, 1):
