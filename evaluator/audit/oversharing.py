@@ -14,7 +14,7 @@ Flags (each a finding; a document may carry several):
 * ``stale-membership``: someone previews it through a project grant by an open-ended membership
   (``valid_until`` null) of role ``external``: external members must have an end date;
 * ``outlived-classification``: the document's level was raised (tags ``level_raised_at`` and
-  ``level_was``) and an allow grant that predates the raise (``valid_from`` null or earlier; corpus
+  ``level_was``) and a personal allow grant (to a user or a project) that predates the raise (``valid_from`` null or earlier; corpus
   grants have no creation time, so a grant without ``valid_from`` counts as older) still lets a user
   who is not in the owning department preview it.
 
@@ -36,8 +36,9 @@ from drivebench.simulator.permissions.compiler import doc_obj
 from drivebench.simulator.permissions.effective import effective_permissions
 
 BROAD_KINDS = ("everyone", "role", "department")
+PERSONAL_KINDS = ("user", "project")
 FLAGS = ("broad-subject", "stale-membership", "outlived-classification")
-DEFAULT_THRESHOLD = 5
+DEFAULT_THRESHOLD = 15
 
 
 def subject_kind(subject: str) -> str:

@@ -4,15 +4,14 @@
 document it picked and the finding the oversharing audit must report for it. Documents are picked by
 fixed rules (sorted doc ids, a level, not trashed, an owning department, no document picked twice;
 ``outsiders: 0``: nobody outside the owning department may preview it before the plant), so the same
-corpus always gets the same plants. Placeholders: ``$largest_other_department`` (the department, not
-the owner's, with the most members), ``$most_common_role``, ``$cleared_outsider`` (the first user by
+corpus always gets the same plants. Placeholders: ``$root_department`` (the department without a parent,
+i.e. the whole company), ``$cleared_outsider`` (the first user by
 id outside the owning department cleared for the document's level after the plant).
 """
 
 from __future__ import annotations
 
 import json
-from collections import Counter
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -90,21 +89,12 @@ def apply_plants(manifest: Manifest, spec: dict[str, Any] | None = None) -> tupl
         outsiders = [u for u in sorted(m.users, key=lambda u: u.user_id) if owner not in _dept_chain(m, u.department)]
         subject = dict(plant["grant"]["subject"])
         sid = subject.get("id")
-        if sid == "$largest_other_department":
-            sizes = Counter(d for u in m.users for d in _dept_chain(m, u.department) if d != owner)
-            sizes = Counter({d: n for d, n in sizes.items() if owner not in _dept_chain(m, d)})
-            subject["id"] = sorted(sizes.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
-        elif sid == "$most_common_role":
-            roles = Counter(r for u in outsiders for r in u.roles)
-            subject["id"] = sorted(roles.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
+        if sid == "$root_department":
+            subject["id"] = sorted(d.id for d in m.departments if d.parent is None)[0]
         elif sid == "$cleared_outsider":
             subject["id"] = next(
                 u.user_id for u in outsiders if level_rank(u.clearance) >= level_rank(doc.secret_level)
             )
-        if plant.get("raise_clearance_of_role"):
-            for u in m.users:
-                if subject["id"] in u.roles and level_rank(u.clearance) < level_rank(doc.secret_level):
-                    u.clearance = doc.secret_level
         if "project" in plant:
             p = plant["project"]
             member = next(u.user_id for u in outsiders if level_rank(u.clearance) >= level_rank(doc.secret_level))

@@ -17,7 +17,7 @@ from typing import Any
 
 from drivebench.evaluator.probe.groundtruth import REASONS, GroundTruth, Why
 
-DEFAULT_POOL = 6000
+DEFAULT_POOL = 3000
 
 
 @dataclass(frozen=True)
