@@ -112,7 +112,10 @@ class GroundTruth:
         return None
 
     # ------------------------------------------------------------------ why not
-    def why(self, user_id: str, doc_id: str) -> Why:
+    def why(self, user_id: str, doc_id: str, *, verify: bool = True) -> Why:
+        """The reason and grant path. ``verify``: check the decision against ``enforce`` (Casbin) too;
+        sampling explains its pool without it (the mask is proven equal to ``enforce``) and verifies
+        every pair it picks."""
         principal = self.engine.user_principal(user_id)
         doc = self.drive.documents[doc_id]
         eff = effective_permissions(
@@ -123,6 +126,7 @@ class GroundTruth:
             doc.secret_level,
             path_of=self._path_of,
             actions=("preview",),
+            verify=verify,
         )
         decision = eff.decision("preview")
         sources = [_source(s) for s in decision.sources]
@@ -140,6 +144,13 @@ class GroundTruth:
         return self._why_no_grant(user_id, doc_id)
 
     def _previewing_grants(self) -> list[Any]:
+        key = (self.drive.policy_version, len(self.drive.grants))
+        if getattr(self, "_grants_key", None) != key:
+            self._grants_key = key
+            self._grants_cache = self._compute_previewing_grants()
+        return self._grants_cache
+
+    def _compute_previewing_grants(self) -> list[Any]:
         return [
             g
             for g in self.drive.grants.values()

@@ -1,7 +1,8 @@
 """Seeded, stratified sampling of (user, forbidden document) pairs.
 
 Every pair the ground truth forbids is enumerated (the fast previewable mask, proven equal to
-``enforce``), shuffled with the seed, and the first ``pool`` of them are explained (``GroundTruth.why``).
+``enforce``), shuffled with the seed, and the first ``pool`` of them are explained (``GroundTruth.why``; each
+picked pair's explanation is then checked against ``enforce``).
 Strata are (reason, secret level, user's department). Pairs are drawn round-robin: over reasons first
 (so a rare reason such as an expired project membership is never crowded out by ``no-grant``), then
 over the (level, department) cells of that reason, then at random within a cell. The same corpus,
@@ -17,7 +18,7 @@ from typing import Any
 
 from drivebench.evaluator.probe.groundtruth import REASONS, GroundTruth, Why
 
-DEFAULT_POOL = 3000
+DEFAULT_POOL = 10000
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ def sample_pairs(gt: GroundTruth, n: int, seed: int = 0, pool: int = DEFAULT_POO
     explained = population[: max(pool, n)]
     cells: dict[str, dict[tuple[str, str], list[tuple[str, str, Why]]]] = defaultdict(lambda: defaultdict(list))
     for u, d in explained:
-        why = gt.why(u, d)
+        why = gt.why(u, d, verify=False)
         cells[why.reason][(gt.level(d), gt.drive.users[u].department)].append((u, d, why))
     order = [r for r in REASONS if r in cells]
     by_reason = {r: sum(len(b) for b in cells[r].values()) for r in order}
@@ -81,6 +82,7 @@ def sample_pairs(gt: GroundTruth, n: int, seed: int = 0, pool: int = DEFAULT_POO
                 keys.remove(key)
             else:
                 turn[r] += 1
+            why = gt.why(u, d, verify=True)  # the pair's explanation, checked against enforce
             picked.append(Pair(f"p{len(picked) + 1:05d}", u, gt.drive.users[u].department, d, gt.level(d), why))
     summary = {"forbidden_pairs": len(population), "explained": len(explained), "by_reason_explained": by_reason}
     return picked, summary
