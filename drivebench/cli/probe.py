@@ -103,6 +103,7 @@ def probe(
         concurrency=concurrency or profile.request.concurrency,
         surfaces=("recall", "answer") if answers else ("recall",),
         max_error_rate=max_error_rate,
+        channel="mcp" if mcp else "http",
     )
     wait = timeout or profile.request.timeout_s
 

@@ -41,6 +41,7 @@ class ProbeConfig:
     max_error_rate: float = 0.0
     attempts: int = 4
     backoff_base: float = 0.1
+    channel: str = "http"  # "http" or "mcp": how the surfaces are reached (leaks say "mcp-recall")
 
 
 @dataclass
@@ -147,7 +148,7 @@ def judge(
                     "doc_id": doc,
                     "doc_path": gt.doc_path(doc) if doc in gt.drive.documents else None,
                     "secret_level": gt.level(doc) if doc in gt.drive.documents else None,
-                    "surface": probe.surface,
+                    "surface": probe.surface if cfg.channel == "http" else f"{cfg.channel}-{probe.surface}",
                     "query_kind": probe.kind,
                     "query": probe.text,
                     "request_id": rec.query_id,
@@ -228,6 +229,7 @@ def judge(
             "top_k": cfg.top_k,
             "budget": cfg.budget,
             "surfaces": list(cfg.surfaces),
+            "channel": cfg.channel,
             "max_error_rate": cfg.max_error_rate,
         },
         "seconds": round(seconds, 3) if seconds is not None else None,

@@ -110,6 +110,22 @@ def test_leaky_acl_is_found_and_named(tmp_path: Path, served: tuple[Simulator, s
     assert f"{r['counts']['leaks']} leak(s)" in html and target["doc_id"] in html
 
 
+def test_leaks_on_the_answer_and_mcp_surfaces(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:
+    sim, url = served
+    set_faults(url, sim, ["leaky-acl:share=0.5"])
+    try:
+        code, r = probe_cli(tmp_path, url, sim, corpus, "--pairs", "30", "--queries-per-pair", "1", "--answers")
+        code_mcp, r_mcp = probe_cli(
+            tmp_path / "mcp", f"{url}/mcp/", sim, corpus, "--pairs", "30", "--queries-per-pair", "1", "--mcp"
+        )
+    finally:
+        set_faults(url, sim, [])
+    assert code == 1 and r["counts"]["requests"] == 60 and r["errors"]["failed"] == 0
+    assert {x["surface"] for x in r["leaks"]} == {"recall", "answer"}
+    assert code_mcp == 1 and r_mcp["errors"]["failed"] == 0
+    assert {x["surface"] for x in r_mcp["leaks"]} == {"mcp-recall"}
+
+
 def test_stale_acl_after_revocation_is_found(served: tuple[Simulator, str], corpus: Path) -> None:
     sim, url = served
     manifest = load_manifest(corpus)
