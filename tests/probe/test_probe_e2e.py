@@ -13,6 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
+import uvicorn
 from typer.testing import CliRunner
 
 from drivebench.api import load_simulator
@@ -28,6 +29,7 @@ from drivebench.server import free_port, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.tokens import ADMIN_SERVICE, make_token
+from tests.e2e.vendor_server import vendor_app, vendor_profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 ALL_REASONS = {
@@ -52,6 +54,26 @@ def served(corpus: Path) -> Iterator[tuple[Simulator, str]]:
     sim = load_simulator(str(corpus), config=SimConfig(pipeline="bm25", embedder="hash"))
     with start_in_thread(sim) as server:
         yield sim, server.url
+
+
+@pytest.fixture(scope="module")
+def vendor(served: tuple[Simulator, str]) -> Iterator[str]:
+    """A vendor-shaped API (its own ids: drive paths; errors as HTTP 200 + code) on a real uvicorn."""
+    import threading
+    import time
+
+    port = free_port()
+    config = uvicorn.Config(vendor_app(served[0]), host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 30
+    while not server.started:
+        assert time.monotonic() < deadline, "vendor server did not start"
+        time.sleep(0.02)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(10)
 
 
 def probe_cli(tmp_path: Path, url: str, sim: Simulator, corpus: Path, *args: str) -> tuple[int, dict[str, Any]]:
@@ -157,6 +179,32 @@ def test_stale_acl_after_revocation_is_found(served: tuple[Simulator, str], corp
     assert leaked and leaked <= revoked  # only the revoked documents leak, and they do
     assert all(x["why_forbidden"]["reason"] == "deny" for x in r["leaks"])
     assert all(x["why_forbidden"]["path"][0]["subject"] == f"user:{x['user_id']}" for x in r["leaks"])
+
+
+@pytest.mark.parametrize(
+    ("mode", "exit_code", "state"),
+    [("same", 0, "ok"), ("open", 1, "ok"), ("opaque", 3, "failed"), ("empty", 3, "failed"), ("500", 3, "failed")],
+)
+def test_any_target_through_a_profile(
+    tmp_path: Path, vendor: str, corpus: Path, mode: str, exit_code: int, state: str
+) -> None:
+    """A vendor API through ``--target-profile`` (ids are drive paths, ``match = "path"``): its own
+    permission filter passes, a service-account search leaks, and failures are exit 3, not 0 leaks."""
+    profile = tmp_path / "vendor.toml"
+    profile.write_text(vendor_profile(vendor, mode), encoding="utf-8")
+    out = tmp_path / "probe"
+    args = ["probe", "--target-profile", str(profile), "--corpus", str(corpus), "--out", str(out), "--pairs", "40"]
+    res = CliRunner().invoke(app, [*args, "--queries-per-pair", "1", "--no-preflight"])
+    r = json.loads((out / "probe.json").read_text(encoding="utf-8"))
+    assert res.exit_code == exit_code, res.output
+    assert r["status"]["state"] == state
+    if mode == "same":
+        assert r["counts"]["results"] > 40 and r["counts"]["unmapped_results"] == 0 and r["counts"]["leaks"] == 0
+    if mode == "open":
+        assert r["counts"]["target_leaks"] > 0
+        assert all(x["result"]["foreign_id"] == x["doc_path"] for x in r["leaks"])  # the id the vendor gave
+    if state == "failed":
+        assert r["counts"]["leaks"] == 0 and "no leak" not in (out / "probe.html").read_text(encoding="utf-8")
 
 
 def test_a_dead_target_is_exit_3_never_zero_leaks(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:
