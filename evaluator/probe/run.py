@@ -217,6 +217,7 @@ def judge(
             "collateral_leaks": sum(1 for x in leaks if x["kind"] == "collateral"),
             "pairs_leaked": len(leaked_pairs),
             "leaked_documents": len(docs),
+            "requests_by_query_kind": dict(Counter(p.kind for p in probes)),
         },
         "leaked_documents": [
             {"doc_id": d, "path": gt.doc_path(d) if d in gt.drive.documents else None, "leaks": n}

@@ -210,10 +210,13 @@ def test_any_target_through_a_profile(
 def test_a_dead_target_is_exit_3_never_zero_leaks(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:
     sim, _ = served
     dead = f"http://127.0.0.1:{free_port()}"
-    code, r = probe_cli(tmp_path, dead, sim, corpus, "--pairs", "5", "--queries-per-pair", "1")
+    english = str(resolve_corpus("acme-en", scale="small"))  # the same enterprise in English, same doc ids
+    code, r = probe_cli(tmp_path, dead, sim, corpus, "--pairs", "5", "--queries-per-pair", "6", "--english", english)
     assert code == 3
+    kinds = r["counts"]["requests_by_query_kind"]
+    assert kinds["title"] == kinds["english"] == 5 and sum(kinds.values()) == r["errors"]["requests"]
     assert r["status"]["state"] == "failed" and "preflight" in r["status"]["reason"]
-    assert r["errors"]["failed"] == r["errors"]["requests"] == 5 and r["counts"]["pairs_measured"] == 0
+    assert r["errors"]["failed"] == r["errors"]["requests"] >= 20 and r["counts"]["pairs_measured"] == 0
     html = (tmp_path / "probe" / "probe.html").read_text(encoding="utf-8")
     assert "probe FAILED, leaks not measured" in html and "no leak" not in html
 
