@@ -67,6 +67,7 @@ class GroundTruth:
         self.now = at if at is not None else drive.clock.now()
         self._masks: dict[str, np.ndarray] = {}
         self._moves: dict[str, list[str]] = {}
+        self._grants: tuple[int, list[Any]] | None = None  # (policy version, allow grants implying preview)
         if manifest is not None:
             for d in manifest.documents:
                 if d.moves:
@@ -144,18 +145,14 @@ class GroundTruth:
         return self._why_no_grant(user_id, doc_id)
 
     def _previewing_grants(self) -> list[Any]:
-        key = (self.drive.policy_version, len(self.drive.grants))
-        if getattr(self, "_grants_key", None) != key:
-            self._grants_key = key
-            self._grants_cache = self._compute_previewing_grants()
-        return self._grants_cache
-
-    def _compute_previewing_grants(self) -> list[Any]:
-        return [
-            g
-            for g in self.drive.grants.values()
-            if g.effect == "allow" and any("preview" in allowed_by(a) for a in g.actions)
-        ]
+        if self._grants is None or self._grants[0] != self.drive.policy_version:
+            grants = [
+                g
+                for g in self.drive.grants.values()
+                if g.effect == "allow" and any("preview" in allowed_by(a) for a in g.actions)
+            ]
+            self._grants = (self.drive.policy_version, grants)
+        return self._grants[1]
 
     def _why_no_grant(self, user_id: str, doc_id: str) -> Why:
         principal = self.engine.user_principal(user_id)
