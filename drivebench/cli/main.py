@@ -22,7 +22,9 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from drivebench import __version__
+from drivebench.cli import audit as audit_cli  # issue #17
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
+from drivebench.cli import probe as probe_cli
 from drivebench.cli.clickcompat import ClickException, MissingParameter
 from drivebench.cli.common import err_console, set_quiet
 from drivebench.errors import INPUT_ERROR_EXIT, describe
@@ -176,6 +178,8 @@ app.command("info")(info.info)
 app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
 reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec (issue #6)
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")
+app.command("probe")(probe_cli.probe)  # issue #17: leak probes
+app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus (issue #17).")
 
 
 def main() -> None:  # pragma: no cover - console entry
