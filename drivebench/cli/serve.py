@@ -91,8 +91,12 @@ def serve(
 
     faults = _parse_faults(fault, host)  # issue #7
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
-    source = token_secret(data_dir, corpus)  # never the public development secret on a listening server
-    sim = load_with_progress(corpus, config) if data_dir is None else open_data_dir(data_dir, corpus, config)
+    if data_dir is None:  # load first: a bad corpus is reported before the secret warning
+        sim = load_with_progress(corpus, config)
+        source = token_secret(data_dir, corpus)  # never the public development secret on a listening server
+    else:
+        source = token_secret(data_dir, corpus)
+        sim = open_data_dir(data_dir, corpus, config)
     sim.use_token_secret(source.secret)
     if faults:  # issue #7
         sim.faults.replace(faults)

@@ -79,8 +79,8 @@ def test_info_reports_versions_cache_corpus_embedder_and_secret(tmp_path: Path) 
         "built_corpora": [],
     }
     assert data["corpus"] == {"name": "seed", "kind": "built-in", "built_in_cache": False}
-    assert data["embedder"]["name"] == "minilm" and Path(data["embedder"]["model_dir"]).is_dir()
-    assert data["token_secret"]["source"] == "built-in development secret" and data["token_secret"]["public"]
+    assert data["embedder"]["name"] == "e5" and Path(data["embedder"]["model_dir"]).is_dir()
+    assert data["token_secret"]["source"] == "random per server" and not data["token_secret"]["public"]
     env["DRIVEBENCH_TOKEN_SECRET"] = "s3cret"
     secret = json.loads(run("info", "--json", env=env).stdout)["token_secret"]
     assert secret == {"source": "DRIVEBENCH_TOKEN_SECRET", "public": False}

@@ -55,7 +55,7 @@ def test_missing_token_names_the_option_and_where_tokens_come_from(tmp_path: Pat
     done = run("eval", "run", "--target", "http://127.0.0.1:9", "--evalset", str(evalset))
     assert done.returncode == 2
     first, hint = error_lines(done.stderr)
-    assert "Missing option '--token'" in first
+    assert "no token: give --token" in first
     assert "DRIVEBENCH_TOKEN" in hint and "drivebench tokens" in hint
 
 

@@ -36,19 +36,22 @@ def test_precedence_cli_over_environment_over_file_over_default(
     plain.mkdir()
 
     default = info_cmd(plain, ["info", "--json"])
-    assert default["corpus"]["name"] == "acme-zh" and default["pipeline"] == "bm25" and default["config_file"] is None
+    assert default["corpus"]["name"] == "acme-zh" and default["pipeline"] == "hybrid" and default["config_file"] is None
 
     from_file = info_cmd(nested, ["info", "--json"])  # found in a parent directory
     assert from_file["config_file"] == str(tmp_path / "drivebench.toml")
     assert from_file["corpus"]["name"] == "seed" and from_file["pipeline"] == "dense"
 
-    from_env = info_cmd(nested, ["info", "--json"], DRIVEBENCH_INFO_CORPUS="acme-en", DRIVEBENCH_INFO_PIPELINE="hybrid")
-    assert from_env["corpus"]["name"] == "acme-en" and from_env["pipeline"] == "hybrid"
+    from_env = info_cmd(nested, ["info", "--json"], DRIVEBENCH_INFO_CORPUS="acme-en", DRIVEBENCH_INFO_PIPELINE="bm25")
+    assert from_env["corpus"]["name"] == "acme-en" and from_env["pipeline"] == "bm25"
 
     from_cli = info_cmd(
-        nested, ["info", "--json", "--corpus", "seed", "--pipeline", "bm25"], DRIVEBENCH_INFO_CORPUS="acme-en"
+        nested,
+        ["info", "--json", "--corpus", "seed", "--pipeline", "dense"],
+        DRIVEBENCH_INFO_CORPUS="acme-en",
+        DRIVEBENCH_INFO_PIPELINE="bm25",
     )
-    assert from_cli["corpus"]["name"] == "seed" and from_cli["pipeline"] == "bm25"
+    assert from_cli["corpus"]["name"] == "seed" and from_cli["pipeline"] == "dense"
 
     ignored = info_cmd(nested, ["--config", "none", "info", "--json"])
     assert ignored["config_file"] is None and ignored["corpus"]["name"] == "acme-zh"
@@ -65,7 +68,7 @@ def test_pyproject_tool_table_and_explicit_config(tmp_path: Path, info_cmd: Call
     other = tmp_path / "elsewhere.toml"
     other.write_text('[info]\ncorpus = "seed"\n', encoding="utf-8")
     got = info_cmd(tmp_path, ["--config", str(other), "info", "--json"])
-    assert got["config_file"] == str(other) and got["corpus"]["name"] == "seed" and got["embedder"]["name"] == "minilm"
+    assert got["config_file"] == str(other) and got["corpus"]["name"] == "seed" and got["embedder"]["name"] == "e5"
     got = info_cmd(tmp_path, ["info", "--json"], DRIVEBENCH_CONFIG=str(other))
     assert got["config_file"] == str(other)
 
