@@ -22,11 +22,14 @@ $(BIN)/python:
 	@echo "creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
-# Re-install only when the project's own dependency list changes. pip prints what it collects and installs
-# as it goes (a fresh install takes one to two minutes), so the first seconds are never silent.
+# Re-install only when the project's own dependency list changes. pip prints what it collects as it goes (a fresh
+# install takes one to two minutes); while it unpacks (silent for about a minute) a line every 10 s says it works.
 $(STAMP): pyproject.toml | $(BIN)/python
 	@echo "installing drivebench and its dependencies into $(VENV) (pip, one to two minutes on a fresh machine)"
-	@set -o pipefail; $(PIP_INSTALL) -e '.[all]' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }
+	@set -o pipefail; start=$$SECONDS; \
+	( while sleep 10; do echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
+	$(PIP_INSTALL) -e '.[all]' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }; status=$$?; \
+	kill $$ticker; exit $$status
 	@touch $(STAMP)
 
 install: $(STAMP)
