@@ -129,6 +129,8 @@ class Undo:
     folder_seq: int
     retention: Retention
     clock: datetime
+    policy_version: int
+    content_version: int
     records: dict[int, tuple[object, dict[str, object]]] = field(default_factory=dict)
     blobs_put: set[str] = field(default_factory=set)
 
@@ -184,6 +186,8 @@ class DriveOperations:
             folder_seq=self._folder_seq,
             retention=replace(self.retention),
             clock=self.clock.now(),
+            policy_version=self.policy_version,
+            content_version=self.content_version,
         )
 
     def _touch(self: Drive, record: object) -> None:
@@ -210,9 +214,12 @@ class DriveOperations:
         self._doc_seq, self._folder_seq = undo.doc_seq, undo.folder_seq
         self.retention = undo.retention
         self.clock.set(undo.clock)
-        # versions only move forward: whatever was built from the failed state (engines, masks) is stale
-        self.bump_policy()
-        self.bump_content()
+        # versions only move forward: if the failed write bumped one, whatever was built from its state
+        # (engines, masks) carries that number, so the restored state gets a new one
+        if self.policy_version != undo.policy_version:
+            self.bump_policy()
+        if self.content_version != undo.content_version:
+            self.bump_content()
         if undo.blobs_put and self.journal is None:
             self.release_blobs(undo.blobs_put)
 
