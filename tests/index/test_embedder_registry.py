@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
-from sentence_transformers import SentenceTransformer, models
+from sentence_transformers import SentenceTransformer
+from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
 from drivebench.simulator.index.embedders import (
@@ -35,8 +36,8 @@ def _tiny_model(directory: Path, seed: int, prompts: dict[str, str] | None = Non
     hf_dir = directory / "hf"
     BertModel(config).save_pretrained(hf_dir)
     tokenizer.save_pretrained(hf_dir)
-    word = models.Transformer(str(hf_dir), max_seq_length=64)
-    pooling = models.Pooling(word.get_embedding_dimension(), pooling_mode="mean")
+    word = Transformer(str(hf_dir), max_seq_length=64)
+    pooling = Pooling(word.get_embedding_dimension(), pooling_mode="mean")
     st = SentenceTransformer(modules=[word, pooling], device="cpu", prompts=prompts or {})
     out = directory / "st"
     st.save(str(out))
