@@ -71,12 +71,29 @@ def _acme_v1(language: str) -> Builder:
     return build
 
 
+def _acme_v2(language: str) -> Builder:
+    def build(out: Path, seed: int | None, scale: str | int | None) -> None:
+        from drivebench.corpora.acme2.build import build_acme2
+
+        kwargs: dict[str, object] = {"language": language}
+        if seed is not None:
+            kwargs["seed"] = seed
+        if scale is not None:
+            kwargs["scale"] = scale
+        build_acme2(out, **kwargs)  # type: ignore[arg-type]
+
+    return build
+
+
 _V1_SOURCES = ("generator", "render", "format.py")
+_V2_SOURCES = ("acme2", *_V1_SOURCES)  # version 2 builds on version 1's story
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
     BuiltinCorpus("seed", 1, _build_seed, ("seed", "render", "format.py"), "29 hand-written documents"),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
     BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),
+    BuiltinCorpus("acme-zh", 2, _acme_v2("zh"), _V2_SOURCES, "acme-zh with distractors and realistic questions"),
+    BuiltinCorpus("acme-en", 2, _acme_v2("en"), _V2_SOURCES, "acme-en with distractors and realistic questions"),
 )
 
 
