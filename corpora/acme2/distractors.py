@@ -20,8 +20,9 @@ from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.model import CLOCK_START, DocPlan, VersionPlan, office_time
 from drivebench.corpora.render.spec import DocSpec, Section
 
-ENTITY_KEYS = ("project", "product", "event", "partner", "candidate", "dept", "supplier", "topic")
+ENTITY_KEYS = ("project", "product", "event", "partner", "candidate", "batch", "dept", "supplier", "topic")
 DRAFT_SHARE = 0.3
+COPY_SHARE = 0.5
 MINUTES_SHARE = 0.12
 SKIP_KINDS = {"note"}
 
@@ -138,7 +139,7 @@ def add_distractors(s: Scenario, docs: list[DocPlan], data: dict[str, Any], rng:
         # outdated copy: every document with an asked fact that changed between versions
         old = orig.versions[0]
         changed_facts = [f for f in asked if old.facts.get(f) != head.facts.get(f)]
-        if len(orig.versions) > 1 and changed_facts:
+        if len(orig.versions) > 1 and changed_facts and rng.random() < COPY_SHARE:
             folder = s.folder(f"{_parent(orig.folder)}/{words['copies_folder']}")
             at = office_time(rng, min(head.created_at + timedelta(days=rng.randint(2, 20)), LATEST))
             title = words["copy_title"].format(title=orig.title)

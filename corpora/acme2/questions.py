@@ -43,6 +43,7 @@ VAGUE = 0.10
 ABBREV = 0.10
 CROSS = 0.10
 TYPO = 0.05
+ENTITY_ASKED = 0.5  # of the questions several documents answer: asked about the entity, not a document
 SHORTCUT_DEPTH = 3
 
 
@@ -155,6 +156,15 @@ class Gen:
             return self.question("vague", self.data, {**values, "subject": subject}), "vague"
         return self.question(template, self.data, {**values, "subject": subject}), "paraphrase"
 
+    def entity_question(self, doc: DocPlan, h: Hook) -> tuple[str, str] | None:
+        """A question about the entity itself (the project's database, the event's date), not one document:
+        every document of the entity that states the fact answers it. Phrasing ``vague``."""
+        ent = self.entity(doc.versions[-1].facts)
+        if ent is None:
+            return None
+        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer], "subject": ent[1]}
+        return self.question("vague", self.data, values), "vague"
+
     def rationale(self, doc: DocPlan, fact: str, cogold: list[DocPlan], when: str) -> str:
         words = self.data["distractors"]
         for d in self.distractors.of(doc):
@@ -228,18 +238,22 @@ def _single_gold(
 def singles(g: Gen, quota: int) -> None:
     pool = _askable(g)
     g.rng.shuffle(pool)
-    pool.sort(key=lambda dh: g.doc_use[dh[0].doc_id])
+    # questions several documents answer first (graded gold), then the least-asked documents
+    pool.sort(key=lambda dh: (not g.others(dh[0], dh[1].fact, CLOCK_NOW)[0], g.doc_use[dh[0].doc_id]))
     done = 0
     for doc, h in pool:
         if done >= quota:
             break
-        if g.doc_use[doc.doc_id] >= 2:
+        cogold = g.others(doc, h.fact, CLOCK_NOW)[0]
+        if g.doc_use[doc.doc_id] >= 2 and not cogold:
             continue
         users = [u for u in g.users() if g.sees(u, doc)]
+        users = [u for u in users if all(g.sees(u, d) for d in cogold)] or users  # who sees every valid answer
         if not users:
             continue
         user = g.asker(users)
-        worded = g.phrase(doc, h, CLOCK_NOW)
+        worded = g.entity_question(doc, h) if cogold and g.rng.random() < ENTITY_ASKED else None
+        worded = worded or g.phrase(doc, h, CLOCK_NOW)
         if worded is None:
             continue
         text, phrasing = worded

@@ -40,7 +40,9 @@ def test_bm25_figures_equal_the_simulators_own_recall(seed_dir: Path, report: di
     for q in load_evalset(seed_dir / EVALSET_NAME):
         if not q.gold_ids:
             continue
-        principal = sim.engine.user_principal(q.user_id) if q.user_id else sim.engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]
+        principal = (
+            sim.engine.user_principal(q.user_id) if q.user_id else sim.engine.role_principal(q.user_role, q.department)
+        )  # type: ignore[arg-type]
         ranking = [h.doc_id for h in sim.recall(principal, q.query, 10, as_of=q.as_of).hits]
         gold = set(q.gold_ids)
         first = next((i for i, d in enumerate(ranking, 1) if d in gold), None)
@@ -97,7 +99,10 @@ def test_title_only_finds_a_question_that_is_a_title(seed_dir: Path, tmp_path: P
 
 
 def test_near_duplicates() -> None:
-    base = "".join(f"第{i}条 采购合同 甲方 艾克米科技 乙方 昆山博远 合同金额 570,000 元 交货日期 2026年3月{i}日。" for i in range(1, 9))
+    base = "".join(
+        f"第{i}条 采购合同 甲方 艾克米科技 乙方 昆山博远 合同金额 570,000 元 交货日期 2026年3月{i}日。"
+        for i in range(1, 9)
+    )
     pairs = near_duplicates({"a": base, "b": base.replace("570,000", "575,000"), "c": "完全不同的一份会议纪要" * 20})
     assert [(p["a"], p["b"]) for p in pairs] == [("a", "b")]
     assert 0.8 <= pairs[0]["jaccard"] < 1.0
