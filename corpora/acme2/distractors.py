@@ -23,7 +23,9 @@ from drivebench.corpora.render.spec import DocSpec, Section
 ENTITY_KEYS = ("project", "product", "event", "partner", "candidate", "batch", "dept", "supplier", "topic")
 DRAFT_SHARE = 0.3
 COPY_SHARE = 0.5
-MINUTES_SHARE = 0.12
+SIMILAR_SHARE = 0.4
+SIMILAR_KEYS = ("project", "product", "event", "partner", "code", "model")  # renamed in a look-alike
+MINUTES_SHARE = 0.6
 SKIP_KINDS = {"note"}
 
 _AMOUNT = re.compile(r"^\d{1,3}(,\d{3})+$")
@@ -164,6 +166,34 @@ def add_distractors(s: Scenario, docs: list[DocPlan], data: dict[str, Any], rng:
                     Distractor(doc, orig, "draft", {f: (head.facts[f], v) for f, v in changes.items() if v})
                 )
                 out.same.update((id(orig), f) for f, v in changes.items() if not v)
+        # a look-alike: the same kind of document about a similarly named project, product, event or partner
+        # (its name and code changed, every asked fact different)
+        if rng.random() < SIMILAR_SHARE and any(head.facts.get(k) for k in SIMILAR_KEYS):
+            renames = {}
+            for k in SIMILAR_KEYS:
+                value = head.facts.get(k)
+                if value and value not in renames:
+                    renames[value] = perturb(value, rng, []) if k in ("code", "model") else None
+                    renames[value] = renames[value] or words["similar_name"].format(name=value)
+            changes = {f: perturb(head.facts[f], rng, names) for f in asked if head.facts.get(f)}
+            if all(changes.values()):
+                # longest first, so a product name is renamed before the model number inside it
+                ordered = dict(
+                    sorted(
+                        {**renames, **{head.facts[f]: v for f, v in changes.items() if v}}.items(),
+                        key=lambda kv: -len(kv[0]),
+                    )
+                )
+                spec = replace_all(head.spec, ordered)
+                title = replace_all(DocSpec(title=orig.title, file_type=orig.file_type), ordered).title
+                at = office_time(rng, max(CLOCK_START, orig.created_at - timedelta(days=rng.randint(1, 30))))
+                version = VersionPlan(
+                    spec, at, head.author, "", {**head.facts, **{f: v for f, v in changes.items() if v}}
+                )
+                doc = _plan(orig, title=title, folder=orig.folder, versions=[version], kind="similar")
+                out.items.append(
+                    Distractor(doc, orig, "similar", {f: (head.facts[f], v) for f, v in changes.items() if v})
+                )
         # meeting notes quoting a superseded figure of one asked fact
         entity = _entity(head.facts)
         if entity and rng.random() < MINUTES_SHARE:

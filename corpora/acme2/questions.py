@@ -37,7 +37,7 @@ from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, Hook, 
 from drivebench.evaluator.schema import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84  # of the story's documents (distractors are not asked about)
-SHARES = {"hop": 0.12, "version": 0.12, "pairs": 0.07}  # pairs count twice
+SHARES = {"hop": 0.08, "version": 0.12, "pairs": 0.07}  # pairs count twice
 KNOWN_ITEM = 0.10
 VAGUE = 0.10
 ABBREV = 0.10
@@ -159,17 +159,20 @@ class Gen:
     def entity_question(self, doc: DocPlan, h: Hook) -> tuple[str, str] | None:
         """A question about the entity itself (the project's database, the event's date), not one document:
         every document of the entity that states the fact answers it. Phrasing ``vague``."""
-        ent = self.entity(doc.versions[-1].facts)
+        facts = doc.versions[-1].facts
+        ent = self.entity(facts)
         if ent is None:
             return None
-        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer], "subject": ent[1]}
+        # a project is as often named by its code (in every project document's text, in no title)
+        name = facts["code"] if ent[0] == "project" and facts.get("code") else ent[1]
+        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer], "subject": name}
         return self.question("vague", self.data, values), "vague"
 
     def rationale(self, doc: DocPlan, fact: str, cogold: list[DocPlan], when: str) -> str:
         words = self.data["distractors"]
         for d in self.distractors.of(doc):
             if fact in d.changed:
-                key = {"draft": "rationale_draft", "copy": "rationale_copy", "minutes": "rationale_minutes"}[d.kind]
+                key = f"rationale_{d.kind}"
                 return words[key].format(title=doc.title, other=d.doc.title, attr=fact, folder=d.doc.folder)
         if cogold:
             sep = "、" if self.s.lang == "zh" else ", "
