@@ -74,6 +74,7 @@ def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "d
         story=story_docs,
         entity_facts=frozenset(story()["entity_facts"]),
         visible={u: len(v) for u, v in (manifest.access or {}).items()},
+        access={u: set(v) for u, v in (manifest.access or {}).items()},
     )
     queries = build_evalset(gen, chain_pool)
     report = generation_report(queries, gen, len(story_docs), len(extra.items))

@@ -18,10 +18,14 @@ class TextIndex:
         self.bm25 = bm25s.BM25()
         self.bm25.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
 
-    def top(self, query: str, k: int) -> list[DocPlan]:
+    def top(self, query: str, k: int, allowed: set[str] | None = None) -> list[DocPlan]:
+        """The ``k`` best documents for ``query`` (among the doc ids in ``allowed`` when given)."""
         known = [t for t in tokenize(query) if t in self.bm25.vocab_dict]
         if not known:
             return []
         scores = np.asarray(self.bm25.get_scores(known))
-        order = sorted((i for i in range(len(self.docs)) if scores[i] > 0), key=lambda i: (-scores[i], i))
+        order = sorted(
+            (i for i in range(len(self.docs)) if scores[i] > 0 and (allowed is None or self.docs[i].doc_id in allowed)),
+            key=lambda i: (-scores[i], i),
+        )
         return [self.docs[i] for i in order[:k]]

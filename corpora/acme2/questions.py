@@ -38,13 +38,16 @@ from drivebench.evaluator.schema import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84  # of the story's documents (distractors are not asked about)
 SHARES = {"hop": 0.08, "version": 0.12, "pairs": 0.07}  # pairs count twice
-KNOWN_ITEM = 0.10
+KNOWN_ITEM = 0.06
 VAGUE = 0.10
 ABBREV = 0.10
 CROSS = 0.10
 TYPO = 0.05
 ENTITY_ASKED = 0.5  # of the questions several documents answer: asked about the entity, not a document
 SHORTCUT_DEPTH = 3
+# People leave out the current year: "2026年3月2日" -> "3月2日", "2026秋季西安行业峰会" -> "秋季西安行业峰会",
+# "March 2, 2026" -> "March 2", "Phoenix Industry Forum Fall 2026" -> "Phoenix Industry Forum Fall".
+_YEAR = re.compile(r"2026年(?=\d)|2026(?=[春夏秋冬])|,? 2026(?!\d|-)")
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Gen:
     story: list[DocPlan]  # the non-distractor documents
     entity_facts: frozenset[str] = frozenset()  # facts of an entity, not of one document (story.toml)
     visible: dict[str, int] = field(default_factory=dict)
+    access: dict[str, set[str]] = field(default_factory=dict)  # user -> doc ids previewable now
     user_use: Counter[str] = field(default_factory=Counter)
     doc_use: Counter[str] = field(default_factory=Counter)
     asked: set[tuple[str, str]] = field(default_factory=set)
@@ -106,7 +110,8 @@ class Gen:
     # ---------------------------------------------------------------- wording
     def describe(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> str | None:
         kind = data["kinds"].get(doc.kind, {})
-        pool = fillable(kind.get("abbrev" if abbrev else "describe", []), facts)
+        spoken = {k: _YEAR.sub("", v) for k, v in facts.items()}  # people leave out the current year
+        pool = fillable(kind.get("abbrev" if abbrev else "describe", []), spoken)
         return self.rng.choice(pool) if pool else None
 
     def question(self, template_set: str, data: dict[str, Any], values: dict[str, str]) -> str:
@@ -309,7 +314,7 @@ def versions(g: Gen, quota: int) -> None:
                 k = g.rng.choice(ks)
                 lo, hi = day(doc.versions[k - 1].created_at), day(doc.versions[k].created_at)
                 d = lo + timedelta(days=g.rng.randint(1, (hi - lo).days - 1))
-                at, when = d + timedelta(hours=12), g.s.date(d)
+                at, when = d + timedelta(hours=12), _YEAR.sub("", g.s.date(d))
         if mode == "latest" and vals[0] == vals[-1]:
             continue
         users = [u for u in g.users() if g.sees(u, doc, at)]
@@ -352,16 +357,17 @@ def chains(g: Gen, pool: list[Chain], quota: int) -> None:
         if done >= quota:
             break
         text = c.texts[styles[done % len(styles)]]
-        top = g.index.top(text, SHORTCUT_DEPTH)
-        if any(d in top for d in c.hops[1:]):
-            g.report["chains_rejected"] += 1
-            continue
-        g.report["chains_accepted"] += 1
         users = [u for u in g.users() if all(g.sees(u, d) for d in c.hops)]
         if not users:
             continue
         last = c.hops[-1]
         user = g.asker(users)
+        # as the asker sees the drive: fewer competitors than in the whole corpus
+        top = g.index.top(text, SHORTCUT_DEPTH, g.access.get(user, set()))
+        if any(d in top for d in c.hops[1:]):
+            g.report["chains_rejected"] += 1
+            continue
+        g.report["chains_accepted"] += 1
         tags = g.tags("multi_hop", last, user, "chain", len(c.hops), chain=c.kind)
         words = g.data["distractors"]
         tags["rationale"] = words["rationale_plain"].format(title=" → ".join(d.title for d in c.hops))
@@ -397,7 +403,7 @@ def permission_pairs(g: Gen, quota: int) -> None:
         if worded is None:
             continue
         text, phrasing = worded
-        top = g.index.top(text, 1)
+        top = g.index.top(text, 1)  # over the whole drive: what a leaky index would rank first
         if not top or top[0] is not doc:
             continue
         good, bad = g.asker(allowed), g.asker(denied)
