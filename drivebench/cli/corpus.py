@@ -106,13 +106,18 @@ def audit(
         None, "--embedder", help="Embedding backend for dense and hybrid (default: the registry's default)."
     ),
     strict: bool = typer.Option(False, "--strict", help="Exit 1 when an acceptance check of issue 12 fails."),
+    pipelines: str = typer.Option("bm25,dense,hybrid", "--pipelines", help="Comma-separated pipelines to run."),
 ) -> None:
     """Difficulty report of the eval set: title-only BM25, BM25/dense/hybrid Hit@1/Hit@10/MRR@10 per kind and
     phrasing, chain shortcut rate, missing-gold candidates, near-duplicate pairs, acceptance checks."""
     from drivebench.cli.common import progress_bar, quiet_libraries
     from drivebench.corpora.audit import audit_corpus
     from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.simulator.retrieval.pipelines import PIPELINES
 
+    chosen = tuple(p.strip() for p in pipelines.split(",") if p.strip())
+    if not chosen or any(p not in PIPELINES for p in chosen):
+        raise typer.BadParameter(f"--pipelines takes a comma-separated subset of {', '.join(PIPELINES)}")
     quiet_libraries()
     try:
         corpus_dir = resolve_corpus(path)
@@ -121,7 +126,10 @@ def audit(
     with progress_bar() as bar:
         task = bar.add_task("audit: 3 pipelines + title-only BM25 per query", total=None)
         report = audit_corpus(
-            corpus_dir, embedder=embedder, progress=lambda done, total: bar.update(task, completed=done, total=total)
+            corpus_dir,
+            embedder=embedder,
+            pipelines=chosen,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
         )
     failed = [c for c in report["acceptance"] if not c["ok"]]
     if as_json:
