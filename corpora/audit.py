@@ -100,19 +100,24 @@ def _shingles(text: str, n: int = 5) -> set[int]:
     return {zlib.crc32(t[i : i + n].encode()) for i in range(max(1, len(t) - n + 1))}
 
 
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a well-mixed 64-bit hash of each value (wrapping multiplication)."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
 def near_duplicates(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[dict[str, Any]]:
     """Pairs of ids whose texts' 5-gram shingle sets have Jaccard >= ``threshold`` (MinHash LSH, 32 hashes in
     8 bands of 4, candidates verified exactly; deterministic)."""
     ids = sorted(texts)
     sets = [_shingles(texts[i]) for i in ids]
-    rng = np.random.default_rng(12)
-    prime = np.uint64((1 << 61) - 1)
-    a = rng.integers(1, 1 << 31, size=32, dtype=np.uint64)
-    b = rng.integers(0, 1 << 31, size=32, dtype=np.uint64)
+    seeds = np.random.default_rng(12).integers(0, 2**63, size=32, dtype=np.uint64)
     sigs = np.empty((len(ids), 32), dtype=np.uint64)
     for row, s in enumerate(sets):
         x = np.fromiter(s, dtype=np.uint64, count=len(s))
-        sigs[row] = ((x[:, None] * a[None, :] + b[None, :]) % prime).min(axis=0)
+        sigs[row] = _mix(x[:, None] ^ seeds[None, :]).min(axis=0)
     candidates: set[tuple[int, int]] = set()
     for band in range(8):
         buckets: dict[bytes, list[int]] = defaultdict(list)
