@@ -1,9 +1,18 @@
-"""Built-in corpora, built on demand into a cache and reused while their source is unchanged.
+"""Built-in corpora, versioned, built on demand into a cache and reused while their source is unchanged.
 
-``resolve_corpus("acme-zh")`` returns a directory in the on-disk format (see ``format.py``); a path
-to such a directory is returned as it is. The cache key covers the corpus name, seed, scale and a
-fingerprint of the code that writes it, so a code change rebuilds. Builds write into a temporary
-directory and rename it into place, so a crash never leaves a half-built corpus behind.
+A built-in corpus is named ``NAME`` or ``NAME@VERSION`` (``acme-zh@1``, ``acme-zh@2``); a bare ``NAME``
+means its newest version. ``resolve_corpus("acme-zh@1")`` returns a directory in the on-disk format (see
+``format.py``); a path to such a directory is returned as it is. Every entry point that takes a corpus
+(``corpus build``, ``serve --corpus``, ``demo``, ``eval --corpus``, ``/_sim/seed``, the Python API) goes
+through ``resolve_corpus``, so all of them accept versions.
+
+Versions are frozen: ``acme-zh@1`` is the generator in ``generator/`` and builds byte-identical to the
+checksum list in ``tests/corpora/data/acme_v1_checksums.json`` (a test compares). New behaviour goes into
+a new version, never into an old one.
+
+The cache key covers the corpus name and version, seed, scale and a fingerprint of the code and data that
+write it, so a change rebuilds. Builds write into a temporary directory and rename it into place, so a
+crash never leaves a half-built corpus behind.
 """
 
 from __future__ import annotations
@@ -12,12 +21,33 @@ import hashlib
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
-from drivebench.corpora.format import MANIFEST_NAME
+from drivebench.corpora.format import MANIFEST_NAME, load_manifest
 
-DEFAULT_CORPUS = "acme-zh"
+# The demo's and the server's default. Pinned to version 1 until acme-zh@2 passes `corpus validate` and
+# `corpus audit` (issue 12); a bare "acme-zh" elsewhere means the newest version.
+DEFAULT_CORPUS = "acme-zh@1"
 _HERE = Path(__file__).resolve().parent
+
+Builder = Callable[[Path, int | None, str | int | None], None]
+
+
+@dataclass(frozen=True)
+class BuiltinCorpus:
+    """One version of a built-in corpus: how to build it and which source files (relative to ``corpora/``)
+    it depends on (``*.py`` and data files under a directory; the fingerprint of the cache key)."""
+
+    name: str
+    version: int
+    build: Builder
+    sources: tuple[str, ...]
+    summary: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}@{self.version}"
 
 
 def _build_seed(out: Path, seed: int | None, scale: str | int | None) -> None:
@@ -26,7 +56,7 @@ def _build_seed(out: Path, seed: int | None, scale: str | int | None) -> None:
     build_seed(out)
 
 
-def _acme(language: str) -> Callable[[Path, int | None, str | int | None], None]:
+def _acme_v1(language: str) -> Builder:
     def build(out: Path, seed: int | None, scale: str | int | None) -> None:
         from drivebench.corpora.generator.build import build_acme
 
@@ -40,11 +70,86 @@ def _acme(language: str) -> Callable[[Path, int | None, str | int | None], None]
     return build
 
 
-BUILTINS: dict[str, tuple[Callable[[Path, int | None, str | int | None], None], tuple[str, ...]]] = {
-    "seed": (_build_seed, ("seed", "render", "format.py")),
-    "acme-zh": (_acme("zh"), ("generator", "render", "format.py")),
-    "acme-en": (_acme("en"), ("generator", "render", "format.py")),
-}
+def _acme_v2(language: str) -> Builder:
+    def build(out: Path, seed: int | None, scale: str | int | None) -> None:
+        from drivebench.corpora.acme2.build import build_acme2
+
+        kwargs: dict[str, object] = {"language": language}
+        if seed is not None:
+            kwargs["seed"] = seed
+        if scale is not None:
+            kwargs["scale"] = scale
+        build_acme2(out, **kwargs)  # type: ignore[arg-type]
+
+    return build
+
+
+_V1_SOURCES = ("generator", "render", "format.py")
+_V2_SOURCES = ("acme2", *_V1_SOURCES)  # version 2 builds on version 1's story
+
+_REGISTRY: tuple[BuiltinCorpus, ...] = (
+    BuiltinCorpus("seed", 1, _build_seed, ("seed", "render", "format.py"), "29 hand-written documents"),
+    BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
+    BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),
+    BuiltinCorpus("acme-zh", 2, _acme_v2("zh"), _V2_SOURCES, "acme-zh with distractors and realistic questions"),
+    BuiltinCorpus("acme-en", 2, _acme_v2("en"), _V2_SOURCES, "acme-en with distractors and realistic questions"),
+)
+
+
+def _index(registry: tuple[BuiltinCorpus, ...]) -> dict[str, dict[int, BuiltinCorpus]]:
+    out: dict[str, dict[int, BuiltinCorpus]] = {}
+    for b in registry:
+        out.setdefault(b.name, {})[b.version] = b
+    return out
+
+
+VERSIONS: dict[str, dict[int, BuiltinCorpus]] = _index(_REGISTRY)
+BUILTINS: tuple[str, ...] = tuple(VERSIONS)  # corpus names (without versions)
+
+
+def builtin_labels() -> list[str]:
+    """Every accepted built-in spelling's canonical form: ``seed@1``, ``acme-zh@1``, ``acme-zh@2``, …"""
+    return [b.label for versions in VERSIONS.values() for b in versions.values()]
+
+
+def _known() -> str:
+    return ", ".join(f"{n} (versions {', '.join(str(v) for v in sorted(vs))})" for n, vs in VERSIONS.items())
+
+
+def lookup_builtin(spec: str) -> BuiltinCorpus:
+    """``"acme-zh"`` (newest version), ``"acme-zh@1"`` -> its :class:`BuiltinCorpus`; KeyError otherwise."""
+    name, sep, version = str(spec).partition("@")
+    if name not in VERSIONS:
+        raise KeyError(f"unknown corpus {name!r}; built-in corpora: {_known()}")
+    versions = VERSIONS[name]
+    if not sep:
+        return versions[max(versions)]
+    if not version.isdigit() or int(version) not in versions:
+        raise KeyError(f"unknown version {version!r} of corpus {name!r}; versions: {', '.join(map(str, versions))}")
+    return versions[int(version)]
+
+
+def is_builtin(spec: str) -> bool:
+    try:
+        lookup_builtin(spec)
+    except KeyError:
+        return False
+    return True
+
+
+def corpus_version(corpus_dir: Path) -> str | None:
+    """The built-in corpus and version a directory holds (``"acme-zh@2"``), for run metadata and history.
+
+    Read from the manifest's ``corpus_version`` (written from version 2 on); a manifest without it whose
+    name is a built-in was written by version 1 (which predates the field and stays byte-identical).
+    None for corpora that are not built-in (hand-written, exported from a drive, imported from BEIR).
+    """
+    m = load_manifest(Path(corpus_dir))
+    if m.corpus_version is not None:
+        return f"{m.name}@{m.corpus_version}"
+    if m.name in VERSIONS and 1 in VERSIONS[m.name]:
+        return f"{m.name}@1"
+    return None
 
 
 def corpus_cache_root() -> Path:
@@ -57,7 +162,11 @@ def _source_fingerprint(parts: tuple[str, ...]) -> str:
     h = hashlib.sha256()
     for part in parts:
         path = _HERE / part
-        files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
+        files = (
+            sorted(f for f in path.rglob("*") if f.is_file() and "__pycache__" not in f.parts)
+            if path.is_dir()
+            else [path]
+        )
         for f in files:
             h.update(str(f.relative_to(_HERE)).encode())
             h.update(f.read_bytes())
@@ -69,15 +178,13 @@ def is_corpus_dir(path: Path) -> bool:
 
 
 def build_corpus(name: str, out: Path, *, seed: int | None = None, scale: str | int | None = None) -> Path:
-    """Build built-in corpus ``name`` into ``out`` (replaced if present)."""
-    if name not in BUILTINS:
-        raise KeyError(f"unknown corpus {name!r}; built-in corpora: {', '.join(BUILTINS)}")
-    builder, _ = BUILTINS[name]
+    """Build built-in corpus ``name`` (``NAME`` or ``NAME@VERSION``) into ``out`` (replaced if present)."""
+    builtin = lookup_builtin(name)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        builder(tmp, seed, scale)
+        builtin.build(tmp, seed, scale)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)
@@ -92,14 +199,15 @@ def resolve_corpus(name_or_path: str | Path, *, seed: int | None = None, scale: 
     path = Path(name_or_path)
     if is_corpus_dir(path):
         return path
-    name = str(name_or_path)
-    if name not in BUILTINS:
+    try:
+        builtin = lookup_builtin(str(name_or_path))
+    except KeyError as exc:
         raise KeyError(
-            f"{name!r} is neither a corpus directory (with {MANIFEST_NAME}) nor a built-in: {', '.join(BUILTINS)}"
-        )
-    _, sources = BUILTINS[name]
-    key = f"{name}-seed{seed if seed is not None else 'default'}-{scale or 'default'}-{_source_fingerprint(sources)}"
+            f"{str(name_or_path)!r} is neither a corpus directory (with {MANIFEST_NAME}) nor a built-in: {exc.args[0]}"
+        ) from None
+    fingerprint = _source_fingerprint(builtin.sources)
+    key = f"{builtin.name}@{builtin.version}-seed{seed if seed is not None else 'default'}-{scale or 'default'}-{fingerprint}"
     target = corpus_cache_root() / key
     if not is_corpus_dir(target):
-        build_corpus(name, target, seed=seed, scale=scale)
+        build_corpus(builtin.label, target, seed=seed, scale=scale)
     return target

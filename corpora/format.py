@@ -188,6 +188,10 @@ class Grant(_Model):
 class Manifest(_Model):
     format: Literal["drivebench-corpus/1"] = FORMAT_ID
     name: str
+    # The version of a built-in generator that wrote this corpus (``acme-zh@2`` -> name acme-zh, 2). Absent
+    # (None) in hand-written corpora and in those of generators that predate it (acme version 1); written
+    # only when set, so version-1 manifests stay byte-identical. See ``builtin.corpus_version``.
+    corpus_version: int | None = None
     language: str
     seed: int | None = None
     description: str = ""
@@ -288,5 +292,7 @@ def write_manifest(manifest: Manifest, corpus_dir: Path) -> Path:
     """Write ``corpus.json`` with sorted keys and a trailing newline, so equal manifests are equal bytes."""
     path = Path(corpus_dir) / MANIFEST_NAME
     data = manifest.model_dump(mode="json", exclude_none=False)
+    if data.get("corpus_version") is None:
+        data.pop("corpus_version", None)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return path

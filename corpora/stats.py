@@ -20,8 +20,11 @@ def corpus_stats(corpus_dir: Path) -> dict[str, Any]:
     hops = Counter(str(len(q.hops)) for q in queries if q.hops)
     gold_by_type = Counter(types[g] for q in queries for g in set(q.gold_ids) if g in types)
     n_docs = len(m.documents)
+    from drivebench.corpora.builtin import corpus_version
+
     return {
         "name": m.name,
+        "corpus_version": corpus_version(corpus_dir),
         "language": m.language,
         "documents": n_docs,
         "documents_by_type": dict(sorted(Counter(types.values()).items())),

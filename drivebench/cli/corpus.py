@@ -1,4 +1,4 @@
-"""``drivebench corpus build|validate|stats|export-beir|import-beir|export-drive``."""
+"""``drivebench corpus build|validate|stats|audit|export-beir|import-beir|export-drive``."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ def _scale(value: str | None) -> str | int | None:
 
 @app.command("build")
 def build(
-    name: str = typer.Argument(..., help="Built-in corpus: seed, acme-zh or acme-en."),
+    name: str = typer.Argument(
+        ..., help="Built-in corpus NAME or NAME@VERSION: seed, acme-zh, acme-en (bare = newest), acme-zh@1, …"
+    ),
     seed: int | None = typer.Option(None, "--seed", help="Generator seed (the same seed gives the same corpus)."),
     scale: str | None = typer.Option(None, "--scale", help="small, default, large or a document count."),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default: the corpus cache)."),
@@ -33,18 +35,20 @@ def build(
     """Build a built-in corpus into a directory."""
     import time
 
-    from drivebench.corpora.builtin import BUILTINS, build_corpus, resolve_corpus
+    from drivebench.corpora.builtin import build_corpus, lookup_builtin, resolve_corpus
 
-    if name not in BUILTINS:
-        raise typer.BadParameter(f"unknown corpus {name!r}; built-in: {', '.join(BUILTINS)}")
+    try:
+        label = lookup_builtin(name).label
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0])) from None
     started = time.perf_counter()
-    with err_console.status(f"building {name} …"):
+    with err_console.status(f"building {label} …"):
         path = (
-            build_corpus(name, out, seed=seed, scale=_scale(scale))
+            build_corpus(label, out, seed=seed, scale=_scale(scale))
             if out
-            else resolve_corpus(name, seed=seed, scale=_scale(scale))
+            else resolve_corpus(label, seed=seed, scale=_scale(scale))
         )
-    console.print(f"built {name} in {time.perf_counter() - started:.1f} s → {path}")
+    console.print(f"built {label} in {time.perf_counter() - started:.1f} s → {path}")
 
 
 @app.command("validate")
@@ -92,6 +96,95 @@ def stats(
     for key, value in data.items():
         table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
     console.print(table)
+
+
+@app.command("audit")
+def audit(
+    path: str = typer.Argument(..., help="A corpus directory or built-in name (NAME or NAME@VERSION)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the whole report as JSON."),
+    embedder: str | None = typer.Option(
+        None, "--embedder", help="Embedding backend for dense and hybrid (default: the registry's default)."
+    ),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when an acceptance check of issue 12 fails."),
+    pipelines: str = typer.Option("bm25,dense,hybrid", "--pipelines", help="Comma-separated pipelines to run."),
+) -> None:
+    """Difficulty report of the eval set: title-only BM25, BM25/dense/hybrid Hit@1/Hit@10/MRR@10 per kind and
+    phrasing, chain shortcut rate, missing-gold candidates, near-duplicate pairs, acceptance checks."""
+    from drivebench.cli.common import progress_bar, quiet_libraries
+    from drivebench.corpora.audit import audit_corpus
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.simulator.retrieval.pipelines import PIPELINES
+
+    chosen = tuple(p.strip() for p in pipelines.split(",") if p.strip())
+    if not chosen or any(p not in PIPELINES for p in chosen):
+        raise typer.BadParameter(f"--pipelines takes a comma-separated subset of {', '.join(PIPELINES)}")
+    quiet_libraries()
+    try:
+        corpus_dir = resolve_corpus(path)
+    except KeyError as exc:
+        raise typer.BadParameter(str(exc.args[0])) from None
+    with progress_bar() as bar:
+        task = bar.add_task("audit: 3 pipelines + title-only BM25 per query", total=None)
+        report = audit_corpus(
+            corpus_dir,
+            embedder=embedder,
+            pipelines=chosen,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+    failed = [c for c in report["acceptance"] if not c["ok"]]
+    if as_json:
+        print(json.dumps(report, ensure_ascii=False, indent=1))
+    else:
+        _print_audit(report)
+    if strict and failed:
+        raise typer.Exit(1)
+
+
+def _fmt(value: object) -> str:
+    return "not measured" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
+
+
+def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
+    label = report["corpus_version"] or report["corpus"]
+    console.print(
+        f"audit of {label}: {report['queries']} queries ({report['scored_queries']} with gold), "
+        f"embedder {report['embedder']}, median visible documents {_fmt(report['visible_documents_median'])}"
+    )
+    table = Table(title="Hit@1 / Hit@10 / MRR@10 (whole set, then per kind and phrasing)")
+    for col in ("system", "slice", "n", "Hit@1", "Hit@10", "MRR@10"):
+        table.add_column(col, justify="right" if col in ("n", "Hit@1", "Hit@10", "MRR@10") else "left")
+    title = report["title_only"]
+    systems = {"title-only bm25": {"all": title, "by_kind": title["by_kind"], "by_phrasing": title["by_phrasing"]}}
+    systems.update(report["pipelines"])
+    for name, data in systems.items():
+        slices = [("all", data["all"])]
+        slices += [(f"kind={k}", v) for k, v in data["by_kind"].items()]
+        slices += [(f"phrasing={k}", v) for k, v in data["by_phrasing"].items()]
+        for slice_name, v in slices:
+            table.add_row(name, slice_name, str(v["n"]), _fmt(v["hit@1"]), _fmt(v["hit@10"]), _fmt(v["mrr@10"]))
+        table.add_section()
+    console.print(table)
+    chains = report["chains"]
+    console.print(
+        f"chain shortcut rate: {_fmt(chains['shortcut_rate'])} ({chains['shortcuts']} of {chains['multi_hop_queries']}"
+        " multi-hop queries have a hop k >= 2 in BM25's top 3 over the question alone)"
+    )
+    console.print(
+        f"missing-gold candidates: {report['missing_gold']['count']} (in {report['missing_gold']['queries']} queries); "
+        f"answer facts not in the pinned gold version: {report['answer_facts_missing']['count']}; "
+        f"near-duplicate document pairs: {report['near_duplicates']['count']}"
+    )
+    gen = report.get("generation")
+    if gen:
+        console.print(
+            "generator report: " + ", ".join(f"{k}={v}" for k, v in gen.items() if not isinstance(v, dict | list))
+        )
+    checks = Table(title="acceptance (issue 12)")
+    for col in ("check", "value", "threshold", "ok"):
+        checks.add_column(col)
+    for c in report["acceptance"]:
+        checks.add_row(c["check"], _fmt(c["value"]), c["threshold"], "[green]ok[/]" if c["ok"] else "[red]FAIL[/]")
+    console.print(checks)
 
 
 @app.command("export-beir")

@@ -250,7 +250,7 @@ def acme_en() -> Iterator[tuple[Simulator, str]]:
     """The built-in acme-en corpus at default scale (27 drawings; 27 questions in the dxf stratum, 225 in
     the others), served with BM25, the default pipeline. BM25 reads no vectors, so the hash embedder
     spares embedding the corpus with MiniLM."""
-    sim = load_simulator("acme-en", config=SimConfig(pipeline="bm25", embedder="hash"))
+    sim = load_simulator("acme-en@1", config=SimConfig(pipeline="bm25", embedder="hash"))
     with start_in_thread(sim) as server:
         yield sim, server.url
 

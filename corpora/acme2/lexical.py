@@ -1,0 +1,31 @@
+"""BM25 over documents' text as the generator knows it (every string of the head version's spec), with the
+simulator's tokenizer: used to reject chains a question alone identifies and to pick permission questions
+whose best lexical match is the forbidden document."""
+
+from __future__ import annotations
+
+import bm25s
+import numpy as np
+
+from drivebench.corpora.generator.model import DocPlan
+from drivebench.simulator.index.tokenize import tokenize
+
+
+class TextIndex:
+    def __init__(self, docs: list[DocPlan]) -> None:
+        self.docs = [d for d in docs if d.trashed_at is None]
+        texts = [f"{d.name}\n{d.versions[-1].spec.plain_text()}" for d in self.docs]
+        self.bm25 = bm25s.BM25()
+        self.bm25.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
+
+    def top(self, query: str, k: int, allowed: set[str] | None = None) -> list[DocPlan]:
+        """The ``k`` best documents for ``query`` (among the doc ids in ``allowed`` when given)."""
+        known = [t for t in tokenize(query) if t in self.bm25.vocab_dict]
+        if not known:
+            return []
+        scores = np.asarray(self.bm25.get_scores(known))
+        order = sorted(
+            (i for i in range(len(self.docs)) if scores[i] > 0 and (allowed is None or self.docs[i].doc_id in allowed)),
+            key=lambda i: (-scores[i], i),
+        )
+        return [self.docs[i] for i in order[:k]]

@@ -1,0 +1,66 @@
+"""``corpus audit`` on acme-zh@2 and acme-en@2 at default scale (dense and hybrid with ``minilm``, today's
+registry default, pinned so that a new default embedder does not move these figures silently).
+
+Issue 12's acceptance list, check by check. Where version 2 does not reach the issue's threshold yet, the test
+pins the bound it does reach (named ``*_NOW``) so that a regression fails, and version 1's figure is quoted
+beside it; ``corpora/README.md`` and the issue's notes say what is left.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from drivebench.corpora.audit import audit_corpus
+from drivebench.corpora.builtin import resolve_corpus
+
+# acme-zh@1 (default embedder minilm): title-only Hit@10 0.866; bm25 Hit@10 1.000, Hit@1 0.897; chain shortcut
+# rate 0.457 (37 of 81). acme@2 measured: title-only Hit@10 zh 0.423, en 0.534; best pipeline (bm25) Hit@10 zh
+# 0.816 / en 0.842, Hit@1 0.453 / 0.500; MRR@10 spread (bm25 - dense) 0.358 / 0.304; chain shortcut rate 0 (0 of 20).
+TITLE_ONLY_NOW = {"acme-zh@2": 0.45, "acme-en@2": 0.56}  # issue: <= 0.40 (not reached yet)
+SHORTCUT = 0.10  # the issue's threshold
+
+
+@pytest.fixture(scope="module", params=["acme-zh@2", "acme-en@2"])
+def report(request: pytest.FixtureRequest) -> dict:  # type: ignore[type-arg]
+    report = audit_corpus(resolve_corpus(request.param), embedder="minilm")  # pinned: figures below are minilm's
+    report["label"] = request.param
+    return report
+
+
+def _checks(report: dict) -> dict:  # type: ignore[type-arg]
+    return {c["check"]: c for c in report["acceptance"]}
+
+
+@pytest.mark.slow
+def test_no_pipeline_aces_it_and_they_differ(report: dict) -> None:  # type: ignore[type-arg]
+    checks = _checks(report)
+    assert checks["max pipeline Hit@10"]["ok"], checks["max pipeline Hit@10"]  # < 0.95
+    assert checks["max pipeline Hit@1"]["ok"], checks["max pipeline Hit@1"]  # < 0.85
+    assert checks["best - worst MRR@10"]["ok"], checks["best - worst MRR@10"]  # >= 0.15
+    by_kind = {p: v["by_kind"] for p, v in report["pipelines"].items()}
+    # the demo's picture: per-kind Hit@10 differs between pipelines
+    assert any(len({by_kind[p][k]["hit@10"] for p in by_kind}) > 1 for k in by_kind["bm25"])
+
+
+@pytest.mark.slow
+def test_consistent_gold(report: dict) -> None:  # type: ignore[type-arg]
+    checks = _checks(report)
+    assert checks["contradictions"]["ok"] and report["generation"]["contradictions"] == 0
+    assert checks["answer facts not in pinned gold"]["value"] == 0
+    assert report["generation"]["negative_amounts_fixed"] >= 0
+    assert report["generation"]["multi_gold_share"] >= 0.15
+    assert report["generation"]["known_item_share"] <= 0.15
+
+
+@pytest.mark.slow
+def test_questions_do_not_name_their_documents(report: dict) -> None:  # type: ignore[type-arg]
+    assert report["title_only"]["hit@10"] <= TITLE_ONLY_NOW[report["label"]]
+
+
+@pytest.mark.slow
+def test_chains_are_real(report: dict) -> None:  # type: ignore[type-arg]
+    chains = report["chains"]
+    assert chains["multi_hop_queries"] >= 10
+    assert chains["shortcut_rate"] <= SHORTCUT
+    assert _checks(report)["chain shortcut rate"]["ok"]
+    assert report["generation"]["chains_rejected"] > 0  # the generator does reject shortcuts

@@ -1,0 +1,145 @@
+"""``corpus audit``: the difficulty report agrees with the simulator's own recall, and its checks can fail.
+
+Runs on the hand-written ``seed`` corpus with the ``hash`` embedder (the documented test backend) so it
+stays fast; the acme@2 acceptance figures are in ``test_acme_v2.py``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from drivebench.cli.main import app
+from drivebench.corpora.audit import acceptance, audit_corpus, near_duplicates
+from drivebench.corpora.builtin import resolve_corpus
+from drivebench.corpora.format import EVALSET_NAME
+from drivebench.evaluator.schema import load_evalset
+from drivebench.simulator.backend import SimConfig, Simulator
+
+
+@pytest.fixture(scope="module")
+def seed_dir() -> Path:
+    return resolve_corpus("seed")
+
+
+@pytest.fixture(scope="module")
+def report(seed_dir: Path) -> dict:  # type: ignore[type-arg]
+    return audit_corpus(seed_dir, embedder="hash")
+
+
+def test_bm25_figures_equal_the_simulators_own_recall(seed_dir: Path, report: dict) -> None:  # type: ignore[type-arg]
+    """Hit@1, Hit@10, MRR@10 and the chain shortcuts recomputed from ``Simulator.recall`` (the path the HTTP
+    API serves) as each query's principal at its time."""
+    sim = Simulator.from_corpus(seed_dir, SimConfig(pipeline="bm25", embedder="hash", use_cache=False))
+    hits1 = hits10 = 0
+    rr = 0.0
+    n = shortcuts = chains = 0
+    for q in load_evalset(seed_dir / EVALSET_NAME):
+        if not q.gold_ids:
+            continue
+        principal = (
+            sim.engine.user_principal(q.user_id) if q.user_id else sim.engine.role_principal(q.user_role, q.department)
+        )  # type: ignore[arg-type]
+        ranking = [h.doc_id for h in sim.recall(principal, q.query, 10, as_of=q.as_of).hits]
+        gold = set(q.gold_ids)
+        first = next((i for i, d in enumerate(ranking, 1) if d in gold), None)
+        n += 1
+        hits1 += first == 1
+        hits10 += first is not None
+        rr += 1 / first if first else 0.0
+        if q.hops and len(q.hops) >= 2:
+            chains += 1
+            shortcuts += any(h in ranking[:3] for h in q.hops[1:])
+    bm25 = report["pipelines"]["bm25"]["all"]
+    assert bm25["n"] == n == report["scored_queries"] > 20
+    assert bm25["hit@1"] == round(hits1 / n, 4)
+    assert bm25["hit@10"] == round(hits10 / n, 4)
+    assert bm25["mrr@10"] == round(rr / n, 4)
+    assert report["chains"]["multi_hop_queries"] == chains > 0
+    assert report["chains"]["shortcuts"] == shortcuts
+
+
+def test_report_shape_and_slices(report: dict) -> None:  # type: ignore[type-arg]
+    assert set(report["pipelines"]) == {"bm25", "dense", "hybrid"}
+    assert report["corpus_version"] == "seed@1" and report["embedder"] == "hash"
+    for data in [report["title_only"], *(p["all"] for p in report["pipelines"].values())]:
+        assert 0.0 <= data["hit@1"] <= data["mrr@10"] <= data["hit@10"] <= 1.0
+    for p in report["pipelines"].values():
+        assert sum(v["n"] for v in p["by_kind"].values()) == p["all"]["n"]
+        assert sum(v["n"] for v in p["by_phrasing"].values()) == p["all"]["n"]
+    assert report["generation"] is None  # the seed corpus has no generator report
+    contradictions = next(c for c in report["acceptance"] if c["check"] == "contradictions")
+    assert contradictions["value"] is None and contradictions["ok"] is False  # not measured is not a pass
+
+
+def test_title_only_finds_a_question_that_is_a_title(seed_dir: Path, tmp_path: Path) -> None:
+    """An eval set whose questions are their gold documents' titles: title-only BM25 aces it; the same
+    questions reworded without title words: it does not."""
+    import shutil
+
+    from drivebench.corpora.format import load_manifest
+    from drivebench.evaluator.schema import write_jsonl
+
+    corpus = tmp_path / "c"
+    shutil.copytree(seed_dir, corpus)
+    m = load_manifest(corpus)
+    queries = [q for q in load_evalset(corpus / EVALSET_NAME) if q.gold_ids and not q.hops and q.as_of is None][:8]
+    titles = {d.doc_id: d.title for d in m.documents}
+    for q in queries:
+        q.query = titles[q.gold_ids[0]]
+    write_jsonl(corpus / EVALSET_NAME, queries)
+    assert audit_corpus(corpus, embedder="hash", pipelines=("bm25",))["title_only"]["hit@10"] == 1.0
+    for q in queries:
+        q.query = "zzqx 完全无关的问题"
+    write_jsonl(corpus / EVALSET_NAME, queries)
+    assert audit_corpus(corpus, embedder="hash", pipelines=("bm25",))["title_only"]["hit@10"] == 0.0
+
+
+def test_near_duplicates() -> None:
+    base = "".join(
+        f"第{i}条 采购合同 甲方 艾克米科技 乙方 昆山博远 合同金额 570,000 元 交货日期 2026年3月{i}日。"
+        for i in range(1, 9)
+    )
+    pairs = near_duplicates({"a": base, "b": base.replace("570,000", "575,000"), "c": "完全不同的一份会议纪要" * 20})
+    assert [(p["a"], p["b"]) for p in pairs] == [("a", "b")]
+    assert 0.8 <= pairs[0]["jaccard"] < 1.0
+
+
+def test_acceptance_thresholds_fail_when_crossed(report: dict) -> None:  # type: ignore[type-arg]
+    fake = json.loads(json.dumps(report))
+    fake["title_only"]["hit@10"] = 0.41
+    fake["chains"]["shortcut_rate"] = 0.1
+    fake["generation"] = {"contradictions": 0}
+    for p, (h1, h10, mrr) in {"bm25": (0.84, 0.94, 0.8), "dense": (0.5, 0.9, 0.65), "hybrid": (0.6, 0.9, 0.7)}.items():
+        fake["pipelines"][p]["all"].update({"hit@1": h1, "hit@10": h10, "mrr@10": mrr})
+    fake["answer_facts_missing"]["count"] = 0
+    checks = {c["check"]: c["ok"] for c in acceptance(fake)}
+    assert checks == {
+        "title-only BM25 Hit@10": False,
+        "max pipeline Hit@10": True,
+        "max pipeline Hit@1": True,
+        "best - worst MRR@10": True,
+        "chain shortcut rate": True,
+        "contradictions": True,
+        "answer facts not in pinned gold": True,
+    }
+    fake["pipelines"]["bm25"]["all"]["hit@10"] = 0.95
+    fake["pipelines"]["dense"]["all"]["mrr@10"] = 0.66
+    checks = {c["check"]: c["ok"] for c in acceptance(fake)}
+    assert not checks["max pipeline Hit@10"] and not checks["best - worst MRR@10"]
+
+
+def test_cli_audit_json_and_strict_exit_code() -> None:
+    runner = CliRunner()
+    result = runner.invoke(app, ["corpus", "audit", "seed", "--embedder", "hash", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout[result.stdout.index("{") :])
+    assert data["corpus"] == "seed" and data["acceptance"]
+    strict = runner.invoke(app, ["corpus", "audit", "seed", "--embedder", "hash", "--strict"])
+    assert strict.exit_code == (0 if all(c["ok"] for c in data["acceptance"]) else 1)
+    assert "acceptance" in strict.stdout
+    bad = runner.invoke(app, ["corpus", "audit", "no-such-corpus"])
+    assert bad.exit_code == 2

@@ -1,0 +1,90 @@
+"""Versioned built-in corpora: ``NAME@VERSION`` everywhere a corpus is named; version 1 is frozen.
+
+The checksum list was computed from the code before issue 12 changed anything (commit 7d5ea28): if a
+change to a shared module (renderers, the manifest writer, the eval-set writer) alters a byte of
+``acme-zh@1`` or ``acme-en@1``, the frozen-build test names the files that differ.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from drivebench.cli.main import app
+from drivebench.corpora import builtin
+from drivebench.corpora.builtin import (
+    DEFAULT_CORPUS,
+    build_corpus,
+    corpus_version,
+    is_builtin,
+    lookup_builtin,
+    resolve_corpus,
+)
+from drivebench.corpora.checksums import tree_checksums, tree_digest
+from drivebench.corpora.format import MANIFEST_NAME, load_manifest, write_manifest
+
+CHECKSUMS = Path(__file__).parent / "data" / "acme_v1_checksums.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["acme-zh@1", "acme-en@1"])
+def test_version_1_builds_byte_identical_to_the_committed_checksums(label: str, tmp_path: Path) -> None:
+    expected = json.loads(CHECKSUMS.read_text(encoding="utf-8"))["corpora"][label]
+    out = build_corpus(label, tmp_path / "c")
+    got = tree_checksums(out)
+    assert sorted(set(got) ^ set(expected["files"])) == []  # no file added or lost
+    assert [p for p in expected["files"] if got[p] != expected["files"][p]] == []
+    assert tree_digest(got) == expected["digest"]
+    assert len(got) > 400 and {"corpus.json", "evalset.jsonl"} <= set(got)
+
+
+def test_names_and_versions_resolve() -> None:
+    assert lookup_builtin("acme-zh@1").version == 1
+    assert lookup_builtin("acme-en@1").label == "acme-en@1"
+    newest = max(builtin.VERSIONS["acme-zh"])
+    assert lookup_builtin("acme-zh").version == newest  # bare = newest
+    assert lookup_builtin("seed").label == "seed@1"
+    for bad in ("acme-zh@0", "acme-zh@99", "acme-zh@x", "acme-zh@", "acme-fr", "acme-fr@1"):
+        assert not is_builtin(bad)
+        with pytest.raises(KeyError):
+            lookup_builtin(bad)
+    assert is_builtin(DEFAULT_CORPUS)
+
+
+def test_resolve_caches_each_version_apart_and_reports_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRIVEBENCH_CACHE", str(tmp_path))
+    one = resolve_corpus("acme-en@1", scale="small")
+    assert one.name.startswith("acme-en@1-seeddefault-small-")
+    assert resolve_corpus("acme-en@1", scale="small") == one  # cached
+    assert corpus_version(one) == "acme-en@1"
+    assert "corpus_version" not in json.loads((one / MANIFEST_NAME).read_text(encoding="utf-8"))
+    with pytest.raises(KeyError, match="neither a corpus directory"):
+        resolve_corpus("acme-en@42")
+
+
+def test_corpus_version_of_other_corpora(tmp_path: Path) -> None:
+    seed = resolve_corpus("seed")
+    assert corpus_version(seed) == "seed@1"
+    m = load_manifest(seed)
+    m.name = "my-own-drive"
+    write_manifest(m, tmp_path)
+    assert corpus_version(tmp_path) is None  # hand-written or exported: no built-in version
+    m.name, m.corpus_version = "acme-zh", 7
+    write_manifest(m, tmp_path)
+    assert corpus_version(tmp_path) == "acme-zh@7"
+    assert json.loads((tmp_path / MANIFEST_NAME).read_text(encoding="utf-8"))["corpus_version"] == 7
+
+
+def test_cli_build_takes_versions(tmp_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["corpus", "build", "acme-en@1", "--scale", "small", "--out", str(tmp_path / "c")])
+    assert ok.exit_code == 0, ok.output
+    assert "acme-en@1" in ok.output
+    assert load_manifest(tmp_path / "c").name == "acme-en"
+    bad = runner.invoke(app, ["corpus", "build", "acme-en@42", "--out", str(tmp_path / "d")])
+    assert bad.exit_code == 2
+    assert "unknown version" in bad.output
+    assert not (tmp_path / "d").exists()
