@@ -66,7 +66,7 @@ def start_server(corpus: Path) -> tuple[subprocess.Popen[bytes], str]:
 
 
 def main() -> int:
-    corpus = Path(resolve_corpus("acme-zh"))
+    corpus = Path(resolve_corpus("acme-zh@1"))
     manifest = load_manifest(corpus)
     token = make_token(manifest.name, EVAL_SERVICE)
     queries = load_evalset(corpus / EVALSET_NAME)

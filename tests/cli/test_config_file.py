@@ -36,7 +36,7 @@ def test_precedence_cli_over_environment_over_file_over_default(
     plain.mkdir()
 
     default = info_cmd(plain, ["info", "--json"])
-    assert default["corpus"]["name"] == "acme-zh" and default["pipeline"] == "hybrid" and default["config_file"] is None
+    assert default["corpus"]["name"] == "acme-zh@1" and default["pipeline"] == "hybrid" and default["config_file"] is None
 
     from_file = info_cmd(nested, ["info", "--json"])  # found in a parent directory
     assert from_file["config_file"] == str(tmp_path / "drivebench.toml")
@@ -54,7 +54,7 @@ def test_precedence_cli_over_environment_over_file_over_default(
     assert from_cli["corpus"]["name"] == "seed" and from_cli["pipeline"] == "dense"
 
     ignored = info_cmd(nested, ["--config", "none", "info", "--json"])
-    assert ignored["config_file"] is None and ignored["corpus"]["name"] == "acme-zh"
+    assert ignored["config_file"] is None and ignored["corpus"]["name"] == "acme-zh@1"
 
 
 def test_pyproject_tool_table_and_explicit_config(tmp_path: Path, info_cmd: Callable[..., dict[str, Any]]) -> None:

@@ -20,7 +20,7 @@ from drivebench.simulator.permissions import PermissionEngine
 
 @pytest.fixture(scope="module")
 def base() -> Manifest:
-    return load_manifest(resolve_corpus("acme-zh", scale="small"))
+    return load_manifest(resolve_corpus("acme-zh@1", scale="small"))
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +65,7 @@ def test_plants_are_real_access(planted: tuple[Manifest, list[dict]], base: Mani
     assert engine.may_preview(p4["subject"]["id"], p4["doc_id"], now)
 
 
-@pytest.mark.parametrize("name", ["acme-zh", "acme-en"])
+@pytest.mark.parametrize("name", ["acme-zh@1", "acme-en@1"])
 def test_plants_in_both_languages(name: str) -> None:
     manifest, applied = apply_plants(load_manifest(resolve_corpus(name, scale="small")))
     assert findings(audit_oversharing(manifest)) == {(a["expect"], a["doc_id"]) for a in applied}
@@ -79,7 +79,7 @@ def test_a_threshold_above_the_plants_reach_hides_broad_findings(planted: tuple[
 
 
 def test_cli_plant_and_audit(tmp_path: Path, base: Manifest) -> None:
-    src = Path(resolve_corpus("acme-zh", scale="small"))
+    src = Path(resolve_corpus("acme-zh@1", scale="small"))
     runner = CliRunner()
     res = runner.invoke(app, ["audit", "plant", str(src), "--out", str(tmp_path / "planted")])
     assert res.exit_code == 0, res.output

@@ -46,7 +46,7 @@ ALL_REASONS = {
 
 @pytest.fixture(scope="module")
 def corpus() -> Path:
-    return Path(resolve_corpus("acme-zh", scale="small"))
+    return Path(resolve_corpus("acme-zh@1", scale="small"))
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_any_target_through_a_profile(
 def test_a_dead_target_is_exit_3_never_zero_leaks(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:
     sim, _ = served
     dead = f"http://127.0.0.1:{free_port()}"
-    english = str(resolve_corpus("acme-en", scale="small"))  # the same enterprise in English, same doc ids
+    english = str(resolve_corpus("acme-en@1", scale="small"))  # the same enterprise in English, same doc ids
     code, r = probe_cli(tmp_path, dead, sim, corpus, "--pairs", "5", "--queries-per-pair", "6", "--english", english)
     assert code == 3
     kinds = r["counts"]["requests_by_query_kind"]
