@@ -89,7 +89,8 @@ async def put_faults(
 
 
 # the largest value each time parameter may take: a fault slows a server down, it never hangs it
-_BOUNDS = {"delay_ms": 60_000.0, "jitter_ms": 60_000.0, "delay_s": 60.0, "retry_after_s": 3_600.0}
+# (stale-acl's delay_s is how long a policy stays stale, not a sleep: up to a week)
+_BOUNDS = {"delay_ms": 60_000.0, "jitter_ms": 60_000.0, "delay_s": 604_800.0, "retry_after_s": 3_600.0}
 
 
 def _check_bounds(faults: list[Any]) -> None:
