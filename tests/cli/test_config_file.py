@@ -36,7 +36,9 @@ def test_precedence_cli_over_environment_over_file_over_default(
     plain.mkdir()
 
     default = info_cmd(plain, ["info", "--json"])
-    assert default["corpus"]["name"] == "acme-zh@1" and default["pipeline"] == "hybrid" and default["config_file"] is None
+    assert (
+        default["corpus"]["name"] == "acme-zh@1" and default["pipeline"] == "hybrid" and default["config_file"] is None
+    )
 
     from_file = info_cmd(nested, ["info", "--json"])  # found in a parent directory
     assert from_file["config_file"] == str(tmp_path / "drivebench.toml")
