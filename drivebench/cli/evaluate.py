@@ -68,6 +68,32 @@ def usage_error(message: str, hint: str | None = None) -> NoReturn:
     raise DrivebenchError(message, hint=hint or f"{where} lists the options")
 
 
+def resolve_target(
+    target_profile: Path | None, target: str | None, token: str | None, mcp: bool
+) -> tuple[Any, str, str | None, dict[str, str]]:
+    """The target profile, the URL, the single token and the per-principal tokens of ``eval run`` and ``probe``:
+    CLI flags over the profile, the profile's ``[auth]`` over ``DRIVEBENCH_TOKEN``. Usage errors exit 2."""
+    from drivebench.evaluator.targets.profile import ProfileError, TargetProfile, load_profile, with_target
+
+    try:
+        profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
+        url = (target if mcp else with_target(profile, target)) if target else profile.request.url
+        if not url:
+            usage_error("no target: give --target URL or a --target-profile with [request] url")
+        single, per_principal = profile.tokens() if token is None else (token, {})
+        if token is None and not single and not per_principal:
+            single = os.environ.get("DRIVEBENCH_TOKEN") or None
+    except ProfileError as exc:
+        usage_error(str(exc))
+    if target_profile is None and not single and not mcp:
+        usage_error(
+            "no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]",
+            "pass --token or set DRIVEBENCH_TOKEN; `drivebench tokens --corpus NAME` lists a corpus's tokens "
+            "(the evaluation token is the one with scope evaluate-as)",
+        )
+    return profile, url, single, per_principal
+
+
 def _load_queries(evalset: Path) -> list[Any]:
     from drivebench.evaluator.schema import load_evalset
 
@@ -245,29 +271,13 @@ def run(
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
     from drivebench.evaluator.targets.http import HttpTarget
-    from drivebench.evaluator.targets.profile import ProfileError, TargetProfile, load_profile, with_target
 
     quiet_libraries()
     out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
     gates = _parse_gates(fail_on)
     queries = _load_queries(evalset)
-    try:
-        profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
-        url = (target if mcp else with_target(profile, target)) if target else profile.request.url
-        if not url:
-            usage_error("no target: give --target URL or a --target-profile with [request] url")
-        single, per_principal = profile.tokens() if token is None else (token, {})
-        if token is None and not single and not per_principal:
-            single = os.environ.get("DRIVEBENCH_TOKEN") or None
-    except ProfileError as exc:
-        usage_error(str(exc))
-    if target_profile is None and not single and not mcp:
-        usage_error(
-            "no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]",
-            "pass --token or set DRIVEBENCH_TOKEN; `drivebench tokens --corpus NAME` lists a corpus's tokens "
-            "(the evaluation token is the one with scope evaluate-as)",
-        )
+    profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
     try:
         mapping = profile.response.override(field)
     except ValueError as exc:

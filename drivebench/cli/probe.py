@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,7 @@ import typer
 from rich.markup import escape
 
 from drivebench.cli.common import err_console, progress_bar, quiet_libraries
-from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, usage_error
+from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, resolve_target, usage_error
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
@@ -67,23 +66,14 @@ def probe(
     from drivebench.evaluator.probe.report import verdict, write_html, write_json
     from drivebench.evaluator.probe.run import ProbeConfig, plan, run_probe
     from drivebench.evaluator.targets.http import HttpTarget
-    from drivebench.evaluator.targets.profile import ProfileError, TargetProfile, load_profile, with_target
     from drivebench.simulator.drive.state import Drive
 
     quiet_libraries()
+    profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
     try:
-        profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
-        url = (target if mcp else with_target(profile, target)) if target else profile.request.url
-        if not url:
-            usage_error("no target: give --target URL or a --target-profile with [request] url")
-        single, per_principal = profile.tokens() if token is None else (token, {})
-        if token is None and not single and not per_principal:
-            single = os.environ.get("DRIVEBENCH_TOKEN") or None
         mapping = profile.response.override(field)
-    except (ProfileError, ValueError) as exc:
+    except ValueError as exc:
         usage_error(str(exc))
-    if target_profile is None and not single and not mcp:
-        usage_error("no token: give --token (or DRIVEBENCH_TOKEN), or a --target-profile with [auth]")
     if mcp and answers:
         usage_error("--answers is not available with --mcp")
     corpus_dir = _corpus_dir(corpus)
