@@ -247,16 +247,21 @@ class BoundaryMiddleware:
         except BadBody as exc:
             await error_response(exc)(scope, receive, send)
             return
-        replayed = False
+        await self.app(scope, replay_body(body, receive), send)
 
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
 
-        await self.app(scope, replay, send)
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body a middleware already read, then defers to the real one."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
 
 
 def _counting(receive: Receive, limit: int) -> Receive:

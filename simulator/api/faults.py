@@ -19,10 +19,11 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from drivebench.simulator.api.auth import NotAdmin, bearer, current_token
 from drivebench.simulator.api.body import read_json_object
+from drivebench.simulator.api.boundary import replay_body
 from drivebench.simulator.drive.errors import InvalidRequest
 from drivebench.simulator.faults import FaultSpecError, fault_from_json, parse_fault_specs, request_key
 
@@ -134,16 +135,7 @@ class FaultMiddleware:
         if decision is not None and decision.status is not None:
             await _send_error(send, decision.status, decision.message, decision.retry_after_s)
             return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await self.app(scope, replay, send)
+        await self.app(scope, replay_body(body, receive), send)
 
 
 async def _send_error(send: Send, status: int, message: str, retry_after: float | None) -> None:
