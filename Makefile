@@ -17,6 +17,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 .DEFAULT_GOAL := install
 .PHONY: demo test test-fast bench lint install clean path-hint
 .PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
+.PHONY: ui-screenshots  # issue #18: the web console's pages in headless Chromium
 
 $(BIN)/python:
 	@echo "creating $(VENV) with $(PYTHON)"
@@ -76,6 +77,10 @@ browser:
 # issue #6: PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
 report-screenshot: $(STAMP) browser
 	$(BIN)/python scripts/report_screenshot.py --out reports/report-screenshot.png
+
+# issue #18: PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
+ui-screenshots: $(STAMP) browser
+	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 
 clean:
 	rm -rf $(VENV) .cache reports .pytest_cache

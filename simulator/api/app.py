@@ -20,6 +20,7 @@ from drivebench.simulator.api.docs import mount_offline_docs
 from drivebench.simulator.api.schemas import AnswerRequest, RecallRequest
 from drivebench.simulator.backend import PermissionCheckFailed, Simulator
 from drivebench.simulator.mcp import mount_mcp
+from drivebench.simulator.ui import mount_console
 
 log = logging.getLogger("drivebench.api")
 
@@ -49,6 +50,7 @@ def create_app(sim: Simulator) -> FastAPI:
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
+    mount_console(app)  # issue #18: the web console under /ui/ (simulator/ui)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:
