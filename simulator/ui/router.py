@@ -10,6 +10,7 @@ Pages: ``/ui/`` (who you are), ``/ui/drive`` and ``/ui/doc/{id}`` (the drive as 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -44,7 +45,7 @@ CSP = (
 SECURITY_HEADERS = {
     "Content-Security-Policy": CSP,
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 
@@ -119,10 +120,8 @@ def error_page(request: Request, exc: BaseException) -> Response:
         return RedirectResponse(f"/ui/signin?{urlencode({'next': target})}", status_code=303)
     status, code, message, _, headers = error_parts(exc)
     identity = None
-    try:
+    with contextlib.suppress(Exception):  # an invalid bearer header: the page shows no identity
         identity = identify(request)
-    except Exception:
-        pass
     response = html(
         request, "error.html", {"status": status, "code": code, "message": message, "who": identity}, status
     )

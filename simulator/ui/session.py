@@ -94,7 +94,7 @@ def identify(request: Request) -> Identity | None:
 def check_origin(request: Request) -> None:
     """A state-changing request from another origin is refused (the session cookie is SameSite=Strict too)."""
     origin = request.headers.get("origin")
-    if origin is None or origin == "null" and request.headers.get("authorization"):
+    if origin is None or (origin == "null" and request.headers.get("authorization")):
         return
     own = f"{request.url.scheme}://{request.url.netloc}"
     if origin != own:

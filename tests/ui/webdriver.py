@@ -36,7 +36,7 @@ FLAGS = [
     "--hide-scrollbars",
     "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
 ]
-ELEMENT = "element-6066-11e4-a6c6-4a4b6f7f4d4b"  # the W3C element reference key
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C element reference key
 
 
 class WebDriverError(RuntimeError):
