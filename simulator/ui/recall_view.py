@@ -86,7 +86,8 @@ def _source(s: GrantSource) -> str:
 
 def _context(sim: Simulator, principal: Principal, doc_id: str, at: datetime) -> list[str]:
     """What explains a ``no-grant``: folders above the document that break inheritance, grants to the
-    principal's subjects on it or above it that have expired (facts of the drive, not a decision)."""
+    principal's subjects on it or above it that have expired, project memberships that have ended (facts of
+    the drive shown beside the explanation, not a decision)."""
     drive = sim.drive
     doc = drive.documents[doc_id]
     out = []
@@ -100,6 +101,10 @@ def _context(sim: Simulator, principal: Principal, doc_id: str, at: datetime) ->
         on_it = g.doc_id == doc_id or (g.folder_id is not None and g.folder_id in objects)
         if on_it and g.subject in subjects and g.valid_until is not None and g.valid_until <= at:
             out.append(f"grant {g.grant_id} ({g.effect} {'/'.join(g.actions)} to {g.subject}) expired {g.valid_until}")
+    for project in list(drive.projects.values()):
+        for m in project.members:
+            if m.user_id == principal.user_id and m.valid_until is not None and m.valid_until <= at:
+                out.append(f"membership of project {project.id} ended {m.valid_until}")
     return out
 
 
