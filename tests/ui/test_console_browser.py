@@ -40,7 +40,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
 def assert_clean(browser: Browser, origin: str, allow: tuple[str, ...] = ()) -> None:
     """Since the last check: every request went to ``origin`` and nothing was logged to the console (but
     the expected ``allow`` messages, e.g. the 404 of a page that is meant to be one)."""
-    off = [u for u in browser.requests() if not u.startswith(origin + "/") and not u.startswith("data:")]
+    network = [u for u in browser.requests() if u.split(":", 1)[0] in ("http", "https", "ws", "wss", "ftp")]
+    off = [u for u in network if not u.startswith(origin + "/")]  # chrome:// and data: never leave the browser
     assert not off, off
     logged = [e["message"] for e in browser.console() if not any(a in e["message"] for a in allow)]
     assert not logged, logged
@@ -54,6 +55,7 @@ def sign_in(browser: Browser, base: str, tok: str, start: str = "/ui/drive") -> 
     field = browser.find("#token")
     browser.type(field, tok)
     browser.keys(field, ENTER)  # the keyboard submits the form
+    assert browser.wait("#who")
     assert browser.url == base + start
 
 
@@ -100,6 +102,7 @@ def test_playground_shows_what_the_api_returns_and_never_a_withheld_list_to_a_us
     browser.type(browser.find("#q"), QUERY)
     browser.type(browser.find("#top_k"), "5")
     browser.click(browser.find("#ask"))
+    browser.wait("#results li")
     rows = [
         (
             browser.attribute(li, "data-doc-id"),
@@ -151,7 +154,7 @@ def test_admin_reads_runs_and_switches_a_fault_by_form(
     sign_in(browser, base, ui_sim.tokens.admin_token, "/ui/runs")
     assert len(browser.find_all("#runs tbody tr")) == 3
     browser.click(browser.find("form[action='/ui/runs/trend'] button"))
-    assert browser.find_all("svg#trend") and len(browser.find_all("#trend tbody tr")) == 3
+    assert browser.wait("svg#trend") and len(browser.find_all("#trend-points tbody tr")) == 3
     browser.get(f"{base}/ui/runs/compare?a=latest&b=latest~1")
     assert len(browser.find_all("#compare tbody tr")) >= 3
     browser.get(f"{base}/ui/runs/latest/report")
@@ -161,11 +164,11 @@ def test_admin_reads_runs_and_switches_a_fault_by_form(
         browser.get(f"{base}/ui/faults")
         browser.type(browser.find("#fault-leaky-acl input[name='params']"), "share=0.5")
         browser.click(browser.find("#fault-leaky-acl button"))
+        assert browser.wait("#active-faults tr[data-fault='leaky-acl']")
         assert browser.url.startswith(f"{base}/ui/faults")
-        assert browser.find_all("#active-faults tr[data-fault='leaky-acl']")
         assert [f.name for f in ui_sim.faults.active] == ["leaky-acl"]
         browser.click(browser.find("#clear-faults"))
-        assert browser.find_all("#clean") and not ui_sim.faults.active
+        assert browser.wait("#clean") and not ui_sim.faults.active
     finally:
         ui_sim.faults.replace([])
     assert_clean(browser, base)

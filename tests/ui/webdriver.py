@@ -120,6 +120,16 @@ class Browser:
     def find_all(self, css: str) -> list[str]:
         return [e[ELEMENT] for e in self._s("POST", "/elements", {"using": "css selector", "value": css})]
 
+    def wait(self, css: str, timeout: float = 15.0) -> list[str]:
+        """The elements matching ``css`` once there is at least one (a click may return before the next
+        page has loaded); [] after ``timeout`` seconds."""
+        deadline = time.monotonic() + timeout
+        while True:
+            found = self.find_all(css)
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
+
     def text(self, element: str) -> str:
         return str(self._s("GET", f"/element/{element}/text"))
 
