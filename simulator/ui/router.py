@@ -292,7 +292,7 @@ def run_report(request: Request, ref: str) -> Response:
     _, store, path = _runs_page(request)
     if store is None:
         raise InvalidRequest(f"no run history at {path}")
-    return HTMLResponse(runs_view.report_html(store, ref), headers={"Cache-Control": "no-store"})
+    return HTMLResponse(runs_view.report_html(store, ref), headers=SECURITY_HEADERS)
 
 
 # ---------------------------------------------------------------------------- faults (admin)

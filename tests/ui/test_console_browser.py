@@ -25,7 +25,7 @@ from tests.ui.webdriver import Browser
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 QUERY = "加密模块设计说明"
-ENTER = "\ue007"
+ENTER, TAB = "\ue007", "\ue004"
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +91,32 @@ def test_each_user_signs_in_and_sees_only_their_documents(
     browser.get(f"{base}/ui/doc/{doc}")
     assert browser.find_all("#preview details") and browser.find_all("#versions tbody tr")
     assert not [n for n in forbidden if n in browser.source]
+    assert_clean(browser, base)
+
+
+def test_keyboard_skip_link_then_every_control_is_reachable(
+    browser: Browser, ui_server: RunningServer, ui_sim: Simulator
+) -> None:
+    base = ui_server.url
+    sign_in(browser, base, token(ui_sim, USER_A), "/ui/drive")
+    body = browser.find("body")
+    browser.keys(body, TAB)
+    first = browser.active_element()
+    assert (
+        browser.attribute(first, "class") == "skip"
+        and browser.attribute(first, "href", prop=True) == base + "/ui/drive#main"
+    )
+    browser.keys(first, ENTER)
+    assert browser.attribute(browser.active_element(), "id") == "main"
+    reached = set()
+    element = browser.find(".bar .brand")
+    for _ in range(12):  # Tab walks the navigation, the sign-out button and the as-of form, in order
+        browser.keys(element, TAB)
+        element = browser.active_element()
+        reached.add(
+            browser.attribute(element, "href", prop=True) or browser.attribute(element, "name") or browser.text(element)
+        )
+    assert {base + "/ui/drive", base + "/ui/recall", "as_of", "Apply"} <= reached, reached
     assert_clean(browser, base)
 
 

@@ -133,8 +133,9 @@ class Browser:
     def text(self, element: str) -> str:
         return str(self._s("GET", f"/element/{element}/text"))
 
-    def attribute(self, element: str, name: str) -> str | None:
-        value = self._s("GET", f"/element/{element}/attribute/{name}")
+    def attribute(self, element: str, name: str, prop: bool = False) -> str | None:
+        """An HTML attribute (``prop``: the DOM property instead, e.g. an absolute ``href``)."""
+        value = self._s("GET", f"/element/{element}/{'property' if prop else 'attribute'}/{name}")
         return None if value is None else str(value)
 
     def type(self, element: str, text: str) -> None:
