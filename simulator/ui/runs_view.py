@@ -2,7 +2,7 @@
 
 Read-only over ``evaluator.history.HistoryStore`` (the file ``drivebench eval`` records into): the console never
 writes it and never creates it. The history file is ``app.state.ui_history`` when set, else
-``$DRIVEBENCH_HISTORY``, else ``reports/history.sqlite3`` (the CLI's default), relative to the server's
+``$DRIVEBENCH_HISTORY`` (unless ``none``), else ``reports/history.sqlite3`` (the CLI's default), relative to the server's
 working directory. Charts and the report are the HTML report's own code (``evaluator.report``).
 """
 
@@ -26,7 +26,10 @@ LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "l
 
 
 def history_path(configured: str | Path | None) -> Path:
-    return Path(configured or os.environ.get(HISTORY_ENV) or DEFAULT_HISTORY)
+    env = os.environ.get(HISTORY_ENV)
+    if env and env.strip().lower() == "none":  # "do not record" for the CLI: read the default file
+        env = None
+    return Path(configured or env or DEFAULT_HISTORY)
 
 
 def open_store(path: Path) -> HistoryStore | None:
