@@ -9,6 +9,7 @@ nothing to the console. A control page proves both logs really capture a console
 
 from __future__ import annotations
 
+import html
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -83,14 +84,14 @@ def test_each_user_signs_in_and_sees_only_their_documents(
         browser.get(href if href and href.startswith("http") else base + str(href))
         source = browser.source
         shown |= set(re.findall(r'data-doc-id="([^"]+)"', source))
-        leaked = [n for n in forbidden if n in source]
+        leaked = [n for n in forbidden if n in source or html.escape(n) in source]
         assert not leaked, (href, leaked)
     allowed = previewable(ui_sim, user)
     assert shown == allowed  # every document it may preview (live or in the trash), and nothing else
     doc = sorted(allowed)[0]
     browser.get(f"{base}/ui/doc/{doc}")
     assert browser.find_all("#preview details") and browser.find_all("#versions tbody tr")
-    assert not [n for n in forbidden if n in browser.source]
+    assert not [n for n in forbidden if n in browser.source or html.escape(n) in browser.source]
     assert_clean(browser, base)
 
 

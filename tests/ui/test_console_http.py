@@ -4,6 +4,7 @@ same-origin link that must never name a document the user may not preview."""
 
 from __future__ import annotations
 
+import html
 import re
 from collections import deque
 from collections.abc import Iterator
@@ -73,6 +74,21 @@ def crawl(client: httpx.Client, base: str, start: str) -> dict[str, httpx.Respon
     return seen
 
 
+def named(text: str, names: set[str]) -> list[str]:
+    """The names ``text`` shows, as written or HTML-escaped."""
+    return [n for n in names if n in text or html.escape(n) in text]
+
+
+def test_control_the_name_check_sees_a_name_a_page_shows(ui_server: RunningServer, ui_sim: Simulator) -> None:
+    """The admin's withheld list names d0009 for u010: the same check on that page finds it (it is not vacuous)."""
+    page = httpx.get(
+        f"{ui_server.url}/ui/recall",
+        params={"q": QUERY, "as": DENIED_USER},
+        headers={"Authorization": f"Bearer {ui_sim.tokens.admin_token}"},
+    )
+    assert ui_sim.drive.documents[DENIED_DOC].name in named(page.text, forbidden_names(ui_sim, DENIED_USER))
+
+
 @pytest.mark.parametrize(
     ("user", "start"),
     [(USER_A, "/ui/"), (DENIED_USER, "/ui/"), (DENIED_USER, "/ui/?as_of=2026-06-01T00:00:00Z")],
@@ -90,7 +106,7 @@ def test_crawl_never_names_a_document_the_user_may_not_preview(
     assert docs_seen and docs_seen <= previewable(ui_sim, user)
     for url, r in pages.items():
         assert r.status_code in (200, 403), (url, r.status_code)  # 403: runs, faults (service tokens only)
-        leaked = [name for name in forbidden if name in r.text]
+        leaked = named(r.text, forbidden)
         assert not leaked, (url, leaked)
     if user == DENIED_USER and "as_of" not in start:
         assert ui_sim.drive.documents[DENIED_DOC].name in forbidden  # the deny is part of what was checked
