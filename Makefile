@@ -12,6 +12,7 @@ export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 CHROMIUM ?= chromium
+CHROMEDRIVER ?= chromedriver
 BROWSER_PACKAGES := chromium chromium-driver
 
 .DEFAULT_GOAL := install
@@ -63,12 +64,12 @@ lint: $(STAMP)
 # issue #6: headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
 # As root it is installed; as another user make stops at once and says what to install.
 browser:
-	@command -v $(CHROMIUM) >/dev/null 2>&1 || { \
+	@{ command -v $(CHROMIUM) && command -v $(CHROMEDRIVER); } >/dev/null 2>&1 || { \
 	  if [ "$$(id -u)" -eq 0 ]; then \
 	    echo "installing headless Chromium for the browser tests: $(BROWSER_PACKAGES) (apt-get)"; \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(BROWSER_PACKAGES); \
 	  else \
-	    echo "make test needs headless Chromium for its browser tests, and $(CHROMIUM) is not installed." >&2; \
+	    echo "make test needs headless Chromium ($(CHROMIUM)) and its driver ($(CHROMEDRIVER)) for its browser tests; not installed:$$(for c in $(CHROMIUM) $(CHROMEDRIVER); do command -v $$c >/dev/null || printf ' %s' $$c; done)" >&2; \
 	    echo "Install the Debian packages $(BROWSER_PACKAGES) as root, then run make test again:" >&2; \
 	    echo "    sudo apt-get install -y $(BROWSER_PACKAGES)" >&2; \
 	    exit 1; \

@@ -53,10 +53,19 @@ def test_make_test_without_chromium_and_without_root_stops_at_once(tmp_path: Pat
     folder = copy_of_the_makefile(tmp_path)
     done = make("test", "CHROMIUM=no-such-chromium", cwd=folder, unprivileged=True)
     assert done.returncode != 0
-    assert "no-such-chromium is not installed" in done.stderr
+    assert "not installed: no-such-chromium\n" in done.stderr
     assert "Install the Debian packages chromium chromium-driver as root" in done.stderr
     assert "sudo apt-get install -y chromium chromium-driver" in done.stderr
     assert not (folder / ".venv").exists() and "installing drivebench" not in done.stdout  # stopped before pip
+
+
+def test_make_test_without_chromedriver_names_it(tmp_path: Path) -> None:
+    folder = copy_of_the_makefile(tmp_path)
+    done = make("test", "CHROMEDRIVER=no-such-driver", cwd=folder, unprivileged=True)
+    assert done.returncode != 0
+    assert "not installed: no-such-driver\n" in done.stderr
+    assert "sudo apt-get install -y chromium chromium-driver" in done.stderr
+    assert not (folder / ".venv").exists()
 
 
 def test_as_root_a_missing_chromium_is_installed_with_apt() -> None:
