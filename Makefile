@@ -19,6 +19,8 @@ BROWSER_PACKAGES := chromium chromium-driver
 .PHONY: demo test test-fast bench lint install clean path-hint
 .PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
 .PHONY: ui-screenshots  # issue #18: the web console's pages in headless Chromium
+.PHONY: cjk-font  # screenshots of Chinese pages need a CJK font, or every character is an empty box
+CJK_FONT_PACKAGE := fonts-wqy-microhei
 
 $(BIN)/python:
 	@echo "creating $(VENV) with $(PYTHON)"
@@ -75,12 +77,23 @@ browser:
 	    exit 1; \
 	  fi; }
 
+# A CJK font for the screenshots (only when fontconfig knows none); as root installed, otherwise make says what to install.
+cjk-font:
+	@[ -n "$$(fc-list :lang=zh 2>/dev/null)" ] || { \
+	  if [ "$$(id -u)" -eq 0 ]; then \
+	    echo "installing a CJK font for the screenshots: $(CJK_FONT_PACKAGE) (apt-get)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CJK_FONT_PACKAGE); \
+	  else \
+	    echo "the screenshots show Chinese text and no CJK font is installed; as root: sudo apt-get install -y $(CJK_FONT_PACKAGE)" >&2; \
+	    exit 1; \
+	  fi; }
+
 # issue #6: PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
-report-screenshot: $(STAMP) browser
+report-screenshot: $(STAMP) browser cjk-font
 	$(BIN)/python scripts/report_screenshot.py --out reports/report-screenshot.png
 
 # issue #18: PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
-ui-screenshots: $(STAMP) browser
+ui-screenshots: $(STAMP) browser cjk-font
 	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 
 clean:
