@@ -339,7 +339,11 @@ def run(
     if target_profile is not None:
         info["target_profile"] = str(target_profile)
     if corpus is not None:
+        from drivebench.corpora.builtin import corpus_version
+
         info["corpus"] = str(corpus)
+        assert corpus_dir is not None
+        info["corpus_version"] = corpus_version(corpus_dir)  # issue #12/#15: compare refuses mixed versions
     with progress_bar() as bar:
         task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
         evaluation = evaluate(

@@ -14,10 +14,10 @@ from drivebench.cli.serve import _parse_faults
 
 
 def test_serve_fault_option_parses_and_refuses_unknown_faults() -> None:
-    faults = _parse_faults(["leaky-acl,latency:delay_ms=5"], "127.0.0.1")
+    faults = _parse_faults(["leaky-acl,latency:delay_ms=5"])
     assert [f.name for f in faults] == ["leaky-acl", "latency"]
     with pytest.raises(typer.BadParameter, match="unknown fault"):
-        _parse_faults(["leaky"], "127.0.0.1")
+        _parse_faults(["leaky"])
 
 
 def test_serve_help_lists_the_fault_option() -> None:
