@@ -393,7 +393,7 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "Status", "When", "Target", "Eval set", "Snapshot", metric, "Directory"):
+    for col in ("Run", "Status", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
@@ -407,6 +407,7 @@ def history_cmd(
             "[red]FAILED[/]" if p.run.failed else "ok",
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
+            p.run.corpus_version or p.run.corpus or "—",
             _short(p.run.evalset_hash, 8),
             _short(p.run.snapshot, 8),
             "—" if p.value is None else f"{p.value:.3f}",
@@ -421,6 +422,8 @@ def _run_dict(run: Any) -> dict[str, Any]:
         "status": run.status,
         "when": run.when,
         "target": run.target,
+        "corpus": run.corpus,
+        "corpus_version": run.corpus_version,
         "evalset_hash": run.evalset_hash,
         "snapshot": run.snapshot,
         "run_dir": run.run_dir,
