@@ -32,7 +32,9 @@ def mcp(
     from drivebench.simulator.mcp.server import build_mcp_server
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: nothing else may reach it
-        sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract)))
+        sim = load_with_progress(
+            corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
+        )
         if user is not None:
             if user not in sim.drive.users:
                 raise DrivebenchError(

@@ -298,7 +298,10 @@ def compare_cmd(
     for name, r in zip(names, results, strict=True):
         if not r.get("per_query"):
             raise typer.BadParameter(f"{name} has no per-query values (per_query in metrics.json)")
-    comparisons = compare_runs(results, seed=seed)
+    from drivebench.cli.common import status
+
+    with status(f"comparing {len(results) - 1} run(s) with the baseline (bootstrap + randomization) …"):
+        comparisons = compare_runs(results, seed=seed)
     if metric:
         unknown = sorted({m for m in metric for c in comparisons if m not in c["metrics"]})
         if unknown:

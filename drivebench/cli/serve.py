@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries
+from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries, status
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
@@ -19,7 +19,7 @@ def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
 
     quiet_libraries()
     try:
-        with err_console.status(f"opening {data_dir} …"):
+        with status(f"opening {data_dir} …"):
             sim = open_durable(data_dir, corpus, config)
     except DataDirLocked as exc:
         raise typer.BadParameter(str(exc), param_hint="--data-dir") from None

@@ -57,8 +57,8 @@ async def get_faults(
     "/faults",
     summary="Replace the active fault profiles (admin token); [] restores a clean server",
     description=(
-        "The body is `{\"faults\": [...]}`: a list whose items are `\"name\"`, `\"name:key=value[:key=value]\"` or "
-        "`{\"name\": ..., \"params\": {...}}`, or one comma-separated string of `name:key=value` specs. "
+        'The body is `{"faults": [...]}`: a list whose items are `"name"`, `"name:key=value[:key=value]"` or '
+        '`{"name": ..., "params": {...}}`, or one comma-separated string of `name:key=value` specs. '
         "Parameters left out take their defaults (`GET /_sim/faults` lists them); one fault per name, the last "
         "wins. A body outside this schema, an unknown fault or parameter, or a value out of range is a 400."
     ),

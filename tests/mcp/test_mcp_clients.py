@@ -120,7 +120,11 @@ def test_unauthenticated_mcp_request_points_to_rfc9728_metadata(sim: Simulator) 
         assert "recall" in meta["scopes_supported"] and "authorization_servers" not in meta
         assert c.get("/.well-known/oauth-protected-resource").json() == meta
         # a token is accepted: no challenge (the endpoint answers the protocol, not 401)
-        r = c.post("/mcp/", json=init, headers={"Accept": "application/json, text/event-stream", **bearer(sim.tokens.eval_token)})
+        r = c.post(
+            "/mcp/",
+            json=init,
+            headers={"Accept": "application/json, text/event-stream", **bearer(sim.tokens.eval_token)},
+        )
         assert r.status_code != 401 and "www-authenticate" not in r.headers
         # a hostile Host header is not reflected into the challenge
         r = c.post("/mcp/", json=init, headers={"Host": 'evil"x', "Accept": "application/json"})
