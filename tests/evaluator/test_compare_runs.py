@@ -131,3 +131,12 @@ def test_history_records_corpus_and_version(tmp_path: Path, runs: list[dict[str,
     [row] = HistoryStore(old).runs()
     assert row.corpus is None and row.corpus_version is None
     assert HistoryStore(old).record(runs[1]) == 2
+
+
+def test_readme_compare_line_matches_the_help() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    line = next(x for x in readme.splitlines() if x.startswith("drivebench eval compare BASELINE RUN [RUN ...]"))
+    done = CliRunner().invoke(app, ["eval", "compare", "--help"], env={"COLUMNS": "200"})
+    assert done.exit_code == 0
+    for option in ("--metric", "--json", "--include-failed", "--allow-mixed-corpus"):
+        assert option in line and option in done.output

@@ -166,3 +166,16 @@ def test_allowed_host_reaches_mcp_over_real_http(sim: Simulator, monkeypatch: py
     with start_in_thread(sim) as server:
         out = asyncio.run(go(server.url + "/mcp/", f"drive.example.com:{server.port}"))
     assert out["principal"]["user_id"] == "u001"
+
+
+def test_readme_command_lines_match_the_help() -> None:
+    from typer.testing import CliRunner
+
+    from drivebench.cli.main import app
+
+    text = README.read_text(encoding="utf-8")
+    assert "drivebench mcp [--corpus X] [--user USER_ID]" in text and "[--mcp-allowed-host NAME ...]" in text
+    mcp_help = CliRunner().invoke(app, ["mcp", "--help"], env={"COLUMNS": "200"})
+    assert mcp_help.exit_code == 0 and "--corpus" in mcp_help.output and "--user" in mcp_help.output
+    serve_help = CliRunner().invoke(app, ["serve", "--help"], env={"COLUMNS": "200"})
+    assert "--mcp-allowed-host" in serve_help.output and ALLOWED_HOSTS_ENV in serve_help.output
