@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -45,11 +46,14 @@ def _jsonl(path: Path, rows: list[dict[str, Any]]) -> None:
             fh.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
 
 
-def export_beir(corpus_dir: Path, out: Path) -> dict[str, int]:
+def export_beir(corpus_dir: Path, out: Path, *, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """``progress(done, total)`` after each document extracted (the slow part)."""
     corpus_dir, out = Path(corpus_dir), Path(out)
     m = load_manifest(corpus_dir)
     docs = []
-    for d in m.documents:
+    for i, d in enumerate(m.documents, 1):
+        if progress is not None:
+            progress(i - 1, len(m.documents))
         head = d.versions[-1]
         try:
             text = extract((corpus_dir / head.file).read_bytes(), d.name).text
@@ -62,6 +66,8 @@ def export_beir(corpus_dir: Path, out: Path) -> dict[str, int]:
             "version_id": head.version_id,
         }
         docs.append({"_id": d.doc_id, "title": d.title or d.name, "text": text, "metadata": meta})
+        if progress is not None:
+            progress(i, len(m.documents))
     _jsonl(out / "corpus.jsonl", docs)
     queries = load_evalset(corpus_dir / EVALSET_NAME) if (corpus_dir / EVALSET_NAME).is_file() else []
     rows = []

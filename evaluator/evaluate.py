@@ -145,8 +145,29 @@ def evaluate(
         "drivebench_version": __version__,
     }
     info.update(run_info or {})
+    reported = server_faults(records)
+    if reported is not None:  # issue #15: what the server says it ran with beats what the caller assumed
+        info["faults"] = reported
     result["run_info"] = info
     return Evaluation(records, with_status_first(result), preflight=p)
+
+
+def server_faults(records: Sequence[RunRecord]) -> list[str] | None:
+    """The faults the target reported (``X-Drivebench-Faults``) over the run: every distinct fault spec
+    (name and all parameters, seeds included) in first-seen order; ``[]`` when every response said
+    ``none`` (a clean simulator); ``None`` when no response carried the header (another endpoint)."""
+    seen: list[str] = []
+    reported = False
+    for r in records:
+        value = (r.model_extra or {}).get("faults")
+        if not isinstance(value, str):
+            continue
+        reported = True
+        for spec in value.split(","):
+            spec = spec.strip()
+            if spec and spec != "none" and spec not in seen:
+                seen.append(spec)
+    return seen if reported else None
 
 
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:

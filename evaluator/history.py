@@ -17,11 +17,13 @@ A run whose metrics.json says ``status.state == "failed"`` (the preflight failed
 failed than ``--max-error-rate`` allows) is recorded with ``status = 'failed'``; ``trend``,
 ``runs`` and ``latest`` leave such runs out unless ``include_failed``.
 
-Schema (version 1; the ``status`` column is added to older files on open)::
+Schema (version 1; the ``status``, ``corpus`` and ``corpus_version`` columns are added to older
+files on open)::
 
     meta(key PRIMARY KEY, value)                    -- schema_version
     runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
-         evalset_hash, snapshot, format, result, status)    -- result: JSON without per_query
+         evalset_hash, snapshot, format, result, status,
+         corpus, corpus_version)                    -- result: JSON without per_query; acme-zh@2
     metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
     query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
 """
@@ -88,6 +90,8 @@ class RunSummary:
     evalset_hash: str | None
     snapshot: str | None
     status: str = "ok"
+    corpus: str | None = None
+    corpus_version: str | None = None  # "acme-zh@2" for a built-in corpus (corpora.builtin.corpus_version)
 
     @property
     def failed(self) -> bool:
@@ -169,8 +173,12 @@ class HistoryStore:
             con.execute("PRAGMA foreign_keys = ON")
             con.executescript(_SCHEMA)
             con.execute("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            if "status" not in {r[1] for r in con.execute("PRAGMA table_info(runs)")}:
+            columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+            if "status" not in columns:
                 con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
+            for column in ("corpus", "corpus_version"):  # issue #12/#15: which corpus, which version
+                if column not in columns:
+                    con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
             with con:
                 yield con
         finally:
@@ -187,7 +195,7 @@ class HistoryStore:
                 return int(row[0])
             cur = con.execute(
                 "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
-                " format, result, status) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " format, result, status, corpus, corpus_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     datetime.now(UTC).isoformat(),
@@ -199,6 +207,8 @@ class HistoryStore:
                     _str_or_none(result.get("format")),
                     json.dumps(body, sort_keys=True, ensure_ascii=False),
                     run_status(result),
+                    _str_or_none(info.get("corpus")),
+                    _str_or_none(info.get("corpus_version")),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -222,7 +232,7 @@ class HistoryStore:
     def _summary(self, row: tuple[Any, ...]) -> RunSummary:
         return RunSummary(int(row[0]), *row[1:])
 
-    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status"
+    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status, corpus, corpus_version"
     _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
 
     def runs(
@@ -301,7 +311,7 @@ class HistoryStore:
         where, args = self._filters(evalset_hash, target, "r.", include_failed=include_failed)
         sql = (
             f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot, r.status,"
-            f" m.value, m.ci_low, m.ci_high FROM runs r"
+            f" r.corpus, r.corpus_version, m.value, m.ci_low, m.ci_high FROM runs r"
             f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
             f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
         )
@@ -309,9 +319,9 @@ class HistoryStore:
             rows = con.execute(sql, [metric, *args]).fetchall()
         points = [
             TrendPoint(
-                self._summary(row[:8]),
-                row[8],
-                None if row[9] is None or row[10] is None else (float(row[9]), float(row[10])),
+                self._summary(row[:10]),
+                row[10],
+                None if row[11] is None or row[12] is None else (float(row[11]), float(row[12])),
             )
             for row in rows
         ]

@@ -12,7 +12,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from drivebench.cli.common import console, err_console
+from drivebench.cli.common import console, err_console, status
 from drivebench.cli.evaluate import _corpus_dir, usage_error
 
 app = typer.Typer(no_args_is_help=True)
@@ -44,7 +44,9 @@ def oversharing(
 
     if level not in SECRET_LEVELS:
         usage_error(f"--level {level!r}: use one of {', '.join(SECRET_LEVELS)}")
-    result = audit_oversharing(load_manifest(_corpus_dir(corpus)), level, threshold)
+    manifest = load_manifest(_corpus_dir(corpus))
+    with status(f"auditing {len(manifest.documents)} documents: who may preview what …"):  # issue #15
+        result = audit_oversharing(manifest, level, threshold)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
         (out / "oversharing.json").write_text(json.dumps(result, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

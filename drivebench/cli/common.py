@@ -8,6 +8,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,22 +75,95 @@ def progress_bar() -> Progress:
     )
 
 
+def _files_under(root: Path) -> int:
+    n = 0
+    for _, _, files in os.walk(root):
+        n += len(files)
+    return n
+
+
+@contextlib.contextmanager
+def build_progress(label: str, watch: list[Path]) -> Iterator[None]:
+    """A spinner with the number of files written so far and the elapsed time, while a corpus is built.
+
+    ``corpora.builtin.build_corpus`` writes into a hidden temporary directory (``.NAME.xxxx``) beside its target
+    and renames it when done; this counts the files in hidden directories that appear under ``watch`` after
+    the start (polled twice a second). Off the terminal or with --quiet: nothing."""
+    if not bars_enabled():
+        yield
+        return
+    before = {p: {c.name for c in p.iterdir()} if p.is_dir() else set() for p in watch}
+    stop = threading.Event()
+    written = [0]
+    with Progress(
+        SpinnerColumn(),
+        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.completed} files written"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,  # a cache hit leaves nothing behind; a build ends with one summary line
+    ) as bar:
+        task = bar.add_task(label, total=None)
+
+        def poll() -> None:
+            while not stop.wait(0.5):
+                n = 0
+                for parent, old in before.items():
+                    if parent.is_dir():
+                        for child in parent.iterdir():
+                            if child.name.startswith(".") and child.name not in old and child.is_dir():
+                                n += _files_under(child)
+                written[0] = max(written[0], n)
+                bar.update(task, completed=n)
+
+        thread = threading.Thread(target=poll, name="drivebench-build-progress", daemon=True)
+        thread.start()
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(2)
+    if written[0]:
+        err_console.print(f"{label}: {written[0]} files written in {time.monotonic() - started:.1f} s")
+
+
+def resolve_with_progress(name_or_path: str | Path, **kwargs: object) -> Path:
+    """``corpora.builtin.resolve_corpus`` with the build's progress when the corpus is not built yet."""
+    from drivebench.corpora.builtin import corpus_cache_root, is_corpus_dir, resolve_corpus
+
+    if is_corpus_dir(Path(name_or_path)):
+        return resolve_corpus(name_or_path, **kwargs)  # type: ignore[arg-type]
+    with build_progress(f"building/locating corpus {name_or_path}", [corpus_cache_root()]):
+        return resolve_corpus(name_or_path, **kwargs)  # type: ignore[arg-type]
+
+
+def counting_bar(label: str, total: int | None = None) -> tuple[Progress, Callable[[int, int], None]]:
+    """A progress bar and a ``(done, total)`` callback for it (start it with ``with bar:``)."""
+    bar = progress_bar()
+    task = bar.add_task(label, total=total)
+
+    def step(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return bar, step
+
+
 def load_with_progress(corpus: str | Path, config: SimConfig) -> Simulator:
     from drivebench.api import load_simulator
-    from drivebench.corpora.builtin import BUILTINS, resolve_corpus
+    from drivebench.corpora.builtin import BUILTINS
     from drivebench.corpora.format import MANIFEST_NAME
     from drivebench.errors import DrivebenchError
 
     quiet_libraries()
-    with status(f"building/locating corpus {corpus} …"):
-        try:
-            corpus_dir = resolve_corpus(corpus)
-        except KeyError as exc:
-            raise DrivebenchError(
-                f"unknown corpus {str(corpus)!r}",
-                hint=f"use a built-in ({', '.join(BUILTINS)}) or a corpus directory (one holding {MANIFEST_NAME}); "
-                "`drivebench corpus build NAME --out DIR` writes one",
-            ) from exc
+    try:
+        corpus_dir = resolve_with_progress(corpus)  # issue #15: a build shows the files it writes
+    except KeyError as exc:
+        raise DrivebenchError(
+            f"unknown corpus {str(corpus)!r}",
+            hint=f"use a built-in ({', '.join(BUILTINS)}) or a corpus directory (one holding {MANIFEST_NAME}); "
+            "`drivebench corpus build NAME --out DIR` writes one",
+        ) from exc
     with progress_bar() as bar:
         task = bar.add_task("extract + embed + index", total=None)
 

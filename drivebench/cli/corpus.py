@@ -42,7 +42,10 @@ def build(
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0])) from None
     started = time.perf_counter()
-    with err_console.status(f"building {label} …"):
+    from drivebench.cli.common import build_progress
+    from drivebench.corpora.builtin import corpus_cache_root
+
+    with build_progress(f"building {label}", [Path(out).parent if out else corpus_cache_root()]):  # issue #15
         path = (
             build_corpus(label, out, seed=seed, scale=_scale(scale))
             if out
@@ -57,14 +60,15 @@ def validate(
     min_gold_per_type: int = typer.Option(0, help="Require every file type to be the gold of this many queries."),
 ) -> None:
     """Check schema and references: gold exists and is visible to its asker, hops, forbidden, coverage."""
-    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.cli.common import resolve_with_progress, status
     from drivebench.corpora.validate import validate_corpus
 
     try:
-        corpus_dir = resolve_corpus(path)
+        corpus_dir = resolve_with_progress(path)
     except KeyError as exc:
         raise typer.BadParameter(str(exc)) from None
-    problems = validate_corpus(corpus_dir, min_gold_per_type=min_gold_per_type)
+    with status(f"validating {corpus_dir.name} …"):
+        problems = validate_corpus(corpus_dir, min_gold_per_type=min_gold_per_type)
     errors = [p for p in problems if p.level == "error"]
     for p in problems:
         (err_console if p.level == "error" else console).print(str(p), markup=False)
@@ -80,11 +84,12 @@ def stats(
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """Counts of documents, types, versions, users, queries by kind and hops, gold by type."""
-    from drivebench.corpora.builtin import resolve_corpus
     from drivebench.corpora.stats import corpus_stats
 
     try:
-        data = corpus_stats(resolve_corpus(path))
+        from drivebench.cli.common import resolve_with_progress
+
+        data = corpus_stats(resolve_with_progress(path))
     except KeyError as exc:
         raise typer.BadParameter(str(exc)) from None
     if as_json:
@@ -112,15 +117,16 @@ def audit(
     phrasing, chain shortcut rate, missing-gold candidates, near-duplicate pairs, acceptance checks."""
     from drivebench.cli.common import progress_bar, quiet_libraries
     from drivebench.corpora.audit import audit_corpus
-    from drivebench.corpora.builtin import resolve_corpus
     from drivebench.simulator.retrieval.pipelines import PIPELINES
 
     chosen = tuple(p.strip() for p in pipelines.split(",") if p.strip())
     if not chosen or any(p not in PIPELINES for p in chosen):
         raise typer.BadParameter(f"--pipelines takes a comma-separated subset of {', '.join(PIPELINES)}")
     quiet_libraries()
+    from drivebench.cli.common import resolve_with_progress
+
     try:
-        corpus_dir = resolve_corpus(path)
+        corpus_dir = resolve_with_progress(path)
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0])) from None
     with progress_bar() as bar:
@@ -195,10 +201,13 @@ def export_beir_cmd(
     ),
 ) -> None:
     """Export a corpus and its eval set in the BEIR layout (plus TREC qrels)."""
+    from drivebench.cli.common import counting_bar, resolve_with_progress
     from drivebench.corpora.beir import export_beir
-    from drivebench.corpora.builtin import resolve_corpus
 
-    counts = export_beir(resolve_corpus(path), out)
+    corpus_dir = resolve_with_progress(path)
+    bar, step = counting_bar("export-beir: extracting documents")  # issue #15: progress with counts and ETA
+    with bar:
+        counts = export_beir(corpus_dir, out, progress=step)
     console.print(f"exported {counts} → {out}")
 
 
@@ -210,9 +219,11 @@ def import_beir_cmd(
     split: str = typer.Option("test", "--split", help="Which qrels/<split>.tsv to use."),
 ) -> None:
     """Import a BEIR dataset as a drivebench corpus (everything readable by one reader: BEIR has no permissions)."""
+    from drivebench.cli.common import status
     from drivebench.corpora.beir import import_beir
 
-    manifest = import_beir(beir_dir, out, name=name, split=split)
+    with status(f"importing {beir_dir} …"):  # issue #15
+        manifest = import_beir(beir_dir, out, name=name, split=split)
     console.print(f"imported {len(manifest.documents)} documents → {out}")
 
 
@@ -223,11 +234,13 @@ def export_drive_cmd(
 ) -> None:
     """Export the folder tree (current files, older versions beside them) and users/departments/grants
     CSVs, to load the synthetic enterprise into a test space of a real drive (evaluate with match = "path")."""
-    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.cli.common import resolve_with_progress, status
     from drivebench.corpora.export_drive import export_drive
 
     try:
-        counts = export_drive(resolve_corpus(path), out)
+        corpus_dir = resolve_with_progress(path)
+        with status(f"exporting {corpus_dir.name} to {out} …"):  # issue #15
+            counts = export_drive(corpus_dir, out)
     except (KeyError, OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
     console.print(f"exported {counts} → {out}")

@@ -31,9 +31,10 @@ def demo(
     if fault:  # issue #7: clean vs faulted comparison
         from drivebench.cli.faults import fault_demo
 
-        fault_demo(corpus, out, k, pipeline, embedder, fault, answers)
+        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history)
         return
     from drivebench.cli.evaluate import default_out_dir
+    from drivebench.corpora.builtin import corpus_version
     from drivebench.corpora.format import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
@@ -66,6 +67,7 @@ def demo(
                 progress=lambda: bar.advance(task),
                 run_info={
                     "corpus": sim.drive.name,
+                    "corpus_version": corpus_version(sim.corpus_dir),  # issue #12/#15: which version
                     "evalset": str(evalset),
                     "evalset_hash": evalset_hash(evalset),
                     "pipeline": pipeline,

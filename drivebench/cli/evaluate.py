@@ -126,10 +126,10 @@ def _parse_gates(fail_on: list[str]) -> list[Any]:
 
 
 def _corpus_dir(corpus: str) -> Path:
-    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.cli.common import resolve_with_progress
 
     try:
-        return resolve_corpus(corpus)
+        return resolve_with_progress(corpus)  # issue #15: a corpus built on first use shows its progress
     except (KeyError, OSError, ValueError) as exc:
         usage_error(f"--corpus {corpus!r}: {exc}")
 
@@ -339,7 +339,11 @@ def run(
     if target_profile is not None:
         info["target_profile"] = str(target_profile)
     if corpus is not None:
+        from drivebench.corpora.builtin import corpus_version
+
         info["corpus"] = str(corpus)
+        assert corpus_dir is not None
+        info["corpus_version"] = corpus_version(corpus_dir)  # issue #12/#15: compare refuses mixed versions
     with progress_bar() as bar:
         task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
         evaluation = evaluate(
@@ -419,7 +423,10 @@ def score_cmd(
         from drivebench.evaluator.oracle import corpus_oracle
 
         oracle = corpus_oracle(corpus_dir)
-    result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset")
+    from drivebench.cli.common import status
+
+    with status(f"scoring {len(records)} records …"):  # issue #15
+        result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset")
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
     result = with_status_first(result)

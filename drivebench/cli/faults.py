@@ -21,8 +21,13 @@ def fault_demo(
     embedder: str,
     fault: list[str],
     answers: bool,
+    history: str | None = None,
 ) -> None:
+    """Evaluate under the faults, then clean; write both runs (run.jsonl, metrics.json, report.md,
+    report.html, recorded in the history like the clean demo) and comparison.json."""
     from drivebench.cli.evaluate import default_out_dir
+    from drivebench.cli.reports import finish_run
+    from drivebench.corpora.builtin import corpus_version
     from drivebench.corpora.format import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
@@ -65,6 +70,7 @@ def fault_demo(
             progress=progress,
             run_info={
                 "corpus": sim.drive.name,
+                "corpus_version": corpus_version(sim.corpus_dir),
                 "evalset": str(evalset),
                 "evalset_hash": evalset_hash(evalset),
                 "pipeline": pipeline,
@@ -72,8 +78,9 @@ def fault_demo(
             },
         )
     base = out or default_out_dir()
-    write_outputs(cmp.clean, base / "clean")
-    write_outputs(cmp.faulted, base / "faulted")
+    for label, evaluation in (("clean", cmp.clean), ("faulted", cmp.faulted)):  # issue #15: reports like the demo
+        run_dir = write_outputs(evaluation, base / label)
+        finish_run(evaluation.result, run_dir, history, details=False)
     summary = {
         "faults": [f.as_dict() for f in cmp.faults],
         "mode": cmp.mode,
@@ -88,5 +95,6 @@ def fault_demo(
         console.print(f"scenario applied while faulted: {json.dumps(cmp.scenario, ensure_ascii=False)}")
     console.print(f"injected: {json.dumps(cmp.injected)}")
     console.print(
-        f"wrote {base}/clean, {base}/faulted and {base / 'comparison.json'} in {time.perf_counter() - started:.1f} s"
+        f"wrote {base}/clean, {base}/faulted (run.jsonl, metrics.json, report.md, report.html) and "
+        f"{base / 'comparison.json'} in {time.perf_counter() - started:.1f} s"
     )

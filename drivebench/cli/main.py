@@ -24,6 +24,7 @@ from typer.core import TyperGroup
 from drivebench import __version__
 from drivebench.cli import audit as audit_cli  # issue #17
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
+from drivebench.cli import mcp as mcp_cli  # issue #15: stdio MCP server
 from drivebench.cli import probe as probe_cli
 from drivebench.cli.clickcompat import ClickException, MissingParameter
 from drivebench.cli.common import err_console, set_quiet
@@ -175,6 +176,7 @@ app.command("serve")(_serve)
 app.command("tokens")(tokens.tokens)
 app.command("demo")(demo.demo)
 app.command("info")(info.info)
+app.command("mcp")(mcp_cli.mcp)  # issue #15
 app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
 reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec (issue #6)
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")

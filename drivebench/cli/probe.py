@@ -15,7 +15,7 @@ from typing import Any
 import typer
 from rich.markup import escape
 
-from drivebench.cli.common import err_console, progress_bar, quiet_libraries
+from drivebench.cli.common import err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, resolve_target, usage_error
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -80,7 +80,7 @@ def probe(
     match = match or profile.ids.match
     id_mapper = _id_mapper(match, corpus_dir, profile.source)
     manifest = load_manifest(corpus_dir)
-    with err_console.status("ground truth: who may preview what …"):
+    with status("ground truth: who may preview what …"):
         gt = GroundTruth(Drive.from_manifest(manifest, corpus_dir), manifest)
         chosen, population = sample_pairs(gt, pairs, seed)
         builder = QueryBuilder(gt.drive, [p.doc_id for p in chosen], _english_titles(english))

@@ -43,8 +43,16 @@ def history_path(value: str | Path | None) -> Path | None:
     return Path(value)
 
 
-def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None = None, out: Any = None) -> int | None:
-    """Write report.md/report.html beside metrics.json, print the detail tables, record the run.
+def finish_run(
+    result: dict[str, Any],
+    out_dir: Path,
+    history: str | Path | None = None,
+    out: Any = None,
+    *,
+    details: bool = True,
+) -> int | None:
+    """Write report.md/report.html beside metrics.json, print the detail tables (unless ``details`` is
+    False), record the run.
 
     Returns the history run id (``None`` when history is off). A history that cannot be written is
     reported on stderr and does not fail the run: the metrics and reports are already on disk.
@@ -53,7 +61,8 @@ def finish_run(result: dict[str, Any], out_dir: Path, history: str | Path | None
     from drivebench.evaluator.report.outputs import write_reports
     from drivebench.evaluator.report.terminal import print_details
 
-    print_details(result, out or console)
+    if details:
+        print_details(result, out or console)
     md, html = write_reports(result, out_dir)
     err_console.print(f"wrote {md} and {html}")
     path = history_path(history)
@@ -241,36 +250,78 @@ def trend_cmd(
 
 
 def compare_cmd(
-    a: str = typer.Argument(..., help="Run A: a run directory, a metrics.json, or a history run (12, latest~1)."),
-    b: str = typer.Argument(..., help="Run B, the baseline: same forms as A."),
+    runs: list[str] = typer.Argument(
+        ...,
+        help="Two or more runs, the FIRST is the baseline: run directories, metrics.json files or history runs "
+        "(12, latest, latest~1).",
+    ),
     history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
     metric: list[str] = typer.Option([], "--metric", "-m", help="Only these metrics (repeatable)."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the comparison as JSON here ('-' = stdout)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and randomization test."),
     include_failed: bool = typer.Option(False, "--include-failed", help="Allow failed runs (refused by default)."),
+    allow_mixed_corpus: bool = typer.Option(
+        False, "--allow-mixed-corpus", help="Compare runs scored on different corpus versions (refused by default)."
+    ),
 ) -> None:
-    """Paired comparison A − B per metric: difference, 95% bootstrap CI, randomization p-value."""
-    from drivebench.evaluator.scoring import compare
+    """Every run against the first (the baseline), per metric: paired difference run − baseline, 95% bootstrap
+    CI, randomization p-value and its Holm adjustment over the runs compared.
 
+    Exit codes: 0 done; 2 usage error (fewer than two runs, unknown run, failed run without --include-failed,
+    runs over different corpus versions without --allow-mixed-corpus)."""
+    from drivebench.errors import DrivebenchError
+    from drivebench.evaluator.compare_runs import compare_runs, corpus_mismatch, corpus_versions
+
+    if len(runs) < 2:
+        raise DrivebenchError(
+            f"eval compare needs at least two runs, got {len(runs)}",
+            hint="give the baseline first, then one or more runs: drivebench eval compare latest~1 latest",
+        )
     hist = history_path(history)
-    res_a, name_a = _load_ref(a, hist, include_failed)
-    res_b, name_b = _load_ref(b, hist, include_failed)
-    ha = (res_a.get("run_info") or {}).get("evalset_hash")
-    hb = (res_b.get("run_info") or {}).get("evalset_hash")
-    if ha and hb and ha != hb:
-        err_console.print(f"[yellow]A and B ran different eval sets ({_short(ha)} vs {_short(hb)})[/]")
-    if not res_a.get("per_query") or not res_b.get("per_query"):
-        raise typer.BadParameter("both runs need per-query values (per_query in metrics.json)")
-    out = compare(res_a, res_b, seed=seed)
+    loaded = [_load_ref(ref, hist, include_failed) for ref in runs]
+    results, names = [r for r, _ in loaded], [n for _, n in loaded]
+    versions = corpus_versions(results)
+    if corpus_mismatch(results):
+        listing = ", ".join(f"{n}: {v or 'unknown'}" for n, v in zip(names, versions, strict=True))
+        if not allow_mixed_corpus:
+            raise DrivebenchError(
+                f"the runs were scored on different corpus versions ({listing}): their numbers do not compare",
+                hint="re-run on one corpus version, or pass --allow-mixed-corpus to compare anyway",
+            )
+        err_console.print(f"[yellow]comparing runs over different corpus versions ({listing})[/]")
+    hashes = [(r.get("run_info") or {}).get("evalset_hash") for r in results]
+    for name, h in zip(names[1:], hashes[1:], strict=True):
+        if hashes[0] and h and h != hashes[0]:
+            err_console.print(
+                f"[yellow]{name} ran another eval set than the baseline ({_short(h)} vs {_short(hashes[0])})[/]"
+            )
+    for name, r in zip(names, results, strict=True):
+        if not r.get("per_query"):
+            raise typer.BadParameter(f"{name} has no per-query values (per_query in metrics.json)")
+    from drivebench.cli.common import status
+
+    with status(f"comparing {len(results) - 1} run(s) with the baseline (bootstrap + randomization) …"):
+        comparisons = compare_runs(results, seed=seed)
     if metric:
-        unknown = [m for m in metric if m not in out["metrics"]]
+        unknown = sorted({m for m in metric for c in comparisons if m not in c["metrics"]})
         if unknown:
             raise typer.BadParameter(f"not comparable here: {', '.join(unknown)}")
-        out["metrics"] = {m: out["metrics"][m] for m in metric}
-    n_a, n_b = len(res_a["per_query"]), len(res_b["per_query"])
-    if out["queries"] < max(n_a, n_b):
-        err_console.print(f"[yellow]only {out['queries']} queries are in both runs (A {n_a}, B {n_b})[/]")
-    payload = {"a": name_a, "b": name_b, "seed": seed, **out}
+        for c in comparisons:
+            c["metrics"] = {m: c["metrics"][m] for m in metric}
+    n_base = len(results[0]["per_query"])
+    for name, r, c in zip(names[1:], results[1:], comparisons, strict=True):
+        if c["queries"] < max(n_base, len(r["per_query"])):
+            err_console.print(
+                f"[yellow]only {c['queries']} queries are in both {name} and the baseline "
+                f"({len(r['per_query'])} vs {n_base})[/]"
+            )
+    payload = {
+        "baseline": names[0],
+        "runs": names,
+        "corpus_versions": versions,
+        "seed": seed,
+        "comparisons": [{"run": n, **c} for n, c in zip(names[1:], comparisons, strict=True)],
+    }
     if json_out == "-":
         print(json.dumps(payload, ensure_ascii=False, indent=1))
         return
@@ -281,34 +332,46 @@ def compare_cmd(
         err_console.print(f"wrote {json_out}")
 
 
+def _p_text(p: float | None) -> str:
+    return "—" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
+
+
 def compare_table(payload: dict[str, Any]) -> Table:
+    """One row per (metric, run): baseline mean, run mean, run − baseline, 95% CI, p, Holm p, n."""
     from drivebench.evaluator.report._common import ordered_metric_names
 
-    table = Table(
-        title=f"A = {payload['a']}  vs  B = {payload['b']}  ({payload['queries']} paired queries)", show_edge=False
-    )
-    for col in ("Metric", "A", "B", "A − B", "95% CI", "p", "n"):
-        table.add_column(col, justify="left" if col == "Metric" else "right", no_wrap=col != "Metric")
-    for name in ordered_metric_names(payload["metrics"]):
-        r = payload["metrics"][name]
-        if r.get("n", 0) == 0:
-            table.add_row(name, "—", "—", "—", "—", "—", "0")
-            continue
-        diff, ci, p = r["diff"], r.get("ci"), r.get("p_value")
-        significant = ci is not None and p is not None and p < 0.05 and (ci[0] > 0 or ci[1] < 0)
-        good = (diff < 0) if name.startswith(LOWER_IS_BETTER) else (diff > 0)
-        style = ("green" if good else "red") if significant else ""
-        d = f"{diff:+.3f}"
-        table.add_row(
-            name,
-            f"{r['mean_a']:.3f}",
-            f"{r['mean_b']:.3f}",
-            f"[{style}]{d}[/]" if style else d,
-            f"{ci[0]:+.3f}…{ci[1]:+.3f}" if ci else "—",
-            "—" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001"),
-            str(r["n"]),
-        )
-    table.caption = "green/red: p < 0.05 and the CI excludes 0 (better/worse for A)"
+    comparisons = payload["comparisons"]
+    table = Table(title=f"baseline = {payload['baseline']}  ·  Δ = run − baseline", show_edge=False)
+    for col in ("Metric", "Run", "baseline", "run", "Δ", "95% CI", "p", "p (Holm)", "n"):
+        table.add_column(col, justify="left" if col in ("Metric", "Run") else "right", no_wrap=col != "Metric")
+    names = ordered_metric_names({m: None for c in comparisons for m in c["metrics"]})
+    for name in names:
+        for i, c in enumerate(comparisons):
+            r = c["metrics"].get(name) or {}
+            last = i == len(comparisons) - 1
+            label = name if i == 0 else ""
+            if r.get("n", 0) == 0:
+                table.add_row(label, c["run"], "—", "—", "—", "—", "—", "—", "0", end_section=last)
+                continue
+            diff, ci, p = r["diff"], r.get("ci"), r.get("p_value")
+            p_adj = r.get("p_holm", p)
+            significant = ci is not None and p_adj is not None and p_adj < 0.05 and (ci[0] > 0 or ci[1] < 0)
+            good = (diff < 0) if name.startswith(LOWER_IS_BETTER) else (diff > 0)
+            style = ("green" if good else "red") if significant else ""
+            d = f"{diff:+.3f}"
+            table.add_row(
+                label,
+                c["run"],
+                f"{r['mean_b']:.3f}",
+                f"{r['mean_a']:.3f}",
+                f"[{style}]{d}[/]" if style else d,
+                f"{ci[0]:+.3f}…{ci[1]:+.3f}" if ci else "—",
+                _p_text(p),
+                _p_text(p_adj),
+                str(r["n"]),
+                end_section=last,
+            )
+    table.caption = "green/red: Holm-adjusted p < 0.05 and the CI excludes 0 (better/worse than the baseline)"
     return table
 
 
@@ -333,7 +396,7 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "Status", "When", "Target", "Eval set", "Snapshot", metric, "Directory"):
+    for col in ("Run", "Status", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
@@ -347,6 +410,7 @@ def history_cmd(
             "[red]FAILED[/]" if p.run.failed else "ok",
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
+            p.run.corpus_version or p.run.corpus or "—",
             _short(p.run.evalset_hash, 8),
             _short(p.run.snapshot, 8),
             "—" if p.value is None else f"{p.value:.3f}",
@@ -361,6 +425,8 @@ def _run_dict(run: Any) -> dict[str, Any]:
         "status": run.status,
         "when": run.when,
         "target": run.target,
+        "corpus": run.corpus,
+        "corpus_version": run.corpus_version,
         "evalset_hash": run.evalset_hash,
         "snapshot": run.snapshot,
         "run_dir": run.run_dir,

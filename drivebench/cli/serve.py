@@ -6,7 +6,7 @@ from pathlib import Path
 
 import typer
 
-from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries
+from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries, status
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
@@ -19,7 +19,7 @@ def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
 
     quiet_libraries()
     try:
-        with err_console.status(f"opening {data_dir} …"):
+        with status(f"opening {data_dir} …"):
             sim = open_durable(data_dir, corpus, config)
     except DataDirLocked as exc:
         raise typer.BadParameter(str(exc), param_hint="--data-dir") from None
@@ -33,14 +33,28 @@ def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
     return sim
 
 
-def _parse_faults(values: list[str], host: str) -> list[Fault]:
-    """issue #7: ``--fault`` specs; a non-local ``--host`` is added to the MCP endpoint's allowed hosts."""
+def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
+    """issue #15: the host names the MCP endpoint's DNS-rebinding check accepts besides the loopback ones:
+    ``--mcp-allowed-host`` values, then ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (comma-separated), then a
+    non-wildcard, non-local ``--host``. Written back to the variable, which ``mount_mcp`` reads."""
     import os
 
+    from drivebench.simulator.mcp.server import ALLOWED_HOSTS_ENV, allowed_hosts_from_env
+
+    hosts = [h.strip() for value in extra for h in value.split(",") if h.strip()]
+    hosts += allowed_hosts_from_env()
+    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        hosts.append(host)
+    hosts = list(dict.fromkeys(hosts))
+    if hosts:
+        os.environ[ALLOWED_HOSTS_ENV] = ",".join(hosts)
+    return hosts
+
+
+def _parse_faults(values: list[str]) -> list[Fault]:
+    """issue #7: ``--fault`` specs."""
     from drivebench.simulator.faults import FaultSpecError, parse_fault_specs
 
-    if host not in ("127.0.0.1", "localhost", "::1"):  # the MCP endpoint's DNS-rebinding check
-        os.environ.setdefault("DRIVEBENCH_MCP_ALLOWED_HOSTS", host)
     try:
         return parse_fault_specs(values)
     except FaultSpecError as exc:
@@ -84,12 +98,20 @@ def serve(
     fault: list[str] = typer.Option(  # issue #7: fault profiles
         [], "--fault", help="Start with these faults: NAME[:key=value...][,NAME] (GET/PUT /_sim/faults to change)."
     ),
+    mcp_allowed_host: list[str] = typer.Option(  # issue #15
+        [],
+        "--mcp-allowed-host",
+        help="A host name MCP clients use to reach /mcp/ (repeatable; also $DRIVEBENCH_MCP_ALLOWED_HOSTS, "
+        "comma-separated). Loopback names are always allowed; '*' allows any (behind a trusted proxy only).",
+        show_default=False,
+    ),
 ) -> None:
     """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
     /docs) with uvicorn."""
     from drivebench.server import serve_forever
 
-    faults = _parse_faults(fault, host)  # issue #7
+    faults = _parse_faults(fault)  # issue #7
+    mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
         sim = load_with_progress(corpus, config)
@@ -101,7 +123,9 @@ def serve(
     if faults:  # issue #7
         sim.faults.replace(faults)
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
-    console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs")
+    console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs · MCP http://{host}:{port}/mcp/")
+    if mcp_hosts:
+        err_console.print(f"MCP endpoint also accepts Host: {', '.join(mcp_hosts)}")
     try:
         serve_forever(sim, host, port, on_shutdown=sim.close)  # final index snapshot, even on SIGTERM
     finally:

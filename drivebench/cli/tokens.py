@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from drivebench.cli.common import console, err_console
+from drivebench.cli.common import console, err_console, resolve_with_progress
 from drivebench.cli.options import CorpusOpt
 
 
@@ -27,7 +27,6 @@ def tokens(
 
     The secret, as `serve` chooses it: --secret-file, else DRIVEBENCH_TOKEN_SECRET, else the one in
     --data-dir; with none of them, the development secret (tokens of in-process simulators only)."""
-    from drivebench.corpora.builtin import resolve_corpus
     from drivebench.corpora.format import load_manifest
     from drivebench.simulator.drive.state import Drive
     from drivebench.simulator.tokens import SECRET_ENV, TokenRegistry, read_secret_file, resolve_secret
@@ -47,7 +46,7 @@ def tokens(
                 )
     except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
-    drive = Drive.from_manifest(load_manifest(resolve_corpus(corpus)))
+    drive = Drive.from_manifest(load_manifest(resolve_with_progress(corpus)))  # issue #15: a build shows progress
     rows = []
     for info in TokenRegistry(drive, secret).all():
         user = drive.users.get(info.subject)

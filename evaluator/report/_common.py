@@ -278,7 +278,9 @@ def citation_matrix(result: Mapping[str, Any]) -> dict[str, int] | None:
 
 RUN_INFO_ORDER = (
     "target",
+    "faults",
     "corpus",
+    "corpus_version",
     "pipeline",
     "embedder",
     "evalset",
@@ -290,6 +292,20 @@ RUN_INFO_ORDER = (
     "concurrency",
     "drivebench_version",
 )
+
+
+def faults_line(result: Mapping[str, Any]) -> str | None:
+    """The faults the run was measured under (``run_info.faults``, from the simulator's
+    ``X-Drivebench-Faults`` header or the fault demo), for every report's header. ``None`` when the
+    target did not say (another endpoint)."""
+    info = result.get("run_info") or {}
+    if "faults" not in info or info["faults"] is None:
+        return None
+    faults = info["faults"]
+    if not faults:
+        return "Faults: none (the simulator reported a clean server)"
+    specs = ", ".join(map(str, faults)) if isinstance(faults, list) else str(faults)
+    return f"FAULTS INJECTED: {specs} (these numbers measure a deliberately damaged server)"
 
 
 def run_info_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -94,6 +94,15 @@ def _cards(result: Mapping[str, Any]) -> str:
     return f'<div class="cards">{"".join(out)}</div>' if out else ""
 
 
+def _faults_banner(result: Mapping[str, Any]) -> str:
+    """issue #15: the faults the run was measured under, in the header (red when any)."""
+    line = c.faults_line(result)
+    if not line:
+        return ""
+    cls = "status-failed" if (result.get("run_info") or {}).get("faults") else "note"
+    return f'<p class="{cls}" id="run-faults"><strong>{_e(line)}</strong></p>'
+
+
 def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
     svgs = charts.report_charts(result)
     info = result.get("run_info") or {}
@@ -244,7 +253,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             f"<style>{CSS}</style>",
             "</head>",
             "<body>",
-            f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p></header>",
+            f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p>{_faults_banner(result)}</header>",
             "<main>",
             *sections,
             "</main>",

@@ -65,6 +65,9 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
             f"Target `{info['target']}`" + (f", started {info['started_at']}" if info.get("started_at") else ""),
             "",
         ]
+    faults = c.faults_line(result)  # issue #15: faults are part of the record
+    if faults:
+        out += [f"**{faults}**" if info.get("faults") else faults, ""]
 
     out += ["## Errors", "", f"**{c.status_line(result)}**", ""]
     pre = result.get("preflight")

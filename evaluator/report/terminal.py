@@ -50,6 +50,10 @@ def print_errors(result: dict[str, Any], console: Console) -> None:
     """The run's state, error count and rate, and a row per error kind (first in every report)."""
     from drivebench.evaluator.report import _common as c
 
+    faults = c.faults_line(result)  # issue #15: faults are part of the record
+    if faults:
+        style = "bold red" if (result.get("run_info") or {}).get("faults") else "dim"
+        console.print(f"[{style}]{escape(faults)}[/]", highlight=False, soft_wrap=True)
     failed = c.is_failed(result)
     console.print(
         f"[{'bold red' if failed else 'green'}]{escape(c.status_line(result))}[/]", highlight=False, soft_wrap=True

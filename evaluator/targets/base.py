@@ -47,6 +47,7 @@ class TargetResponse:
     snapshot: str | None = None
     answer: str | None = None
     raw: dict[str, Any] = field(default_factory=dict)
+    faults: str | None = None  # the X-Drivebench-Faults header ("none" on a clean simulator; None: not sent)
 
 
 class TargetError(Exception):

@@ -32,7 +32,12 @@ class InProcessTarget:
         except DriveError as exc:
             raise TargetError(f"{exc.code}: {exc}", retryable=False) from exc
         hits = [RunHit(doc_id=h.doc_id, version_id=h.version_id, score=h.score, rank=h.rank) for h in outcome.hits]
-        return TargetResponse(hits=hits, as_of=outcome.at.isoformat(), snapshot=outcome.snapshot)
+        return TargetResponse(
+            hits=hits,
+            as_of=outcome.at.isoformat(),
+            snapshot=outcome.snapshot,
+            faults=self.sim.faults.header_value(),  # issue #15: what X-Drivebench-Faults would say
+        )
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
         return await asyncio.to_thread(self._call, query, top_k)

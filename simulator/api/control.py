@@ -116,9 +116,15 @@ async def advance_clock(request: Request, body: AdvanceIn, token: TokenInfo = De
     return ClockOut(**out)
 
 
-@router.get("/stats", responses=_ERRORS, summary="Counts, index_version, policy_version, snapshot fingerprint")
+@router.get(
+    "/stats",
+    responses=_ERRORS,
+    summary="Counts, index_version, policy_version, snapshot fingerprint, active faults (names, params, seeds)",
+)
 async def stats(request: Request, _: TokenInfo = Depends(admin)) -> dict[str, Any]:
-    return await run_in_threadpool(_sim(request).stats)
+    sim = _sim(request)
+    out = await run_in_threadpool(sim.stats)
+    return {**out, "faults": sim.faults.summary()}  # issue #15: faults are part of a run's record
 
 
 @router.post("/checkpoint", responses=_ERRORS, summary="Write the index snapshot now (with --data-dir)")

@@ -8,6 +8,11 @@ parameters, a generation counter, how often each fault fired, and every availabl
 ``FaultMiddleware`` applies ``latency``, ``errors`` and ``throttle`` to ``/api/`` requests only (never
 to ``/_sim``, ``/healthz``, the docs or ``/mcp``, whose tools apply them themselves). The decision for
 a request hashes its method, path, body and how many identical requests came before.
+
+Every ``/api/`` response (recall, answer, files...; injected errors too) carries
+``X-Drivebench-Faults``: the active faults with all their parameters and seeds
+(``leaky-acl:seed=0:share=0.2,latency:...``), or ``none`` on a clean server, so a client records
+what it was measured against (``eval run`` writes it to ``run_info.faults``).
 """
 
 from __future__ import annotations
@@ -26,10 +31,12 @@ from drivebench.simulator.api.body import read_json_object
 from drivebench.simulator.api.boundary import replay_body
 from drivebench.simulator.drive.errors import InvalidRequest
 from drivebench.simulator.faults import FaultSpecError, fault_from_json, parse_fault_specs, request_key
+from drivebench.simulator.faults.schema import BOUNDS, FAULTS_EXAMPLE, faults_body_schema
 
 router = APIRouter(prefix="/_sim", tags=["control"])
 
 FAULTED_PREFIXES = ("/api/",)
+FAULTS_HEADER = "X-Drivebench-Faults"
 
 
 def _require_admin(request: Request, credentials: HTTPAuthorizationCredentials | None) -> None:
@@ -49,19 +56,16 @@ async def get_faults(
 @router.put(
     "/faults",
     summary="Replace the active fault profiles (admin token); [] restores a clean server",
+    description=(
+        'The body is `{"faults": [...]}`: a list whose items are `"name"`, `"name:key=value[:key=value]"` or '
+        '`{"name": ..., "params": {...}}`, or one comma-separated string of `name:key=value` specs. '
+        "Parameters left out take their defaults (`GET /_sim/faults` lists them); one fault per name, the last "
+        "wins. A body outside this schema, an unknown fault or parameter, or a value out of range is a 400."
+    ),
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {
-                "application/json": {
-                    "schema": {
-                        "type": "object",
-                        "properties": {"faults": {"oneOf": [{"type": "string"}, {"type": "array"}]}},
-                        "required": ["faults"],
-                    },
-                    "example": {"faults": ["leaky-acl", {"name": "latency", "params": {"delay_ms": 50}}]},
-                }
-            },
+            "content": {"application/json": {"schema": faults_body_schema(), "example": FAULTS_EXAMPLE}},
         }
     },
 )
@@ -91,7 +95,7 @@ async def put_faults(
 
 # the largest value each time parameter may take: a fault slows a server down, it never hangs it
 # (stale-acl's delay_s is how long a policy stays stale, not a sleep: up to a week)
-_BOUNDS = {"delay_ms": 60_000.0, "jitter_ms": 60_000.0, "delay_s": 604_800.0, "retry_after_s": 3_600.0}
+_BOUNDS = BOUNDS
 
 
 def _check_bounds(faults: list[Any]) -> None:
@@ -117,8 +121,9 @@ class FaultMiddleware:
             await self.app(scope, receive, send)
             return
         faults = scope["app"].state.sim.faults
+        send = _with_faults_header(send, faults.header_value())
         if not any(n in faults for n in ("latency", "errors", "throttle")):
-            await self.app(scope, receive, send)  # clean: untouched
+            await self.app(scope, receive, send)  # no request-level fault: only the header added
             return
         chunks: list[bytes] = []
         more = True
@@ -136,6 +141,18 @@ class FaultMiddleware:
             await _send_error(send, decision.status, decision.message, decision.retry_after_s)
             return
         await self.app(scope, replay_body(body, receive), send)
+
+
+def _with_faults_header(send: Send, value: str) -> Send:
+    """``send`` with ``X-Drivebench-Faults: value`` added to the response start."""
+    header = (FAULTS_HEADER.lower().encode(), value.encode("latin-1", "replace"))
+
+    async def wrapped(message: Any) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [*message.get("headers", []), header]}
+        await send(message)
+
+    return wrapped
 
 
 async def _send_error(send: Send, status: int, message: str, retry_after: float | None) -> None:

@@ -152,6 +152,10 @@ class Fault:
     def as_dict(self) -> dict[str, Any]:
         return {"name": self.name, "params": dict(self.params)}
 
+    def full_spec(self) -> str:
+        """The ``name:key=value`` form with every parameter, seeds included (what a run records)."""
+        return ":".join([self.name, *(f"{k}={v}" for k, v in self.params)])
+
     def spec(self) -> str:
         """The ``name:key=value`` form, naming only the parameters that differ from the defaults."""
         defaults = FAULT_DEFS[self.name].defaults
@@ -193,8 +197,19 @@ def fault_from_json(value: Any) -> Fault:
         extra = set(value) - {"name", "params"}
         if extra or not isinstance(value.get("name"), str):
             raise FaultSpecError('each fault is "name", "name:key=value" or {"name": ..., "params": {...}}')
-        params = value.get("params") or {}
+        params = value.get("params", {})
         if not isinstance(params, dict):
             raise FaultSpecError(f"{value['name']}: params must be an object")
-        return Fault.make(value["name"], params)
+        name = value["name"]
+        if name not in FAULT_DEFS:
+            raise FaultSpecError(f"unknown fault {name!r}; known: {', '.join(FAULT_NAMES)}")
+        for key, given in params.items():  # JSON values keep their JSON type (a string is no number)
+            default = FAULT_DEFS[name].defaults.get(key)
+            if default is None:
+                continue  # Fault.make names the unknown parameter
+            numeric = isinstance(default, int | float) and not isinstance(default, bool)
+            if numeric != (isinstance(given, int | float) and not isinstance(given, bool)):
+                kind = "a number" if numeric else "a string"
+                raise FaultSpecError(f"{name}: {key} must be {kind}, got {given!r}")
+        return Fault.make(name, params)
     raise FaultSpecError('each fault is "name", "name:key=value" or {"name": ..., "params": {...}}')

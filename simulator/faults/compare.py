@@ -132,7 +132,7 @@ def fault_comparison(
             oracle=oracle,
             catalog=catalog,
             progress=tick,
-            run_info={**(run_info or {}), "faults": [f.spec() for f in faults] if label != "clean" else []},
+            run_info={**(run_info or {}), "faults": [f.full_spec() for f in faults] if label != "clean" else []},
         )
 
     try:

@@ -130,6 +130,21 @@ class FaultSet:
     def clear(self) -> None:
         self.replace([])
 
+    def header_value(self) -> str:
+        """The ``X-Drivebench-Faults`` response header: every active fault as ``name:key=value...``
+        with all its parameters (seeds included), comma-separated; ``none`` on a clean server."""
+        return ",".join(f.full_spec() for f in self._faults.values()) or "none"
+
+    def summary(self) -> dict[str, Any]:
+        """What ``/_sim/stats`` reports: the active faults (names, full parameters, seeds), their
+        specs, the generation and how often each fault fired."""
+        return {
+            "active": [f.as_dict() for f in self._faults.values()],
+            "specs": [f.full_spec() for f in self._faults.values()],
+            "generation": self.generation,
+            "injected": dict(sorted(self.injected.items())),
+        }
+
     def describe(self) -> dict[str, Any]:
         return {
             "active": [f.as_dict() for f in self._faults.values()],

@@ -444,6 +444,11 @@ def _request_args(**values: Any) -> dict[str, Any]:
     return args
 
 
+def allowed_hosts_from_env() -> list[str]:
+    """``DRIVEBENCH_MCP_ALLOWED_HOSTS``: comma-separated host names (``drivebench serve --mcp-allowed-host``)."""
+    return [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+
+
 def build_mcp_server(sim: Simulator, *, token: str | None = None) -> DriveMCPServer:
     """A new MCP server over ``sim``. ``token``: the bearer token an in-process client acts with."""
     return DriveMCPServer(sim, token=token)
@@ -452,19 +457,24 @@ def build_mcp_server(sim: Simulator, *, token: str | None = None) -> DriveMCPSer
 def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None = None) -> DriveMCPServer:
     """Mount a new MCP server at ``/mcp`` (``/mcp/`` is the endpoint) and run its session manager in
     the app's lifespan (wrapping any lifespan the app already has). ``allowed_hosts``: extra host names
-    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port); default: the
-    comma-separated ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (``drivebench serve --host`` sets it)."""
+    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port; ``*`` turns the check
+    off); default: the comma-separated ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (``drivebench serve
+    --mcp-allowed-host``). Also serves the RFC 9728 metadata (``simulator.mcp.oauth``)."""
+    from drivebench.simulator.mcp.oauth import ChallengeWithMetadata, add_metadata_routes
+
     server = build_mcp_server(sim)
     if allowed_hosts is None:
-        allowed_hosts = [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
-    hosts = [*LOCAL_HOSTS, *allowed_hosts]
+        allowed_hosts = allowed_hosts_from_env()
+    hosts = [*LOCAL_HOSTS, *(h for h in allowed_hosts if h != "*")]
     security = TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
+        enable_dns_rebinding_protection="*" not in allowed_hosts,  # "*": any Host (behind a trusted proxy only)
         allowed_hosts=[f"{h}:*" for h in hosts] + list(hosts),
         allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
         + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
     )
-    app.mount("/mcp", server.streamable_http_app(streamable_http_path="/", transport_security=security))
+    add_metadata_routes(app)  # issue #15: RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
+    mcp_app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
+    app.mount("/mcp", ChallengeWithMetadata(mcp_app))  # a 401 names the metadata (RFC 9728 §5.1)
     previous = app.router.lifespan_context
 
     @asynccontextmanager

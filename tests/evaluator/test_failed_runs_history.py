@@ -71,6 +71,6 @@ def test_cli_trend_history_and_compare_leave_failed_runs_out(tmp_path: Path) -> 
     assert done.exit_code == 2 and "run 3 is a FAILED run" in done.output and "--include-failed" in done.output
     done = runner.invoke(app, ["eval", "compare", "latest", "latest~1", *h, "--json", "-"])
     assert done.exit_code == 0, done.output
-    assert (json.loads(done.stdout)["a"], json.loads(done.stdout)["b"]) == ("run 2", "run 1")
+    assert json.loads(done.stdout)["runs"] == ["run 2", "run 1"]  # the first named is the baseline
     done = runner.invoke(app, ["eval", "compare", "3", "1", *h, "--include-failed", "--json", "-"])
-    assert done.exit_code == 0 and json.loads(done.stdout)["a"] == "run 3"
+    assert done.exit_code == 0 and json.loads(done.stdout)["baseline"] == "run 3"

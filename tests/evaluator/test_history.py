@@ -104,16 +104,23 @@ def test_sparkline() -> None:
     assert sorted(range(5), key=lambda i: ranks[i]) == sorted(range(5), key=lambda i: [0.1, 0.4, 0.2, 0.9, 0.5][i])
 
 
+def _with_holm_of_one(out: dict[str, Any]) -> dict[str, Any]:
+    """One run against the baseline: Holm's adjustment of a single p-value is the p-value."""
+    return {name: {**row, "p_holm": row["p_value"]} for name, row in out.items()}
+
+
 def test_compare_from_history_equals_scoring_compare(
     store: HistoryStore, results: dict[int, dict[str, Any]], tmp_path: Path
 ) -> None:
-    expected = compare(_json(results[0]), _json(results[1]))
-    assert compare(store.load(1), store.load(2)) == expected
+    expected = compare(_json(results[1]), _json(results[0]))  # run 2 against the baseline run 1
+    assert compare(store.load(2), store.load(1)) == expected
     done = CliRunner().invoke(app, ["eval", "compare", "1", "2", "--history", str(store.path), "--json", "-"])
     assert done.exit_code == 0, done.output
     payload = json.loads(done.stdout)
-    assert payload["metrics"] == _json(expected["metrics"])
-    assert payload["queries"] == expected["queries"]
+    assert payload["baseline"] == "run 1" and payload["runs"] == ["run 1", "run 2"]
+    [cmp] = payload["comparisons"]
+    assert cmp["run"] == "run 2" and cmp["queries"] == expected["queries"]
+    assert cmp["metrics"] == _json(_with_holm_of_one(expected["metrics"]))
     # run directories work too, and the table shows the same numbers
     for seed in (0, 1):
         d = tmp_path / f"dir{seed}"
@@ -125,13 +132,15 @@ def test_compare_from_history_equals_scoring_compare(
         env={"COLUMNS": "200"},
     )  # fmt: skip
     assert done.exit_code == 0, done.output
-    assert json.loads(out_json.read_text())["metrics"] == _json(expected["metrics"])
+    assert json.loads(out_json.read_text())["comparisons"][0]["metrics"] == _json(
+        _with_holm_of_one(expected["metrics"])
+    )
     r = expected["metrics"]["recall@3"]
     assert f"{r['diff']:+.3f}" in done.stdout and f"{r['ci'][0]:+.3f}…{r['ci'][1]:+.3f}" in done.stdout
     only = CliRunner().invoke(
         app, ["eval", "compare", str(tmp_path / "dir0"), str(tmp_path / "dir1"), "-m", "mrr@10", "--json", "-"]
     )
-    assert list(json.loads(only.stdout)["metrics"]) == ["mrr@10"]
+    assert list(json.loads(only.stdout)["comparisons"][0]["metrics"]) == ["mrr@10"]
     bad = CliRunner().invoke(app, ["eval", "compare", "nowhere", "1", "--history", str(tmp_path / "none.sqlite3")])
     assert bad.exit_code != 0
 

@@ -14,10 +14,10 @@ from drivebench.cli.serve import _parse_faults
 
 
 def test_serve_fault_option_parses_and_refuses_unknown_faults() -> None:
-    faults = _parse_faults(["leaky-acl,latency:delay_ms=5"], "127.0.0.1")
+    faults = _parse_faults(["leaky-acl,latency:delay_ms=5"])
     assert [f.name for f in faults] == ["leaky-acl", "latency"]
     with pytest.raises(typer.BadParameter, match="unknown fault"):
-        _parse_faults(["leaky"], "127.0.0.1")
+        _parse_faults(["leaky"])
 
 
 def test_serve_help_lists_the_fault_option() -> None:
@@ -29,7 +29,8 @@ def test_serve_help_lists_the_fault_option() -> None:
 @pytest.mark.e2e
 def test_demo_reports_the_damage_beside_the_clean_run(tmp_path: Path) -> None:
     out = tmp_path / "demo"
-    args = ["demo", "--corpus", "seed", "--fault", "citation-drop:share=0.8", "--history", "none", "--k", "1,10"]
+    history = tmp_path / "history.sqlite3"
+    args = ["demo", "--corpus", "seed", "--fault", "citation-drop:share=0.8", "--history", str(history), "--k", "1,10"]
     result = CliRunner().invoke(app, [*args, "--out", str(out)], env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
     assert "clean vs --fault citation-drop" in result.output and "source_coverage" in result.output
@@ -40,3 +41,17 @@ def test_demo_reports_the_damage_beside_the_clean_run(tmp_path: Path) -> None:
     assert rows["leak_rate@10"]["faulted"] == rows["leak_rate@10"]["clean"] == 0.0
     for side in ("clean", "faulted"):
         assert (out / side / "metrics.json").is_file() and (out / side / "run.jsonl").is_file()
+        # issue #15: the fault demo writes its reports like the clean demo, faults in every header
+        md = (out / side / "report.md").read_text(encoding="utf-8")
+        html = (out / side / "report.html").read_text(encoding="utf-8")
+        metrics = json.loads((out / side / "metrics.json").read_text(encoding="utf-8"))
+        assert metrics["run_info"]["corpus_version"] == "seed@1"
+        if side == "faulted":
+            assert metrics["run_info"]["faults"] == ["citation-drop:seed=0:share=0.8"]
+            assert "FAULTS INJECTED: citation-drop:seed=0:share=0.8" in md and 'id="run-faults"' in html
+        else:
+            assert metrics["run_info"]["faults"] == [] and "Faults: none" in md and "FAULTS INJECTED" not in html
+    from drivebench.evaluator.history import HistoryStore
+
+    runs = HistoryStore(history).runs()
+    assert len(runs) == 2 and {r.corpus_version for r in runs} == {"seed@1"}

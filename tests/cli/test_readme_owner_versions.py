@@ -1,0 +1,58 @@
+"""README's drive-API permission table (issue #15 item 9): an owner uploads a new version of their document
+through the documented API exactly when a grant gives them `edit`; the counts README gives are the corpus's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from drivebench.api import load_simulator
+from drivebench.simulator.api import create_app
+from drivebench.simulator.backend import SimConfig, Simulator
+from tests.conftest import bearer
+
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def own_sim() -> Simulator:
+    """A private seed simulator: this test writes versions."""
+    return load_simulator("seed", config=SimConfig(pipeline="bm25", embedder="hash"))
+
+
+def _owner_split(sim: Simulator) -> tuple[list[str], list[str]]:
+    engine, now = sim.engine, sim.drive.clock.now()
+    can, cannot = [], []
+    for doc in sim.drive.documents.values():
+        if doc.owner in sim.drive.users and doc.trashed_at is None:
+            ok = engine.may(engine.user_principal(doc.owner), doc.doc_id, "edit", now)
+            (can if ok else cannot).append(doc.doc_id)
+    return can, cannot
+
+
+def test_readme_states_the_permission_and_the_seed_counts(own_sim: Simulator) -> None:
+    assert re.search(r"`POST /api/v1/files/\{id\}/versions` \(new version\) \| `edit` on the document", README)
+    can, _ = _owner_split(own_sim)
+    m = re.search(r"the owner holds `edit` on (\d+) of `seed`'s (\d+) documents", README)
+    assert m and (int(m[1]), int(m[2])) == (len(can), len(own_sim.drive.documents))
+
+
+def test_owner_with_edit_uploads_a_version_and_one_without_gets_403(own_sim: Simulator) -> None:
+    can, cannot = _owner_split(own_sim)
+    assert can and cannot
+    with TestClient(create_app(own_sim)) as client:
+        doc = own_sim.drive.documents[can[0]]
+        before = len(doc.versions)
+        token = own_sim.tokens.for_subject(str(doc.owner)).token
+        files = {"file": (doc.name, b"new text of the owner's document\n", "text/plain")}
+        r = client.post(f"/api/v1/files/{doc.doc_id}/versions", files=files, headers=bearer(token))
+        assert r.status_code == 201, r.text
+        assert len(own_sim.drive.documents[doc.doc_id].versions) == before + 1
+        other = own_sim.drive.documents[cannot[0]]
+        token = own_sim.tokens.for_subject(str(other.owner)).token
+        r = client.post(f"/api/v1/files/{other.doc_id}/versions", files=files, headers=bearer(token))
+        assert r.status_code in (403, 404), r.text  # 404 when the owner may not even list it
+        assert len(own_sim.drive.documents[other.doc_id].versions) == len(other.versions)
