@@ -143,7 +143,15 @@ class Simulator:
 
     def sync_index(self) -> IngestReport | None:
         """Bring the index up to the drive's change feed: index new versions, drop purged documents.
-        Called after every write (so an acknowledged write is searchable) and before every search."""
+        Called after every write (so an acknowledged write is searchable) and before every search. A
+        write also builds the new permission engine here, before it is acknowledged, so readers that
+        come after it find the engine ready instead of waiting for its compile."""
+        report = self._sync_index()
+        if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+            self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
+        return report
+
+    def _sync_index(self) -> IngestReport | None:
         with self._index_lock:
             if self._index_cursor == len(self.drive.changes):
                 return None
@@ -208,6 +216,13 @@ class Simulator:
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
+        """The engine of the current policy. Readers of the current version take no lock (an engine is
+        immutable once built); after a policy change one thread builds the new engine aside and swaps it
+        in (writes build it before they are acknowledged: ``sync_index``), so a request never sees a
+        policy older than the last acknowledged change."""
+        engine = self._engine
+        if engine is not None and engine.policy_version == self.drive.policy_version:
+            return engine
         with self._engine_lock:
             if self._engine is None or self._engine.policy_version != self.drive.policy_version:
                 if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
@@ -443,24 +458,24 @@ class Simulator:
         leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
             mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
-            now_mask = current.previewable_mask(principal, now) if recheck_now else None
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = self.retriever.search(query, mask, top_k)
         hits: list[RecallHit] = []
         for rank, h in enumerate(doc_hits, 1):
             doc = self.drive.doc(h.doc_id)
-            try:
-                # FAULT leaky-acl: the enforce re-check is bypassed, deliberately, for leaked docs only
-                allowed = doc.doc_id in leaked or engine.may(principal, doc.doc_id, "preview", at)
-            except Exception as exc:
-                raise PermissionCheckFailed(f"enforce failed for {doc.doc_id}: {exc}") from exc
-            if not allowed:
-                raise PermissionCheckFailed(f"fast path allowed {doc.doc_id} but the enforcer denies it")
-            if now_mask is not None and doc.doc_id not in leaked:  # point in time: still previewable now
-                pos = current.doc_index.get(doc.doc_id)
-                if pos is None or not now_mask[pos]:
-                    raise PermissionCheckFailed(f"{doc.doc_id} is no longer previewable but passed the filter")
+            # Defense in depth: every hit re-checked by the compiled decision (engine.decide, proven equal
+            # to Casbin's enforce; shares nothing with the search mask), at `at` and, for a principal acting
+            # as itself in the past, now too. FAULT leaky-acl: bypassed, deliberately, for leaked docs only.
+            if doc.doc_id not in leaked:
+                try:
+                    allowed = engine.decide_doc(principal, doc.doc_id, "preview", at, doc.secret_level)
+                    if allowed and recheck_now:  # point in time: still previewable now
+                        allowed = current.decide_doc(principal, doc.doc_id, "preview", now, doc.secret_level)
+                except Exception as exc:
+                    raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
+                if not allowed:
+                    raise PermissionCheckFailed(f"the search mask allowed {doc.doc_id} but the re-check denies it")
             text = self.store.texts[h.chunk_id]
             body = text.split("\n", 1)[1] if "\n" in text else text
             hits.append(
