@@ -128,7 +128,9 @@ def child(scale: int) -> dict[str, Any]:
     target = None
     for p in principals:
         visible = sim.engine.previewable_docs(p.user_id or "", now)
-        md = sorted(d for d in visible if sim.drive.documents[d].file_type == "md" and not sim.drive.documents[d].trashed_at)
+        md = sorted(
+            d for d in visible if sim.drive.documents[d].file_type == "md" and not sim.drive.documents[d].trashed_at
+        )
         if md:
             target = (p, md[0])
             break
@@ -143,13 +145,18 @@ def child(scale: int) -> dict[str, Any]:
             assert [(h.doc_id, h.version_id) for h in found.hits][:1] == [(doc_id, version.version_id)], found.hits
             acks.append(ack)
             firsts.append(first)
-        out["new_version"] = {"ack_ms": round(statistics.median(acks), 2), "first_recall_ms": round(statistics.median(firsts), 2)}
+        out["new_version"] = {
+            "ack_ms": round(statistics.median(acks), 2),
+            "first_recall_ms": round(statistics.median(firsts), 2),
+        }
     # a grant change: one folder shared with one more user
     folder = sorted(sim.drive.folders)[len(sim.drive.folders) // 2]
     user = users[-1]
     ack, _ = _ms(
-        lambda: sim.drive.add_grant(GrantRec("g-growth", f"user:{user}", ["preview"], "allow", folder_id=folder))
-        or sim.sync_index()
+        lambda: (
+            sim.drive.add_grant(GrantRec("g-growth", f"user:{user}", ["preview"], "allow", folder_id=folder))
+            or sim.sync_index()
+        )
     )
     first, _ = _ms(lambda: sim.recall(principals[-1], queries[0], 10))
     out["grant_change"] = {"ack_ms": round(ack, 2), "first_recall_ms": round(first, 2)}
@@ -198,7 +205,10 @@ def main() -> None:
         print(f"{label:32}" + "".join(f"{c:>22}" for c in cells))
     for label, key in (("new version: ack ms", "new_version"), ("grant change: ack ms", "grant_change")):
         print(f"{label:32}" + "".join(f"{results[s].get(key, {}).get('ack_ms', '-'):>22}" for s in SCALES))
-        print(f"{'   then first recall ms':32}" + "".join(f"{results[s].get(key, {}).get('first_recall_ms', '-'):>22}" for s in SCALES))
+        print(
+            f"{'   then first recall ms':32}"
+            + "".join(f"{results[s].get(key, {}).get('first_recall_ms', '-'):>22}" for s in SCALES)
+        )
     summary = {
         str(s): {
             **results[s],

@@ -32,10 +32,10 @@ from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
 from drivebench.simulator.permissions.timeutil import to_us
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.simulator.retrieval.visibility import ChunkArrays
 from drivebench.simulator.tokens import TokenInfo, TokenRegistry
 
 log = logging.getLogger("drivebench.simulator")
-_MAX_US = np.iinfo(np.int64).max
 
 
 class PermissionCheckFailed(RuntimeError):
@@ -93,9 +93,11 @@ class Simulator:
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
         self._engine_lock = threading.Lock()
-        self._masks_for: tuple[int, ...] | None = None
+        self._masks_for: ChunkArrays | None = None  # per-chunk arrays of the visibility mask
         self.audit: list[dict[str, object]] = []
         self._snapshot: tuple[tuple[int, ...], str] | None = None
+        self._doc_digests: dict[str, tuple[DocumentRec, tuple[object, ...], bytes]] = {}  # snapshot, per document
+        self._policy_digest: tuple[PermissionEngine | None, bytes] = (None, b"")
         self.corpus_dir: Path | None = None
         self._index_cursor = 0
         self._index_lock = threading.Lock()
@@ -354,32 +356,14 @@ class Simulator:
 
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
-        key = (len(self.store), self.drive.content_version, engine.policy_version, self.index_version)
-        key += (self.faults.generation,)
-        if self._masks_for != key:
-            start: dict[str, int] = {}
-            end: dict[str, int] = {}
-            docs = list(self.drive.documents.values())  # a writer may add documents concurrently
-            for d in docs:
-                versions = self.faults.served_versions(d.versions, self.store)  # FAULT stale-index; clean: all
-                for i, v in enumerate(versions):
-                    start[v.version_id] = to_us(v.created_at)
-                    end[v.version_id] = to_us(versions[i + 1].created_at) if i + 1 < len(versions) else _MAX_US
-            trashed = {d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in docs}
-            pos = engine.doc_index
-            spans = [(pos.get(d.doc_id, -1), s) for d in docs for s in d.trash_spans if s.end is not None]
-            self._closed_trash = (  # [start, end) intervals a document spent in the trash, by engine position
-                np.array([i for i, _ in spans], dtype=np.int64),
-                np.array([to_us(s.start) for _, s in spans], dtype=np.int64),
-                np.array([to_us(s.end) for _, s in spans if s.end is not None], dtype=np.int64),
-            )
-            self._chunk_doc = np.array([pos.get(d, -1) for d in self.store.doc_ids], dtype=np.int64)
-            self._chunk_start = np.array([start.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
-            self._chunk_end = np.array([end.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
-            self._chunk_trash = np.array([trashed.get(d, _MAX_US) for d in self.store.doc_ids], dtype=np.int64)
-            self._masks_for = key
-        return self._chunk_doc, self._chunk_start, self._chunk_end, self._chunk_trash
+        """Per chunk: engine doc position, version start, version end (exclusive), doc trash time; kept up
+        to date incrementally (``retrieval.visibility``). Caller holds the store lock."""
+        arrays = self._masks_for
+        if not isinstance(arrays, ChunkArrays):
+            arrays = self._masks_for = ChunkArrays()
+        arrays.sync(self, engine)
+        self._closed_trash = arrays.closed_trash
+        return arrays.doc, arrays.start, arrays.end, arrays.trash
 
     def visible_chunks(
         self,
@@ -504,14 +488,28 @@ class Simulator:
         h = hashlib.sha256()
         # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
         h.update(f"changes={len(self.drive.changes)}".encode())
+        # one digest per document, recomputed only when the document changed (issue #14: a write costs what
+        # it changes); a document's path follows from its folder and name plus the folder records below
+        memo = self._doc_digests
         for d in sorted(self.drive.documents.values(), key=lambda d: d.doc_id):
-            h.update(f"{d.doc_id}|{self.drive.doc_path(d)}|{d.trashed_at}|{d.secret_level}".encode())
-            h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{d.trash_spans}".encode())
-            for v in d.versions:
-                h.update(f"|{v.version_id}:{v.blob}".encode())
+            spans, versions = d.trash_spans, d.versions
+            sig = (d.folder_id, d.name, d.trashed_at, d.secret_level, len(d.placements), len(spans))
+            sig += (spans[-1].end if spans else None, len(versions))
+            sig += (versions[0].version_id, versions[-1].version_id) if versions else (None, None)
+            seen = memo.get(d.doc_id)
+            if seen is None or seen[0] is not d or seen[1] != sig:
+                doc_h = hashlib.sha256(f"{d.doc_id}|{d.folder_id}|{d.name}|{d.trashed_at}|{d.secret_level}".encode())
+                doc_h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{spans}".encode())
+                for v in versions:
+                    doc_h.update(f"|{v.version_id}:{v.blob}".encode())
+                seen = memo[d.doc_id] = (d, sig, doc_h.digest())
+            h.update(seen[2])
         for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
             h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{[(m.since, m.parent_id) for m in f.moves]}".encode())
-        h.update(self.engine.compiled.to_csv().encode())
+        engine = self.engine
+        if self._policy_digest[0] is not engine:  # the compiled policy: once per engine
+            self._policy_digest = (engine, hashlib.sha256(engine.compiled.to_csv().encode()).digest())
+        h.update(self._policy_digest[1])
         removed = [(g.grant_id, g.created_at, g.removed_at) for g in self.drive.removed_grants]
         h.update(f"removed_grants={removed}".encode())
         # live chunks only: dead rows depend on the process's history (a replay after a crash skips them)

@@ -37,7 +37,7 @@ EMPTY = "\u2205"  # the one token of a chunk that has none
 
 
 class _Postings:
-    __slots__ = ("ids", "tf", "n")
+    __slots__ = ("ids", "n", "tf")
 
     def __init__(self) -> None:
         self.ids = np.zeros(4, dtype=np.int32)
