@@ -32,7 +32,7 @@ from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
 from drivebench.simulator.permissions.timeutil import to_us
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.simulator.retrieval.visibility import ChunkArrays
+from drivebench.simulator.retrieval.visibility import ChangeCursor, ChunkArrays
 from drivebench.simulator.tokens import TokenInfo, TokenRegistry
 
 log = logging.getLogger("drivebench.simulator")
@@ -77,6 +77,15 @@ class RecallOutcome:
     policy_version: int
 
 
+@dataclass
+class _DocumentDigests:
+    cursor: ChangeCursor = field(default_factory=ChangeCursor)
+    digests: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+    content_version: int = -1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 class Simulator:
     def __init__(self, drive: Drive, config: SimConfig | None = None, embedder: Embedder | None = None) -> None:
         self.drive = drive
@@ -96,7 +105,7 @@ class Simulator:
         self._masks_for: ChunkArrays | None = None  # per-chunk arrays of the visibility mask
         self.audit: list[dict[str, object]] = []
         self._snapshot: tuple[tuple[int, ...], str] | None = None
-        self._doc_digests: dict[str, tuple[DocumentRec, tuple[object, ...], bytes]] = {}  # snapshot, per document
+        self._doc_digests = _DocumentDigests()  # the snapshot's per-document part, kept incrementally
         self._policy_digest: tuple[PermissionEngine | None, bytes] = (None, b"")
         self.corpus_dir: Path | None = None
         self._index_cursor = 0
@@ -479,6 +488,36 @@ class Simulator:
             )
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
 
+    def _document_digest(self, d: DocumentRec) -> int:
+        spans, versions = d.trash_spans, d.versions
+        doc_h = hashlib.sha256(f"{d.doc_id}|{d.folder_id}|{d.name}|{d.trashed_at}|{d.secret_level}".encode())
+        doc_h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{spans}".encode())
+        for v in versions:
+            doc_h.update(f"|{v.version_id}:{v.blob}".encode())
+        return int.from_bytes(doc_h.digest(), "big")
+
+    def _documents_digest(self) -> int:
+        """Sum (mod 2**256) of every document's digest; only the documents the feed names are re-hashed
+        (every document when the feed cannot tell, or names nothing although the content changed)."""
+        memo = self._doc_digests
+        with memo.lock:
+            before = memo.cursor.seen
+            named = memo.cursor.touched(self.drive)
+            silent = memo.cursor.seen == before and memo.content_version != self.drive.content_version
+            if named is None or silent:  # e.g. a write rolled back in place: start over
+                memo.digests.clear()
+                memo.total = 0
+                named = set(self.drive.documents)
+            memo.content_version = self.drive.content_version
+            for doc_id in named:
+                memo.total -= memo.digests.pop(doc_id, 0)
+                d = self.drive.documents.get(doc_id)
+                if d is not None:
+                    digest = memo.digests[doc_id] = self._document_digest(d)
+                    memo.total += digest
+            memo.total %= 1 << 256
+            return memo.total
+
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, index."""
         key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
@@ -488,22 +527,10 @@ class Simulator:
         h = hashlib.sha256()
         # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
         h.update(f"changes={len(self.drive.changes)}".encode())
-        # one digest per document, recomputed only when the document changed (issue #14: a write costs what
-        # it changes); a document's path follows from its folder and name plus the folder records below
-        memo = self._doc_digests
-        for d in sorted(self.drive.documents.values(), key=lambda d: d.doc_id):
-            spans, versions = d.trash_spans, d.versions
-            sig = (d.folder_id, d.name, d.trashed_at, d.secret_level, len(d.placements), len(spans))
-            sig += (spans[-1].end if spans else None, len(versions))
-            sig += (versions[0].version_id, versions[-1].version_id) if versions else (None, None)
-            seen = memo.get(d.doc_id)
-            if seen is None or seen[0] is not d or seen[1] != sig:
-                doc_h = hashlib.sha256(f"{d.doc_id}|{d.folder_id}|{d.name}|{d.trashed_at}|{d.secret_level}".encode())
-                doc_h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{spans}".encode())
-                for v in versions:
-                    doc_h.update(f"|{v.version_id}:{v.blob}".encode())
-                seen = memo[d.doc_id] = (d, sig, doc_h.digest())
-            h.update(seen[2])
+        # one digest per document, recomputed only for the documents the change feed names (issue #14: a
+        # write costs what it changes), combined order-free (a sum mod 2**256 of digests that each include
+        # the doc id); a document's path follows from its folder and name plus the folder records below
+        h.update(self._documents_digest().to_bytes(32, "big"))
         for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
             h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{[(m.since, m.parent_id) for m in f.moves]}".encode())
         engine = self.engine
