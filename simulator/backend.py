@@ -238,7 +238,9 @@ class Simulator:
             if self._engine is None or self._engine.policy_version != self.drive.policy_version:
                 if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
                     return self._engine  # FAULT stale-acl: the policy from before the change, for a while
-                self._engine = PermissionEngine(self.drive)
+                previous = self._engine
+                derived = PermissionEngine.after_grant_changes(previous, self.drive) if previous is not None else None
+                self._engine = derived if derived is not None else PermissionEngine(self.drive)
             return self._engine
 
     def engine_at(self, at: datetime) -> PermissionEngine:

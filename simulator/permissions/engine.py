@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -57,6 +57,7 @@ from drivebench.simulator.permissions.compiler import (
     CompiledPolicy,
     PolicyLine,
     compile_drive,
+    compile_grant,
     doc_obj,
     folder_obj,
     role_principal,
@@ -111,21 +112,32 @@ class _FastLines:
 
 
 class PermissionEngine:
-    def __init__(self, drive: Drive, compiled: CompiledPolicy | None = None) -> None:
+    def __init__(
+        self, drive: Drive, compiled: CompiledPolicy | None = None, *, base: PermissionEngine | None = None
+    ) -> None:
+        """Compile ``drive`` (or take ``compiled``). ``base``: an engine of the same drive whose documents,
+        secret levels, ``g`` and ``g2`` links are those of ``compiled`` (only grants differ): its document
+        list, role managers and folder tree are reused instead of rebuilt (``after_grant_changes``)."""
         self.drive = drive
         with drive.lock:  # a consistent snapshot: version, policy and document levels together
             self.policy_version = drive.policy_version
+            self.changes_seen = len(drive.changes)
             self.compiled = compiled if compiled is not None else compile_drive(drive)
-            self.doc_ids: list[str] = sorted(drive.documents)
-            levels = [drive.documents[d].secret_level for d in self.doc_ids]
-        self.doc_index: dict[str, int] = {d: i for i, d in enumerate(self.doc_ids)}
-        self.levels = np.array(levels, dtype=np.int8)
-        names = {x for link in self.compiled.g for x in link} | {x for link in self.compiled.g2 for x in link}
-        self.max_hierarchy_level = max(MAX_HIERARCHY, len(names) + 1)
-        self.role_managers = {
-            "g": BulkRoleManager(self.compiled.g, self.max_hierarchy_level),
-            "g2": BulkRoleManager(self.compiled.g2, self.max_hierarchy_level),
-        }
+            if base is None:
+                self.doc_ids: list[str] = sorted(drive.documents)
+                levels = [drive.documents[d].secret_level for d in self.doc_ids]
+        if base is not None:
+            self.doc_ids, self.doc_index, self.levels = base.doc_ids, base.doc_index, base.levels
+            self.max_hierarchy_level, self.role_managers = base.max_hierarchy_level, base.role_managers
+        else:
+            self.doc_index: dict[str, int] = {d: i for i, d in enumerate(self.doc_ids)}
+            self.levels = np.array(levels, dtype=np.int8)
+            names = {x for link in self.compiled.g for x in link} | {x for link in self.compiled.g2 for x in link}
+            self.max_hierarchy_level = max(MAX_HIERARCHY, len(names) + 1)
+            self.role_managers = {
+                "g": BulkRoleManager(self.compiled.g, self.max_hierarchy_level),
+                "g2": BulkRoleManager(self.compiled.g2, self.max_hierarchy_level),
+            }
         by_act: dict[str, list[PolicyLine]] = defaultdict(list)
         for line in self.compiled.p:
             by_act[line.act].append(line)
@@ -135,13 +147,56 @@ class PermissionEngine:
         }
         self._full: casbin.Enforcer | None = None
         self._lock = threading.Lock()
-        self._build_tree()
+        if base is not None:
+            self._folder_pos, self._doc_folder, self._below = base._folder_pos, base._doc_folder, base._below
+        else:
+            self._build_tree()
         self._fast: dict[str, _FastLines] = {}
         self._cache: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
         self._cache_limit = max(16, CACHE_BYTES // max(1, len(self.doc_ids)))
         self._fast_lines("preview")  # search's action: ready before the first request
         self._decisions: dict[str, dict[tuple[str, str], tuple[tuple[bool, int, int], ...]]] = {}
         self._decision_index("preview")
+
+    @classmethod
+    def after_grant_changes(cls, previous: PermissionEngine, drive: Drive) -> PermissionEngine | None:
+        """The engine of ``drive``'s current policy, derived from ``previous`` when every policy change since
+        it was built is a grant added or removed (the change feed names each; the policy version moved by
+        exactly their number): only those grants' lines are recompiled; documents, ``g``, ``g2``, role
+        managers and the folder tree are reused (a grant changes none of them). None when anything else
+        changed (a user, a folder, a document, a direct edit): the caller compiles in full.
+
+        Grant lines depend only on the grant and, for a project grant, on the project's members (whose
+        changes are not grant changes, so they force the full compile). ``tests/permissions`` prove the
+        derived engine decides exactly like a full compile."""
+        if previous.drive is not drive:
+            return None
+        with drive.lock:
+            changes = drive.changes[previous.changes_seen :]
+            bumps = drive.policy_version - previous.policy_version
+            if not changes or bumps != len(changes):
+                return None
+            if any(c.kind != "acl_changed" or not c.grant_id for c in changes):
+                return None
+            changed = {c.grant_id for c in changes}
+            old = previous.compiled
+            by_grant: dict[str, list[PolicyLine]] = defaultdict(list)
+            for line in old.p:
+                if line.gid not in changed:
+                    by_grant[line.gid].append(line)
+            grants = {gid: g for gid, g in old.grants.items() if gid not in changed}
+            for gid in changed:
+                grant = drive.grants.get(gid)
+                if grant is not None:
+                    grants[gid] = replace(grant, actions=list(grant.actions))
+                    by_grant[gid] = compile_grant(drive, grant)
+            compiled = CompiledPolicy(
+                p=[line for gid in sorted(by_grant) for line in by_grant[gid]],
+                g=old.g,
+                g2=old.g2,
+                grants=dict(sorted(grants.items())),
+            )
+            return cls(drive, compiled, base=previous)
 
     @classmethod
     def from_manifest(cls, manifest: object, corpus_dir: Path | None = None) -> PermissionEngine:

@@ -21,7 +21,7 @@ from drivebench.simulator.drive.errors import DriveError, InvalidRequest
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine, Principal
-from drivebench.simulator.permissions.compiler import doc_obj, folder_obj
+from drivebench.simulator.permissions.compiler import compile_drive, doc_obj, folder_obj
 from drivebench.simulator.permissions.effective import effective_permissions
 from tests.permissions.perm_org import (
     ACTIONS,
@@ -191,6 +191,9 @@ def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> No
             continue  # a refused change (cycle, name clash, already trashed) changes nothing
         engine = sim.engine
         assert engine.policy_version == drive.policy_version
+        full = compile_drive(drive)  # a grant change derives the engine (issue #14): it equals a full compile
+        assert (engine.compiled.p, engine.compiled.g, engine.compiled.g2) == (full.p, full.g, full.g2)
+        assert engine.compiled.grants == full.grants
         now = drive.clock.now()
         for p in _pick(data, principals(drive, engine), 3):
             out = sim.recall(p, data.draw(st.sampled_from(WORDS)), 50)
