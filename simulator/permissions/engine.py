@@ -81,6 +81,8 @@ _I64_MIN, _I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 # 3.11.8 can fail concurrent ast.parse calls in different threads ("AST constructor recursion depth
 # mismatch", gh-106905), and several engines (a rebuild in flight, stale-acl's old engine, an evaluator's
 # oracle) may enforce at once. One process-wide lock serialises every enforce; the GIL serialised them anyway.
+# Recall never takes it (issue #14): its per-hit re-check is ``decide``, and its masks are numpy. Surfaces that
+# still call ``enforce`` (effective permissions, the drive API's per-document checks) do.
 CASBIN_LOCK = threading.RLock()
 
 
