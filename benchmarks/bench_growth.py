@@ -70,14 +70,13 @@ def child(scale: int) -> dict[str, Any]:
     from drivebench.corpora.builtin import resolve_corpus
     from drivebench.corpora.format import EVALSET_NAME
     from drivebench.evaluator.schema import load_evalset
+    from drivebench.server import limit_search_threads
     from drivebench.simulator.backend import SimConfig, Simulator
     from drivebench.simulator.drive import access
     from drivebench.simulator.drive.model import GrantRec
     from drivebench.simulator.drive.state import Drive
     from drivebench.simulator.index.tokenize import tokenize
     from drivebench.simulator.retrieval.pipelines import Retriever
-
-    from drivebench.server import limit_search_threads
 
     limit_search_threads()  # one FAISS thread per search, as the server runs it
     tokenize("预热")  # jieba's dictionary: loaded before the baseline
