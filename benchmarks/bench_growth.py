@@ -1,6 +1,10 @@
 """Growth: load time, memory per chunk, recall latency and write-to-searchable latency as the corpus grows
-(issue #14), at 300, 3,000 and 10,000 documents (100,000 with ``GROWTH_100K=1``) of ``acme-zh`` built with
-``corpus build --scale N``, indexed with the ``hash`` embedder (the embedder is not what is measured here).
+(issue #14), at 300, 3,000 and 10,000 documents (100,000 with ``GROWTH_100K=1``), indexed with the ``hash``
+embedder (the embedder is not what is measured here). The corpus: ``acme-zh`` as built by default (its real
+files, folders, grants and eval queries), grown to N documents with Markdown documents made of its own chunk
+texts and a grant on every 20th (``grow``); ``BENCH_GROWTH_BUILD=1`` uses ``corpus build --scale N`` instead
+(real formats at every scale, but tens of minutes to build 10,000 documents on 2 shared cores). The smallest
+scale is the default corpus itself (its document count is printed).
 
 Each scale runs in its own child process (so resident memory is that scale's alone); the parent prints
 every scale side by side with its ratio to the 300-document figure. Per scale:
@@ -40,6 +44,9 @@ from typing import Any
 
 OUT = Path(__file__).parent / "results" / "bench_growth.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
+# BENCH_GROWTH_BUILD=1: real ``corpus build --scale N`` corpora (real file formats; the 10,000-document build
+# takes tens of minutes on 2 shared cores). Default: the default corpus grown with Markdown documents (grow()).
+BUILD = os.environ.get("BENCH_GROWTH_BUILD") == "1"
 SCALES = [300, 1000] if QUICK else [300, 3000, 10000] + ([100000] if os.environ.get("GROWTH_100K") == "1" else [])
 CORPUS = "acme-zh"
 USERS = 6
@@ -65,6 +72,33 @@ def _ms(fn: Any) -> tuple[float, Any]:
     return 1000 * (time.perf_counter() - t0), out
 
 
+def grow(sim: Any, scale: int) -> None:
+    """Add Markdown documents to the loaded default corpus until it holds ``scale`` documents: each made of
+    three of the corpus's own chunk texts (so BM25 statistics stay realistic), spread over every folder,
+    secret levels 0-2, and a document-level grant to one user on every 20th (the policy grows too)."""
+    import random
+
+    from drivebench.simulator.drive.model import GrantRec
+
+    drive = sim.drive
+    rng = random.Random(scale)
+    bodies = [t.split("\n", 1)[-1] for t in sim.store.texts]
+    folders, users = sorted(drive.folders), sorted(drive.users)
+    for i in range(len(drive.documents), scale):
+        text = "\n\n".join(rng.sample(bodies, 3))
+        doc = drive.create_document(
+            folders[i % len(folders)],
+            f"growth-{i:06d}.md",
+            f"# growth {i}\n\n{text}\n".encode(),
+            file_type="md",
+            secret_level=rng.choice((0, 1, 1, 2)),
+        )
+        if i % 20 == 0:
+            grant = GrantRec(f"g-growth-{i}", f"user:{rng.choice(users)}", ["preview"], "allow", doc_id=doc.doc_id)
+            drive.add_grant(grant)
+    sim.sync_index()
+
+
 def child(scale: int) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from drivebench.corpora.builtin import resolve_corpus
@@ -81,7 +115,7 @@ def child(scale: int) -> dict[str, Any]:
     limit_search_threads()  # one FAISS thread per search, as the server runs it
     tokenize("预热")  # jieba's dictionary: loaded before the baseline
     t0 = time.perf_counter()
-    corpus_dir = resolve_corpus(CORPUS, scale=scale)
+    corpus_dir = resolve_corpus(CORPUS, scale=scale if BUILD else None)
     build_s = time.perf_counter() - t0
     gc.collect()
     rss0 = rss_bytes()
@@ -90,6 +124,8 @@ def child(scale: int) -> dict[str, Any]:
     sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline="bm25", embedder="hash", cache_dir=cache))
     sim.ingest_all()
     sim.corpus_dir = corpus_dir
+    if not BUILD:
+        grow(sim, scale)
     sim.engine  # noqa: B018 (the policy compiled as part of loading)
     load_s = time.perf_counter() - t0
     gc.collect()
