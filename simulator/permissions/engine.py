@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -144,9 +145,7 @@ class PermissionEngine:
         for line in self.compiled.p:
             by_act[line.act].append(line)
         self._lines_by_act = by_act
-        self.enforcers: dict[str, casbin.Enforcer] = {
-            act: _build_enforcer(by_act.get(act, []), self.role_managers) for act in ACTIONS
-        }
+        self.enforcers = _Enforcers(by_act, self.role_managers)  # built on first use (recall never needs one)
         self._full: casbin.Enforcer | None = None
         self._lock = threading.Lock()
         if base is not None:
@@ -426,6 +425,36 @@ class PermissionEngine:
     def clear_cache(self) -> None:
         with self._lock:
             self._cache.clear()
+
+
+class _Enforcers(Mapping[str, casbin.Enforcer]):
+    """One Casbin enforcer per action, each built the first time it is asked for (a policy change does not
+    pay for enforcers nobody calls: recall's re-check is ``decide``)."""
+
+    def __init__(self, by_act: dict[str, list[PolicyLine]], role_managers: dict[str, BulkRoleManager]) -> None:
+        self._by_act, self._role_managers = by_act, role_managers
+        self._built: dict[str, casbin.Enforcer] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, act: str) -> casbin.Enforcer:
+        enforcer = self._built.get(act)
+        if enforcer is not None:
+            return enforcer
+        if act not in ACTIONS:
+            raise KeyError(act)
+        with self._lock:
+            if act not in self._built:
+                self._built[act] = _build_enforcer(self._by_act.get(act, []), self._role_managers)
+            return self._built[act]
+
+    def __contains__(self, act: object) -> bool:
+        return act in ACTIONS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(ACTIONS)
+
+    def __len__(self) -> int:
+        return len(ACTIONS)
 
 
 def _build_enforcer(lines: list[PolicyLine], role_managers: dict[str, BulkRoleManager]) -> casbin.Enforcer:
