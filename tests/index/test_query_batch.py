@@ -1,6 +1,6 @@
 """Micro-batching of concurrent query encodes (issue #14): queries that arrive while an encode runs share the
-next encode call; every caller gets its own query's vector (equal to encoding it alone); errors reach
-every caller of the failed batch; a lone caller encodes alone."""
+next encode call (on the batcher's one encoder thread); every caller gets its own query's vector (equal to
+encoding it alone); errors reach every caller of the failed batch; a lone caller encodes alone."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def _run_concurrently(batcher: QueryBatcher, embedder: GatedEmbedder) -> dict[st
     first = threading.Thread(target=go, args=(QUERIES[0],))
     first.start()
     deadline = time.monotonic() + 10
-    while not embedder.calls and time.monotonic() < deadline:  # the leader is inside its encode
+    while not embedder.calls and time.monotonic() < deadline:  # the encoder is inside the first call
         time.sleep(0.001)
     others = [threading.Thread(target=go, args=(q,)) for q in QUERIES[1:]]
     for t in others:
@@ -63,7 +63,8 @@ def test_queries_arriving_during_an_encode_share_the_next_call() -> None:
     embedder = GatedEmbedder()
     batcher = QueryBatcher(embedder)
     results = _run_concurrently(batcher, embedder)
-    assert embedder.calls == [[QUERIES[0]], QUERIES[1:]]  # one call for the three that waited
+    assert embedder.calls[0] == [QUERIES[0]] and len(embedder.calls) == 2  # one call for the three that waited
+    assert sorted(embedder.calls[1]) == sorted(QUERIES[1:])
     assert batcher.batches == 2 and batcher.encoded == 4
     for q in QUERIES:
         alone = embedder.inner.encode_queries([q])[0]
@@ -92,6 +93,7 @@ def test_batches_are_bounded_by_max_batch() -> None:
     embedder = GatedEmbedder()
     batcher = QueryBatcher(embedder, max_batch=2)
     results = _run_concurrently(batcher, embedder)
-    assert embedder.calls == [[QUERIES[0]], QUERIES[1:3], QUERIES[3:]]
+    assert [len(c) for c in embedder.calls] == [1, 2, 1] and embedder.calls[0] == [QUERIES[0]]
+    assert sorted(q for c in embedder.calls[1:] for q in c) == sorted(QUERIES[1:])
     for q in QUERIES:
         np.testing.assert_allclose(results[q], embedder.inner.encode_queries([q])[0], rtol=1e-6, atol=1e-6)
