@@ -114,6 +114,11 @@ class _FastLines:
     docs: np.ndarray  # per line: the document position it targets (document object), else -1
 
 
+# change kinds that never touch the policy (a new version, a restore, trash, retention, a rename in place):
+# skipped when deriving an engine; if one of them did move the policy version, the count check refuses
+_CONTENT_ONLY = frozenset({"updated", "restored", "trashed", "untrashed", "version_deleted", "renamed"})
+
+
 class PermissionEngine:
     def __init__(
         self, drive: Drive, compiled: CompiledPolicy | None = None, *, base: PermissionEngine | None = None
@@ -163,7 +168,7 @@ class PermissionEngine:
     def after_grant_changes(cls, previous: PermissionEngine, drive: Drive) -> PermissionEngine | None:
         """The engine of ``drive``'s current policy, derived from ``previous`` when every policy change since
         it was built is a grant added or removed (the change feed names each; the policy version moved by
-        exactly their number): only those grants' lines are recompiled; documents, ``g``, ``g2``, role
+        exactly their number; content-only changes such as new versions or trash are skipped): only those grants' lines are recompiled; documents, ``g``, ``g2``, role
         managers and the folder tree are reused (a grant changes none of them). None when anything else
         changed (a user, a folder, a document, a direct edit): the caller compiles in full.
 
@@ -173,7 +178,7 @@ class PermissionEngine:
         if previous.drive is not drive:
             return None
         with drive.lock:
-            changes = drive.changes[previous.changes_seen :]
+            changes = [c for c in drive.changes[previous.changes_seen :] if c.kind not in _CONTENT_ONLY]
             bumps = drive.policy_version - previous.policy_version
             if not changes or bumps != len(changes):
                 return None
