@@ -239,6 +239,23 @@ def bench_size(n_docs: int, quick: bool) -> dict[str, Any]:
         allowed = engine.enforce_full(p, doc_obj(d), "preview", now, int(engine.levels[engine.doc_index[d]]))
         mismatches += allowed != bool(mask[engine.doc_index[d]])
     per_enforce_full = (time.perf_counter() - t0) / len(full_docs)
+    # issue #14: the compiled decision recall re-checks every hit with, on the same documents (and equal)
+    t0 = time.perf_counter()
+    for d in docs:
+        allowed = engine.decide(p, doc_obj(d), "preview", now, int(engine.levels[engine.doc_index[d]]))
+        mismatches += allowed != bool(mask[engine.doc_index[d]])
+    per_decide = (time.perf_counter() - t0) / len(docs)
+    # issue #14: a grant change derives the next engine (that grant recompiled) instead of a full build
+    folder = sorted(drive.folders)[len(drive.folders) // 2]
+    drive.add_grant(GrantRec("g-bench-derive", "everyone", ["list"], "allow", folder_id=folder))
+    t0 = time.perf_counter()
+    derived = PermissionEngine.after_grant_changes(engine, drive)
+    t_derive = time.perf_counter() - t0
+    assert derived is not None
+    t0 = time.perf_counter()
+    PermissionEngine(drive)
+    t_rebuild = time.perf_counter() - t0
+    drive.remove_grant("g-bench-derive")
     total_enforce = per_enforce * n_docs
     cold_median, cold_max = statistics.median(cold), max(cold)
     return {
@@ -262,6 +279,10 @@ def bench_size(n_docs: int, quick: bool) -> dict[str, Any]:
         "materialize_warm_median_ms": _ms(statistics.median(warm)),
         "enforce_per_doc_ms": _ms(per_enforce),
         "enforce_full_enforcer_per_doc_ms": _ms(per_enforce_full),
+        "decide_per_doc_ms": _ms(per_decide),
+        "ratio_enforce_over_decide": round(per_enforce / per_decide, 1),
+        "grant_change_derived_engine_ms": _ms(t_derive),
+        "grant_change_full_engine_ms": _ms(t_rebuild),
         "enforce_docs_timed": len(docs),
         "enforce_all_docs_ms": _ms(total_enforce),
         "enforce_all_docs_is": "measured" if len(docs) == n_docs else f"extrapolated from {len(docs)} documents",
@@ -362,6 +383,15 @@ def main() -> int:
     print(
         "  ms = milliseconds; cold = cache miss, over a sample of users; ratio = enforce over all documents / cold max"
     )
+    print(
+        f"{'docs':>8} {'enforce/doc ms':>15} {'decide/doc ms':>14} {'ratio':>8} {'grant change: derived ms':>25} {'full ms':>9}"
+    )
+    for r in rows:  # issue #14: recall's per-hit re-check and a grant change's recompile, side by side
+        print(
+            f"{r['documents']:>8} {r['enforce_per_doc_ms']:>15.3f} {r['decide_per_doc_ms']:>14.4f} "
+            f"{r['ratio_enforce_over_decide']:>7.0f}x {r['grant_change_derived_engine_ms']:>25.1f} "
+            f"{r['grant_change_full_engine_ms']:>9.1f}"
+        )
     print("  (at 10k and 100k documents, enforce is timed on a random sample of documents and extrapolated)")
     hot = bench_hot_path(quick)
     print(

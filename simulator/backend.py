@@ -32,10 +32,10 @@ from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
 from drivebench.simulator.permissions.timeutil import to_us
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.simulator.retrieval.visibility import ChangeCursor, ChunkArrays
 from drivebench.simulator.tokens import TokenInfo, TokenRegistry
 
 log = logging.getLogger("drivebench.simulator")
-_MAX_US = np.iinfo(np.int64).max
 
 
 class PermissionCheckFailed(RuntimeError):
@@ -77,6 +77,15 @@ class RecallOutcome:
     policy_version: int
 
 
+@dataclass
+class _DocumentDigests:
+    cursor: ChangeCursor = field(default_factory=ChangeCursor)
+    digests: dict[str, int] = field(default_factory=dict)
+    total: int = 0
+    content_version: int = -1
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
 class Simulator:
     def __init__(self, drive: Drive, config: SimConfig | None = None, embedder: Embedder | None = None) -> None:
         self.drive = drive
@@ -93,9 +102,11 @@ class Simulator:
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
         self._engine_lock = threading.Lock()
-        self._masks_for: tuple[int, ...] | None = None
+        self._masks_for: ChunkArrays | None = None  # per-chunk arrays of the visibility mask
         self.audit: list[dict[str, object]] = []
         self._snapshot: tuple[tuple[int, ...], str] | None = None
+        self._doc_digests = _DocumentDigests()  # the snapshot's per-document part, kept incrementally
+        self._policy_digest: tuple[PermissionEngine | None, bytes] = (None, b"")
         self.corpus_dir: Path | None = None
         self._index_cursor = 0
         self._index_lock = threading.Lock()
@@ -143,7 +154,15 @@ class Simulator:
 
     def sync_index(self) -> IngestReport | None:
         """Bring the index up to the drive's change feed: index new versions, drop purged documents.
-        Called after every write (so an acknowledged write is searchable) and before every search."""
+        Called after every write (so an acknowledged write is searchable) and before every search. A
+        write also builds the new permission engine here, before it is acknowledged, so readers that
+        come after it find the engine ready instead of waiting for its compile."""
+        report = self._sync_index()
+        if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+            self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
+        return report
+
+    def _sync_index(self) -> IngestReport | None:
         with self._index_lock:
             if self._index_cursor == len(self.drive.changes):
                 return None
@@ -208,11 +227,20 @@ class Simulator:
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
+        """The engine of the current policy. Readers of the current version take no lock (an engine is
+        immutable once built); after a policy change one thread builds the new engine aside and swaps it
+        in (writes build it before they are acknowledged: ``sync_index``), so a request never sees a
+        policy older than the last acknowledged change."""
+        engine = self._engine
+        if engine is not None and engine.policy_version == self.drive.policy_version:
+            return engine
         with self._engine_lock:
             if self._engine is None or self._engine.policy_version != self.drive.policy_version:
                 if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
                     return self._engine  # FAULT stale-acl: the policy from before the change, for a while
-                self._engine = PermissionEngine(self.drive)
+                previous = self._engine
+                derived = PermissionEngine.after_grant_changes(previous, self.drive) if previous is not None else None
+                self._engine = derived if derived is not None else PermissionEngine(self.drive)
             return self._engine
 
     def engine_at(self, at: datetime) -> PermissionEngine:
@@ -339,32 +367,14 @@ class Simulator:
 
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per chunk: engine doc position, version start, version end (exclusive), doc trash time."""
-        key = (len(self.store), self.drive.content_version, engine.policy_version, self.index_version)
-        key += (self.faults.generation,)
-        if self._masks_for != key:
-            start: dict[str, int] = {}
-            end: dict[str, int] = {}
-            docs = list(self.drive.documents.values())  # a writer may add documents concurrently
-            for d in docs:
-                versions = self.faults.served_versions(d.versions, self.store)  # FAULT stale-index; clean: all
-                for i, v in enumerate(versions):
-                    start[v.version_id] = to_us(v.created_at)
-                    end[v.version_id] = to_us(versions[i + 1].created_at) if i + 1 < len(versions) else _MAX_US
-            trashed = {d.doc_id: (to_us(d.trashed_at) if d.trashed_at else _MAX_US) for d in docs}
-            pos = engine.doc_index
-            spans = [(pos.get(d.doc_id, -1), s) for d in docs for s in d.trash_spans if s.end is not None]
-            self._closed_trash = (  # [start, end) intervals a document spent in the trash, by engine position
-                np.array([i for i, _ in spans], dtype=np.int64),
-                np.array([to_us(s.start) for _, s in spans], dtype=np.int64),
-                np.array([to_us(s.end) for _, s in spans if s.end is not None], dtype=np.int64),
-            )
-            self._chunk_doc = np.array([pos.get(d, -1) for d in self.store.doc_ids], dtype=np.int64)
-            self._chunk_start = np.array([start.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
-            self._chunk_end = np.array([end.get(v, _MAX_US) for v in self.store.version_ids], dtype=np.int64)
-            self._chunk_trash = np.array([trashed.get(d, _MAX_US) for d in self.store.doc_ids], dtype=np.int64)
-            self._masks_for = key
-        return self._chunk_doc, self._chunk_start, self._chunk_end, self._chunk_trash
+        """Per chunk: engine doc position, version start, version end (exclusive), doc trash time; kept up
+        to date incrementally (``retrieval.visibility``). Caller holds the store lock."""
+        arrays = self._masks_for
+        if not isinstance(arrays, ChunkArrays):
+            arrays = self._masks_for = ChunkArrays()
+        arrays.sync(self, engine)
+        self._closed_trash = arrays.closed_trash
+        return arrays.doc, arrays.start, arrays.end, arrays.trash
 
     def visible_chunks(
         self,
@@ -443,24 +453,24 @@ class Simulator:
         leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
             mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
-            now_mask = current.previewable_mask(principal, now) if recheck_now else None
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = self.retriever.search(query, mask, top_k)
         hits: list[RecallHit] = []
         for rank, h in enumerate(doc_hits, 1):
             doc = self.drive.doc(h.doc_id)
-            try:
-                # FAULT leaky-acl: the enforce re-check is bypassed, deliberately, for leaked docs only
-                allowed = doc.doc_id in leaked or engine.may(principal, doc.doc_id, "preview", at)
-            except Exception as exc:
-                raise PermissionCheckFailed(f"enforce failed for {doc.doc_id}: {exc}") from exc
-            if not allowed:
-                raise PermissionCheckFailed(f"fast path allowed {doc.doc_id} but the enforcer denies it")
-            if now_mask is not None and doc.doc_id not in leaked:  # point in time: still previewable now
-                pos = current.doc_index.get(doc.doc_id)
-                if pos is None or not now_mask[pos]:
-                    raise PermissionCheckFailed(f"{doc.doc_id} is no longer previewable but passed the filter")
+            # Defense in depth: every hit re-checked by the compiled decision (engine.decide, proven equal
+            # to Casbin's enforce; shares nothing with the search mask), at `at` and, for a principal acting
+            # as itself in the past, now too. FAULT leaky-acl: bypassed, deliberately, for leaked docs only.
+            if doc.doc_id not in leaked:
+                try:
+                    allowed = engine.decide_doc(principal, doc.doc_id, "preview", at, doc.secret_level)
+                    if allowed and recheck_now:  # point in time: still previewable now
+                        allowed = current.decide_doc(principal, doc.doc_id, "preview", now, doc.secret_level)
+                except Exception as exc:
+                    raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
+                if not allowed:
+                    raise PermissionCheckFailed(f"the search mask allowed {doc.doc_id} but the re-check denies it")
             text = self.store.texts[h.chunk_id]
             body = text.split("\n", 1)[1] if "\n" in text else text
             hits.append(
@@ -480,6 +490,36 @@ class Simulator:
             )
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
 
+    def _document_digest(self, d: DocumentRec) -> int:
+        spans, versions = d.trash_spans, d.versions
+        doc_h = hashlib.sha256(f"{d.doc_id}|{d.folder_id}|{d.name}|{d.trashed_at}|{d.secret_level}".encode())
+        doc_h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{spans}".encode())
+        for v in versions:
+            doc_h.update(f"|{v.version_id}:{v.blob}".encode())
+        return int.from_bytes(doc_h.digest(), "big")
+
+    def _documents_digest(self) -> int:
+        """Sum (mod 2**256) of every document's digest; only the documents the feed names are re-hashed
+        (every document when the feed cannot tell, or names nothing although the content changed)."""
+        memo = self._doc_digests
+        with memo.lock:
+            before = memo.cursor.seen
+            named = memo.cursor.touched(self.drive)
+            silent = memo.cursor.seen == before and memo.content_version != self.drive.content_version
+            if named is None or silent:  # e.g. a write rolled back in place: start over
+                memo.digests.clear()
+                memo.total = 0
+                named = set(self.drive.documents)
+            memo.content_version = self.drive.content_version
+            for doc_id in named:
+                memo.total -= memo.digests.pop(doc_id, 0)
+                d = self.drive.documents.get(doc_id)
+                if d is not None:
+                    digest = memo.digests[doc_id] = self._document_digest(d)
+                    memo.total += digest
+            memo.total %= 1 << 256
+            return memo.total
+
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, index."""
         key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
@@ -489,14 +529,16 @@ class Simulator:
         h = hashlib.sha256()
         # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
         h.update(f"changes={len(self.drive.changes)}".encode())
-        for d in sorted(self.drive.documents.values(), key=lambda d: d.doc_id):
-            h.update(f"{d.doc_id}|{self.drive.doc_path(d)}|{d.trashed_at}|{d.secret_level}".encode())
-            h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{d.trash_spans}".encode())
-            for v in d.versions:
-                h.update(f"|{v.version_id}:{v.blob}".encode())
+        # one digest per document, recomputed only for the documents the change feed names (issue #14: a
+        # write costs what it changes), combined order-free (a sum mod 2**256 of digests that each include
+        # the doc id); a document's path follows from its folder and name plus the folder records below
+        h.update(self._documents_digest().to_bytes(32, "big"))
         for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
             h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{[(m.since, m.parent_id) for m in f.moves]}".encode())
-        h.update(self.engine.compiled.to_csv().encode())
+        engine = self.engine
+        if self._policy_digest[0] is not engine:  # the compiled policy: once per engine
+            self._policy_digest = (engine, hashlib.sha256(engine.compiled.to_csv().encode()).digest())
+        h.update(self._policy_digest[1])
         removed = [(g.grant_id, g.created_at, g.removed_at) for g in self.drive.removed_grants]
         h.update(f"removed_grants={removed}".encode())
         # live chunks only: dead rows depend on the process's history (a replay after a crash skips them)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 
@@ -92,9 +92,7 @@ def to_response(req: RecallRequest, outcome: RecallOutcome, warnings: list[str])
     openapi_extra=body_schema(RecallRequest),
     summary="Permission-filtered recall (the vendor's shape)",
 )
-async def recall(
-    request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
-) -> RecallResponse:
+async def recall(request: Request, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> Response:
     """Return at most `top_k` documents the principal may preview, one per document (its best chunk), by
     descending score. Accepts a JSON object with or without a Content-Type header (the vendor's curl)."""
     sim: Simulator = request.app.state.sim
@@ -105,4 +103,7 @@ async def recall(
     outcome = await run_in_threadpool(
         partial(sim.recall, principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
     )
-    return to_response(req, outcome, warnings)
+    # the response model is built once, here, and written as JSON by pydantic's serializer: returning a
+    # Response skips FastAPI's second validation + encoding pass of the same model (issue #14: HTTP path)
+    body = to_response(req, outcome, warnings).model_dump_json()
+    return Response(body, media_type="application/json")

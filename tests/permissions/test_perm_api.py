@@ -299,10 +299,10 @@ def test_fast_path_disagreeing_with_the_enforcer_answers_503_without_results(
     assert "results" not in r.json() and r.json()["error"]["code"] == "permission-check-failed"
 
 
-def test_enforcer_raising_answers_503_without_results(
+def test_recheck_raising_answers_503_without_results(
     client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sim.engine, "enforce", _boom)
+    monkeypatch.setattr(sim.engine, "decide", _boom)  # the per-hit re-check (compiled, proven equal to enforce)
     r = client.post(RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(sim, "alice"))
     assert r.status_code == 503 and "results" not in r.json()
 
@@ -315,10 +315,10 @@ def test_fast_path_raising_answers_503_without_results(
     assert r.status_code == 503 and "results" not in r.json()
 
 
-def test_enforcer_denying_what_the_fast_path_allowed_answers_503(
+def test_recheck_denying_what_the_fast_path_allowed_answers_503(
     client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sim.engine, "enforce", lambda *_a, **_k: False)
+    monkeypatch.setattr(sim.engine, "decide", lambda *_a, **_k: False)
     r = client.post(RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(sim, "alice"))
     assert r.status_code == 503 and "results" not in r.json()
 

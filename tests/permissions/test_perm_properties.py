@@ -3,7 +3,8 @@
 (a) every recall result is previewable per plain ``enforce`` at that time (and per the oracle);
 (b) recall equals the brute-force top-k over the previewable set (no under-fill);
 (c) grant, revoke, move, trash and clearance changes take effect on the very next request;
-plus: the fast path (``allowed_mask``) == per-document ``enforce`` == the reference oracle, the
+plus: the fast path (``allowed_mask``) == per-document ``enforce`` == the reference oracle == the
+compiled decision recall re-checks every hit with (``PermissionEngine.decide``), the
 per-action enforcers == one enforcer holding every line, and effective permissions == ``enforce``
 with exactly the grants the oracle says apply.
 """
@@ -20,7 +21,7 @@ from drivebench.simulator.drive.errors import DriveError, InvalidRequest
 from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine, Principal
-from drivebench.simulator.permissions.compiler import doc_obj, folder_obj
+from drivebench.simulator.permissions.compiler import compile_drive, doc_obj, folder_obj
 from drivebench.simulator.permissions.effective import effective_permissions
 from tests.permissions.perm_org import (
     ACTIONS,
@@ -64,10 +65,15 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
                     level = drive.documents[doc_id].secret_level
                     decided = engine.enforce(p, doc_obj(doc_id), act, t, level)
                     expected = ref_may(drive, p, "doc", doc_id, act, t)
-                    assert bool(mask[i]) == decided == expected, (p.subject, doc_id, act, t)
+                    compiled = engine.decide(p, doc_obj(doc_id), act, t, level)  # recall's per-hit re-check
+                    assert bool(mask[i]) == decided == expected == compiled, (p.subject, doc_id, act, t)
+                    # the re-check reads the level it is given: above clearance it refuses whatever the lines
+                    assert not engine.decide(p, doc_obj(doc_id), act, t, p.clearance + 1)
             folder_id = data.draw(st.sampled_from(sorted(drive.folders)))
             act = data.draw(st.sampled_from(ACTIONS))
-            assert engine.enforce(p, folder_obj(folder_id), act, t) == ref_may(drive, p, "fld", folder_id, act, t)
+            decided = engine.enforce(p, folder_obj(folder_id), act, t)
+            assert decided == ref_may(drive, p, "fld", folder_id, act, t)
+            assert engine.decide(p, folder_obj(folder_id), act, t) == decided
     # the per-action enforcers decide as one enforcer holding every line
     for _ in range(4):
         p = data.draw(st.sampled_from(principals(drive, engine)))
@@ -185,6 +191,9 @@ def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> No
             continue  # a refused change (cycle, name clash, already trashed) changes nothing
         engine = sim.engine
         assert engine.policy_version == drive.policy_version
+        full = compile_drive(drive)  # a grant change derives the engine (issue #14): it equals a full compile
+        assert (engine.compiled.p, engine.compiled.g, engine.compiled.g2) == (full.p, full.g, full.g2)
+        assert engine.compiled.grants == full.grants
         now = drive.clock.now()
         for p in _pick(data, principals(drive, engine), 3):
             out = sim.recall(p, data.draw(st.sampled_from(WORDS)), 50)

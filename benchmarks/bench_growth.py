@@ -1,0 +1,277 @@
+"""Growth: load time, memory per chunk, recall latency and write-to-searchable latency as the corpus grows
+(issue #14), at 300, 3,000 and 10,000 documents (100,000 with ``GROWTH_100K=1``), indexed with the ``hash``
+embedder (the embedder is not what is measured here). The corpus: ``acme-zh`` as built by default (its real
+files, folders, grants and eval queries), grown to N documents with Markdown documents made of its own chunk
+texts and a grant on every 20th (``grow``); ``BENCH_GROWTH_BUILD=1`` uses ``corpus build --scale N`` instead
+(real formats at every scale, but tens of minutes to build 10,000 documents on 2 shared cores). The smallest
+scale is the default corpus itself (its document count is printed).
+
+Each scale runs in its own child process (so resident memory is that scale's alone); the parent prints
+every scale side by side with its ratio to the 300-document figure. Per scale:
+
+* ``load_s``: drive + extraction + index (the extraction cache warm after the first run: re-runs measure
+  indexing, not parsing); ``build_s`` the corpus build (cached after the first run);
+* ``bytes_per_chunk``: resident memory grown by loading (drive, texts, metadata, BM25, arrays), minus the
+  vectors (chunks x dim x 4 bytes), per live chunk; no model (hash embedder). Target <= 4 KB;
+  ``bytes_per_chunk_beyond_files`` also leaves out the files' own bytes, which an in-memory drive holds;
+* ``recall_bm25_ms``: in-process ``Simulator.recall`` p50/p95 with the BM25 pipeline (mask, search,
+  per-hit re-check, response records), several users, the corpus's eval queries; ``search_bm25_ms``:
+  the BM25 search alone inside the same mask (what the recall cannot be faster than);
+* ``recall_dense_ms`` / ``embed_ms``: the same for the dense pipeline and the query embedding alone;
+* ``new_version``: a new version of a Markdown document with a unique word: ``ack_ms`` (the write call,
+  which indexes before it returns) and ``first_recall_ms`` (the next recall, which must return that
+  version). Target: searchable <= 100 ms after the ack at 10,000 documents;
+* ``grant_change``: a grant added on one folder: ``ack_ms`` (policy recompiled before the ack) and the
+  next recall's time.
+
+Acceptance (issue #14): recall p50 <= 1.5 ms at 300 and <= 5 ms at 10,000; recall grows no faster than the
+search itself (``recall_ratio`` vs ``search_ratio``). Writes ``benchmarks/results/bench_growth.json``.
+``BENCH_QUICK=1``: 300 and 1,000 documents. Timings on a shared machine are upper bounds.
+Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_growth``.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+OUT = Path(__file__).parent / "results" / "bench_growth.json"
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+# BENCH_GROWTH_BUILD=1: real ``corpus build --scale N`` corpora (real file formats; the 10,000-document build
+# takes tens of minutes on 2 shared cores). Default: the default corpus grown with Markdown documents (grow()).
+BUILD = os.environ.get("BENCH_GROWTH_BUILD") == "1"
+SCALES = [300, 1000] if QUICK else [300, 3000, 10000] + ([100000] if os.environ.get("GROWTH_100K") == "1" else [])
+CORPUS = "acme-zh"
+USERS = 6
+QUERIES = 30
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def _ms(fn: Any) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    out = fn()
+    return 1000 * (time.perf_counter() - t0), out
+
+
+def grow(sim: Any, scale: int) -> None:
+    """Add Markdown documents to the loaded default corpus until it holds ``scale`` documents: each made of
+    three of the corpus's own chunk texts (so BM25 statistics stay realistic), spread over every folder,
+    secret levels 0-2, and a document-level grant to one user on every 20th (the policy grows too)."""
+    import random
+
+    from drivebench.simulator.drive.model import GrantRec
+
+    drive = sim.drive
+    rng = random.Random(scale)
+    bodies = [t.split("\n", 1)[-1] for t in sim.store.texts]
+    folders, users = sorted(drive.folders), sorted(drive.users)
+    for i in range(len(drive.documents), scale):
+        text = "\n\n".join(rng.sample(bodies, 3))
+        doc = drive.create_document(
+            folders[i % len(folders)],
+            f"growth-{i:06d}.md",
+            f"# growth {i}\n\n{text}\n".encode(),
+            file_type="md",
+            secret_level=rng.choice((0, 1, 1, 2)),
+        )
+        if i % 20 == 0:
+            grant = GrantRec(f"g-growth-{i}", f"user:{rng.choice(users)}", ["preview"], "allow", doc_id=doc.doc_id)
+            drive.add_grant(grant)
+    sim.sync_index()
+
+
+def child(scale: int) -> dict[str, Any]:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.corpora.format import EVALSET_NAME
+    from drivebench.evaluator.schema import load_evalset
+    from drivebench.server import limit_search_threads
+    from drivebench.simulator.backend import SimConfig, Simulator
+    from drivebench.simulator.drive import access
+    from drivebench.simulator.drive.model import GrantRec
+    from drivebench.simulator.drive.state import Drive
+    from drivebench.simulator.index.tokenize import tokenize
+    from drivebench.simulator.retrieval.pipelines import Retriever
+
+    limit_search_threads()  # one FAISS thread per search, as the server runs it
+    tokenize("预热")  # jieba's dictionary: loaded before the baseline
+    t0 = time.perf_counter()
+    corpus_dir = resolve_corpus(CORPUS, scale=scale if BUILD else None)
+    build_s = time.perf_counter() - t0
+    gc.collect()
+    rss0 = rss_bytes()
+    cache = Path(os.environ.get("DRIVEBENCH_CACHE", ".cache")) / "bench-growth"
+    t0 = time.perf_counter()
+    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline="bm25", embedder="hash", cache_dir=cache))
+    sim.ingest_all()
+    sim.corpus_dir = corpus_dir
+    if not BUILD:
+        grow(sim, scale)
+    sim.engine  # noqa: B018 (the policy compiled as part of loading)
+    load_s = time.perf_counter() - t0
+    gc.collect()
+    chunks = sim.store.n_alive
+    grown = rss_bytes() - rss0
+    vectors = len(sim.store) * sim.embedder.dim * 4
+    blobs = sum(len(b) for b in sim.drive.blobs.values())
+    texts = sum(sys.getsizeof(t) for t in sim.store.texts)
+    queries = [q.query for q in load_evalset(corpus_dir / EVALSET_NAME)][:QUERIES]
+    users = sorted(sim.drive.users)[:: max(1, len(sim.drive.users) // USERS)][:USERS]
+    principals = [sim.engine.user_principal(u) for u in users]
+    out: dict[str, Any] = {
+        "documents": len(sim.drive.documents),
+        "chunks": chunks,
+        "build_s": round(build_s, 2),
+        "load_s": round(load_s, 2),
+        "rss_grown_mb": round(grown / 2**20, 1),
+        "vectors_mb": round(vectors / 2**20, 1),
+        "bytes_per_chunk": round((grown - vectors) / max(1, chunks)),
+        # the drive keeps its files' bytes in memory (no --data-dir): data, like the vectors, not overhead
+        "file_bytes_mb": round(blobs / 2**20, 1),
+        "texts_mb": round(texts / 2**20, 1),
+        "bytes_per_chunk_beyond_files": round((grown - vectors - blobs) / max(1, chunks)),
+    }
+    for pipeline in ("bm25", "dense"):
+        sim.retriever = Retriever(sim.store, sim.embedder, pipeline)
+        for p in principals:  # warm-up: masks, engine, arrays
+            sim.recall(p, queries[0], 10)
+        recall, search = [], []
+        for _ in range(2):
+            for q in queries:
+                for p in principals:
+                    recall.append(_ms(lambda p=p, q=q: sim.recall(p, q, 10))[0])
+                    mask = sim.visible_chunks(p, sim.drive.clock.now())
+                    search.append(_ms(lambda mask=mask, q=q: sim.retriever.search(q, mask, 10))[0])
+        out[f"recall_{pipeline}_ms"] = {"p50": round(pct(recall, 0.5), 3), "p95": round(pct(recall, 0.95), 3)}
+        out[f"search_{pipeline}_ms"] = {"p50": round(pct(search, 0.5), 3), "p95": round(pct(search, 0.95), 3)}
+    embed = [_ms(lambda q=q: sim.embedder.encode_queries([q]))[0] for q in queries * 2]
+    out["embed_ms"] = {"p50": round(pct(embed, 0.5), 3)}
+
+    # a new version of a Markdown document somebody may preview, with a word nothing else contains
+    sim.retriever = Retriever(sim.store, sim.embedder, "bm25")
+    admin = access.caller_for(sim, sim.tokens.resolve(sim.tokens.admin_token))  # type: ignore[arg-type]
+    now = sim.drive.clock.now()
+    target = None
+    for p in principals:
+        visible = sim.engine.previewable_docs(p.user_id or "", now)
+        md = sorted(
+            d for d in visible if sim.drive.documents[d].file_type == "md" and not sim.drive.documents[d].trashed_at
+        )
+        if md:
+            target = (p, md[0])
+            break
+    if target is not None:
+        p, doc_id = target
+        acks, firsts = [], []
+        for i in range(3):
+            word = f"zqgrowth{scale}x{i}"
+            data = f"# growth\n\n{word} 新版本 new version {i}\n".encode()
+            ack, (_, version) = _ms(lambda data=data: access.new_version(sim, admin, doc_id, data))
+            first, found = _ms(lambda word=word: sim.recall(p, word, 10))
+            assert [(h.doc_id, h.version_id) for h in found.hits][:1] == [(doc_id, version.version_id)], found.hits
+            acks.append(ack)
+            firsts.append(first)
+        out["new_version"] = {
+            "ack_ms": round(statistics.median(acks), 2),
+            "first_recall_ms": round(statistics.median(firsts), 2),
+        }
+    # a grant change: one folder shared with one more user
+    folder = sorted(sim.drive.folders)[len(sim.drive.folders) // 2]
+    user = users[-1]
+
+    def grant() -> None:
+        sim.drive.add_grant(GrantRec("g-growth", f"user:{user}", ["preview"], "allow", folder_id=folder))
+        sim.sync_index()  # what the permissions API does before it answers: the new engine is built here
+
+    ack, _ = _ms(grant)
+    first, _ = _ms(lambda: sim.recall(principals[-1], queries[0], 10))
+    out["grant_change"] = {"ack_ms": round(ack, 2), "first_recall_ms": round(first, 2)}
+    return out
+
+
+def main() -> None:
+    results: dict[int, dict[str, Any]] = {}
+    for scale in SCALES:
+        print(f"scale {scale} ...", flush=True)
+        proc = subprocess.run(
+            [sys.executable, "-m", "benchmarks.bench_growth", "--child", str(scale)],
+            capture_output=True,
+            text=True,
+            cwd=Path(__file__).resolve().parents[1],
+            check=False,
+        )
+        if proc.returncode != 0:
+            print(proc.stderr[-3000:])
+            raise SystemExit(f"scale {scale} failed")
+        results[scale] = json.loads(proc.stdout.strip().splitlines()[-1])
+    base = results[SCALES[0]]
+
+    def ratio(s: int, key: str, sub: str | None = "p50") -> float:
+        a = results[s][key][sub] if sub else results[s][key]
+        b = base[key][sub] if sub else base[key]
+        return round(a / b, 2) if b else float("nan")
+
+    rows = [
+        ("documents", "documents", None),
+        ("chunks", "chunks", None),
+        ("load s", "load_s", None),
+        ("bytes/chunk (beyond vectors)", "bytes_per_chunk", None),
+        ("  of which files' bytes MB", "file_bytes_mb", None),
+        ("bytes/chunk (beyond vectors+files)", "bytes_per_chunk_beyond_files", None),
+        ("  chunk texts MB", "texts_mb", None),
+        ("recall bm25 p50 ms", "recall_bm25_ms", "p50"),
+        ("search bm25 p50 ms", "search_bm25_ms", "p50"),
+        ("recall dense p50 ms", "recall_dense_ms", "p50"),
+        ("search dense p50 ms", "search_dense_ms", "p50"),
+        ("query embed p50 ms", "embed_ms", "p50"),
+    ]
+    print(f"\n{'':32}" + "".join(f"{s:>22}" for s in SCALES))
+    for label, key, sub in rows:
+        cells = []
+        for s in SCALES:
+            v = results[s][key][sub] if sub else results[s][key]
+            cells.append(f"{v:>12} ({ratio(s, key, sub):>5}x)")
+        print(f"{label:32}" + "".join(f"{c:>22}" for c in cells))
+    for label, key in (("new version: ack ms", "new_version"), ("grant change: ack ms", "grant_change")):
+        print(f"{label:32}" + "".join(f"{results[s].get(key, {}).get('ack_ms', '-'):>22}" for s in SCALES))
+        print(
+            f"{'   then first recall ms':32}"
+            + "".join(f"{results[s].get(key, {}).get('first_recall_ms', '-'):>22}" for s in SCALES)
+        )
+    summary = {
+        str(s): {
+            **results[s],
+            "recall_bm25_ratio": ratio(s, "recall_bm25_ms"),
+            "search_bm25_ratio": ratio(s, "search_bm25_ms"),
+        }
+        for s in SCALES
+    }
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps({"corpus": CORPUS, "embedder": "hash", "scales": summary}, indent=2) + "\n")
+    print(f"\nwrote {OUT}")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+        print(json.dumps(child(int(sys.argv[2]))))
+    else:
+        main()

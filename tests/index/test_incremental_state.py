@@ -1,0 +1,84 @@
+"""Writes cost what they change (issue #14): after every kind of write, the incrementally kept per-chunk
+arrays of the visibility mask and the snapshot fingerprint equal what a full rebuild computes, the write
+did not trigger a full rebuild, and what recall returns follows the write at once."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from drivebench.simulator.backend import Simulator, _DocumentDigests
+from drivebench.simulator.drive.model import GrantRec
+from drivebench.simulator.retrieval.visibility import ChunkArrays
+from tests.drive.helpers import fresh_sim
+
+
+@pytest.fixture(scope="module")
+def sim() -> Simulator:
+    return fresh_sim()
+
+
+def _assert_equal_to_a_rebuild(sim: Simulator) -> None:
+    engine = sim.engine
+    with sim.store.lock:
+        doc, start, end, trash = sim._chunk_arrays(engine)
+        kept = sim._closed_trash
+        fresh = ChunkArrays()
+        fresh.sync(sim, engine)
+    alive = sim.store.alive
+    for got, want in ((doc, fresh.doc), (start, fresh.start), (end, fresh.end), (trash, fresh.trash)):
+        np.testing.assert_array_equal(got[alive], want[alive])
+    as_set = lambda spans: sorted(zip(*(a.tolist() for a in spans), strict=True))  # noqa: E731
+    assert as_set(kept) == as_set(fresh.closed_trash)
+    incremental = sim.snapshot()
+    sim._doc_digests, sim._snapshot = _DocumentDigests(), None  # start over: every document re-hashed
+    assert sim.snapshot() == incremental
+
+
+def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(sim: Simulator) -> None:
+    drive = sim.drive
+    p = sim.engine.user_principal("u001")
+    sim.recall(p, "预算", 10)
+    _assert_equal_to_a_rebuild(sim)
+    arrays = sim._masks_for
+    assert isinstance(arrays, ChunkArrays)
+    rebuilds = arrays.full_rebuilds
+    docs = sorted(drive.documents)
+    folder = sorted(drive.folders)[1]
+    snapshots = {sim.snapshot()}
+    writes = [
+        lambda: drive.add_version(docs[0], "# v2\n\nzqincremental 新内容\n".encode(), "u001"),
+        lambda: drive.trash(docs[1]),
+        lambda: drive.clock.advance(timedelta(hours=1)),
+        lambda: drive.untrash(docs[1]),
+        lambda: drive.move_document(docs[2], folder, "moved.md"),
+        lambda: drive.create_document(folder, "fresh.md", b"# fresh\n\nzqfresh\n", file_type="md"),
+        lambda: drive.add_grant(GrantRec("g-inc", "user:u001", ["preview"], "allow", folder_id=folder)),
+        lambda: drive.purge(docs[3]),
+    ]
+    for write in writes:
+        write()
+        sim.sync_index()
+        sim.recall(p, "预算", 10)
+        _assert_equal_to_a_rebuild(sim)
+        snapshots.add(sim.snapshot())
+    assert len(snapshots) == 1 + len(writes) - 1  # the start, then every write but the clock tick: a new fingerprint
+    assert arrays is sim._masks_for and arrays.full_rebuilds == rebuilds  # updated in place, never rebuilt
+    assert arrays.updates >= len(writes) - 1
+
+
+def test_a_new_version_is_found_by_the_next_recall(sim: Simulator) -> None:
+    doc_id = next(d for d in sorted(sim.drive.documents) if sim.drive.documents[d].file_type == "md")
+    owner = next(u for u in sorted(sim.drive.users) if doc_id in sim.engine.previewable_docs(u, sim.drive.clock.now()))
+    p = sim.engine.user_principal(owner)
+    old = None
+    for i in range(3):
+        version = sim.drive.add_version(doc_id, f"# v\n\nzqnext{i} word\n".encode(), owner)
+        sim.sync_index()
+        hits = sim.recall(p, f"zqnext{i}", 5).hits
+        assert [(h.doc_id, h.version_id) for h in hits][:1] == [(doc_id, version.version_id)]
+        if old is not None:  # the previous version is no longer current: never returned
+            assert old not in {h.version_id for h in sim.recall(p, f"zqnext{i - 1}", 50).hits}
+        old = version.version_id

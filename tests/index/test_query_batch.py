@@ -1,0 +1,99 @@
+"""Micro-batching of concurrent query encodes (issue #14): queries that arrive while an encode runs share the
+next encode call (on the batcher's one encoder thread); every caller gets its own query's vector (equal to
+encoding it alone); errors reach every caller of the failed batch; a lone caller encodes alone."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from drivebench.simulator.index.embedders import get_embedder
+from drivebench.simulator.retrieval.query_batch import QueryBatcher
+
+QUERIES = ["项目X的预算", "budget approval", "合同审批流程", "quarterly report"]
+
+
+class GatedEmbedder:
+    """The hash embedder, recording each call's size; the first call waits until the test opens the gate."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.inner = get_embedder("hash")
+        self.name, self.dim, self.fingerprint, self.config = "gated", self.inner.dim, "gated", self.inner.config
+        self.calls: list[list[str]] = []
+        self.gate = threading.Event()
+        self.fail = fail
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        if len(self.calls) == 1:
+            assert self.gate.wait(10)
+        if self.fail:
+            raise RuntimeError("model crashed")
+        return self.inner.encode_queries(texts)
+
+
+def _run_concurrently(batcher: QueryBatcher, embedder: GatedEmbedder) -> dict[str, object]:
+    results: dict[str, object] = {}
+
+    def go(q: str) -> None:
+        try:
+            results[q] = batcher.encode(q)
+        except Exception as exc:
+            results[q] = exc
+
+    first = threading.Thread(target=go, args=(QUERIES[0],))
+    first.start()
+    deadline = time.monotonic() + 10
+    while not embedder.calls and time.monotonic() < deadline:  # the encoder is inside the first call
+        time.sleep(0.001)
+    others = [threading.Thread(target=go, args=(q,)) for q in QUERIES[1:]]
+    for t in others:
+        t.start()
+    while len(batcher._queue) < len(others) and time.monotonic() < deadline:  # all queued behind it
+        time.sleep(0.001)
+    embedder.gate.set()
+    for t in [first, *others]:
+        t.join(10)
+    return results
+
+
+def test_queries_arriving_during_an_encode_share_the_next_call() -> None:
+    embedder = GatedEmbedder()
+    batcher = QueryBatcher(embedder)
+    results = _run_concurrently(batcher, embedder)
+    assert embedder.calls[0] == [QUERIES[0]] and len(embedder.calls) == 2  # one call for the three that waited
+    assert sorted(embedder.calls[1]) == sorted(QUERIES[1:])
+    assert batcher.batches == 2 and batcher.encoded == 4
+    for q in QUERIES:
+        alone = embedder.inner.encode_queries([q])[0]
+        np.testing.assert_allclose(results[q], alone, rtol=1e-6, atol=1e-6)
+
+
+def test_a_failed_batch_fails_every_caller_in_it_and_the_batcher_recovers() -> None:
+    embedder = GatedEmbedder(fail=True)
+    batcher = QueryBatcher(embedder)
+    results = _run_concurrently(batcher, embedder)
+    assert all(isinstance(results[q], RuntimeError) for q in QUERIES)
+    embedder.fail = False
+    np.testing.assert_allclose(batcher.encode("again"), embedder.inner.encode_queries(["again"])[0], atol=1e-6)
+
+
+def test_a_lone_caller_encodes_alone() -> None:
+    embedder = GatedEmbedder()
+    embedder.gate.set()
+    batcher = QueryBatcher(embedder)
+    for q in QUERIES:
+        batcher.encode(q)
+    assert embedder.calls == [[q] for q in QUERIES]
+
+
+def test_batches_are_bounded_by_max_batch() -> None:
+    embedder = GatedEmbedder()
+    batcher = QueryBatcher(embedder, max_batch=2)
+    results = _run_concurrently(batcher, embedder)
+    assert [len(c) for c in embedder.calls] == [1, 2, 1] and embedder.calls[0] == [QUERIES[0]]
+    assert sorted(q for c in embedder.calls[1:] for q in c) == sorted(QUERIES[1:])
+    for q in QUERIES:
+        np.testing.assert_allclose(results[q], embedder.inner.encode_queries([q])[0], rtol=1e-6, atol=1e-6)
