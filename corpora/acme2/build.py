@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from drivebench.corpora.acme2.distractors import add_distractors, replace_all
-from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
+from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.questions import Gen, build_evalset
 from drivebench.corpora.acme2.scenario import load, story
 from drivebench.corpora.format import EVALSET_NAME, Manifest, write_manifest

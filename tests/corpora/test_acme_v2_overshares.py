@@ -16,7 +16,7 @@ from drivebench.corpora.acme2.build import PLANTED
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.corpora.format import load_manifest
 from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
-from drivebench.evaluator.audit.plants import load_spec
+from drivebench.evaluator.audit.plants import apply_plants, load_spec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine
 
@@ -76,3 +76,10 @@ def test_cli_audit_oversharing_on_acme_v2(corpus: Path) -> None:
     result = json.loads(res.stdout)
     assert result["counts"]["flagged"] == len(planted)
     assert findings(result) == {(p["expect"], p["doc_id"]) for p in planted}
+
+
+def test_planting_twice_is_refused(corpus: Path, tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="already carries planted overshares"):
+        apply_plants(load_manifest(corpus))
+    res = CliRunner().invoke(app, ["audit", "plant", str(corpus), "--out", str(tmp_path / "again")])
+    assert res.exit_code == 2 and "already carries planted overshares" in res.output
