@@ -306,8 +306,12 @@ def singles(g: Gen, quota: int) -> None:
         if not users:
             continue
         user = g.asker(users)
-        worded = g.entity_question(doc, h) if cogold and g.rng.random() < ENTITY_ASKED else None
-        worded = worded or g.phrase(doc, h, CLOCK_NOW)
+        by_entity = g.entity_question(doc, h) if cogold and g.rng.random() < ENTITY_ASKED else None
+        worded = g.phrase(doc, h, CLOCK_NOW)
+        if by_entity is not None and (
+            worded is None or g.titles.echo(by_entity[0], [doc, *cogold]) <= g.titles.echo(worded[0], [doc, *cogold])
+        ):
+            worded = by_entity  # the entity's name, unless it echoes the gold titles more than a description
         if worded is None:
             continue
         text, phrasing = worded
