@@ -5,8 +5,11 @@
 2. Distractors (``distractors.py``): drafts, outdated copies, meeting notes quoting old figures.
 3. Document ids are assigned in a seeded random order, so an id says nothing about being a distractor
    (and ties in a ranking do not favour the story's documents).
-4. Grants and the access ground truth (version 1's rules) over story and distractors together.
-5. The eval set (``questions.py``) with the words of ``scenario/<lang>.toml``.
+4. Guests (``principals.py``): principals who see little (one project, one folder).
+5. Grants and the access ground truth (version 1's rules) over story and distractors together, then the
+   documented overshares planted (``evaluator/audit/planted_overshares.json``; written to
+   ``planted_overshares.json``), before any question is drawn.
+6. The eval set (``questions.py``) with the words of ``scenario/<lang>.toml``.
 
 Writes ``corpus.json`` (``corpus_version: 2``), ``files/``, ``evalset.jsonl`` and ``generation.json``: what
 the generator rejected or dropped (chains a question alone identifies, contradicted questions) and counts
@@ -19,20 +22,24 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from drivebench.corpora.acme2.distractors import add_distractors, replace_all
-from drivebench.corpora.acme2.lexical import TextIndex
+from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
+from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.questions import Gen, build_evalset
 from drivebench.corpora.acme2.scenario import load, story
-from drivebench.corpora.format import EVALSET_NAME, write_manifest
+from drivebench.corpora.format import EVALSET_NAME, Manifest, write_manifest
+from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, doc_count, plan, write_files
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
+from drivebench.evaluator.audit.plants import apply_plants
 from drivebench.evaluator.schema import EvalQuery, write_jsonl
 
 VERSION = 2
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}  # story documents; distractors come on top
 GENERATION_REPORT = "generation.json"
+PLANTED = "planted_overshares.json"  # the overshares planted, as ``evaluator/audit/plants.py`` reports them
 _NEGATIVE = re.compile(r"^-\d[\d,]*$")
 
 
@@ -53,6 +60,7 @@ def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "d
     fixed = no_negative_amounts(story_docs)
     twins = {id(a): b for a, b in zip(docs, other_docs, strict=True)}
     extra = add_distractors(s, story_docs, data, sub_rng(seed, "v2:distractors"))
+    guests = add_guests(s, story_docs, story()["guests"])
     everything = story_docs + [d.doc for d in extra.items]
     order = sub_rng(seed, "v2:ids")
     ids = [f"d{i:04d}" for i in range(1, len(everything) + 1)]
@@ -60,8 +68,12 @@ def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "d
     for doc, doc_id in zip(everything, ids, strict=True):
         doc.doc_id = doc_id
     everything.sort(key=lambda d: d.doc_id)
-    manifest, model, _ = assemble(f"acme-{language}", s, everything, seed)
+    manifest, _, _ = assemble(f"acme-{language}", s, everything, seed)
     manifest.corpus_version = VERSION
+    manifest.grants += guest_grants(guests, s, story()["guests"])
+    manifest, planted = plant_overshares(manifest, everything)
+    model = AccessModel.from_manifest(manifest)
+    manifest.access = model.access_map(CLOCK_NOW)
     gen = Gen(
         s=s,
         data=data,
@@ -70,6 +82,7 @@ def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "d
         model=model,
         rng=sub_rng(seed, "v2:evalset"),
         index=TextIndex(everything),
+        titles=TitleWords(everything),
         distractors=extra,
         story=story_docs,
         entity_facts=frozenset(story()["entity_facts"]),
@@ -79,7 +92,20 @@ def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "d
     queries = build_evalset(gen, chain_pool)
     report = generation_report(queries, gen, len(story_docs), len(extra.items))
     report["negative_amounts_fixed"] = fixed
-    return manifest, queries, everything, report
+    report["guests"] = len(guests) + len(s.spaces)
+    report["planted_overshares"] = len(planted)
+    return manifest, queries, everything, report, planted
+
+
+def plant_overshares(manifest: Manifest, docs: list[DocPlan]) -> tuple[Manifest, list[dict[str, Any]]]:
+    """The documented overshares (``evaluator/audit/planted_overshares.json``) planted into the drive before
+    the eval set is drawn, so its questions and the access ground truth see the real grants. A raised
+    classification is raised in the document's plan too (its questions carry the new level)."""
+    manifest, planted = apply_plants(manifest)
+    levels = {d.doc_id: d.secret_level for d in manifest.documents}
+    for d in docs:
+        d.secret_level = levels[d.doc_id]
+    return manifest, planted
 
 
 def no_negative_amounts(docs: list[DocPlan]) -> int:
@@ -130,8 +156,9 @@ def _median(values: list[int]) -> float:
 
 def build_acme2(out_dir: Path, *, language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"):  # type: ignore[no-untyped-def]
     """Generate ``acme-<language>@2`` into ``out_dir`` and return its manifest."""
-    manifest, queries, docs, report = generate(language, seed, scale)
+    manifest, queries, docs, report, planted = generate(language, seed, scale)
     out = Path(out_dir)
+    (out / PLANTED).write_text(json.dumps(planted, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     write_files(out, docs)
     write_manifest(manifest, out)
     write_jsonl(out / EVALSET_NAME, queries)

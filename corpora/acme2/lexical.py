@@ -4,6 +4,9 @@ whose best lexical match is the forbidden document."""
 
 from __future__ import annotations
 
+import math
+from collections import Counter
+
 import bm25s
 import numpy as np
 
@@ -29,3 +32,19 @@ class TextIndex:
             key=lambda i: (-scores[i], i),
         )
         return [self.docs[i] for i in order[:k]]
+
+
+class TitleWords:
+    """How much a question echoes the titles of its gold documents: the summed IDF (over every document's
+    title and file name) of the question's words that are also words of a gold document's title or file
+    name, the highest over the gold documents. 0 when it shares no word with any of them."""
+
+    def __init__(self, docs: list[DocPlan]) -> None:
+        self.words = {id(d): set(tokenize(f"{d.title} {d.name}")) for d in docs}
+        df: Counter[str] = Counter(w for ws in self.words.values() for w in ws)
+        n = max(1, len(docs))
+        self.idf = {w: math.log(1 + n / c) for w, c in df.items()}
+
+    def echo(self, text: str, gold: list[DocPlan]) -> float:
+        asked = set(tokenize(text))
+        return max((sum(self.idf[w] for w in asked & self.words.get(id(d), set())) for d in gold), default=0.0)

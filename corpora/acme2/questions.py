@@ -30,7 +30,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from drivebench.corpora.acme2.distractors import ENTITY_KEYS, Distractors
-from drivebench.corpora.acme2.lexical import TextIndex
+from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
 from drivebench.corpora.acme2.scenario import fillable
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.documents.base import Scenario
@@ -49,9 +49,11 @@ ENTITY_ASKED = 0.5  # of the questions several documents answer: asked about the
 # criterion is the top 3 of the simulator's chunk-level BM25; whole-document BM25 here ranks a little
 # differently, so the generator keeps a margin.
 SHORTCUT_DEPTH = 5
+NARROW = 40  # a principal who sees at most this many documents (guests, principals.py) ...
+NARROW_TURNS = 12  # ... is asked this many times before users who see more get their turn
 # People leave out the current year: "2026年3月2日" -> "3月2日", "2026秋季西安行业峰会" -> "秋季西安行业峰会",
 # "March 2, 2026" -> "March 2", "Phoenix Industry Forum Fall 2026" -> "Phoenix Industry Forum Fall".
-_YEAR = re.compile(r"2026年(?=\d)|2026(?=[春夏秋冬])|,? 2026(?!\d|-)")
+_YEAR = re.compile(r"2026年(?=\d)|2026(?=[春夏秋冬])|,? 2026(?![\d\-年])")
 
 
 @dataclass
@@ -63,6 +65,7 @@ class Gen:
     model: AccessModel
     rng: random.Random
     index: TextIndex
+    titles: TitleWords
     distractors: Distractors
     story: list[DocPlan]  # the non-distractor documents
     entity_facts: frozenset[str] = frozenset()  # facts of an entity, not of one document (story.toml)
@@ -80,8 +83,14 @@ class Gen:
         return doc.trashed_at is None and doc.created_at <= t and self.model.decide(user, doc.doc_id, t)
 
     def asker(self, users: Sequence[str]) -> str:
-        """Who sees least first (permission difficulty), spread over users."""
-        return min(users, key=lambda u: (self.user_use[u] // 2, self.visible.get(u, 0), self.rng.random()))
+        """Who sees least first (permission difficulty), spread over users: a principal who sees at most
+        ``NARROW`` documents asks up to ``NARROW_TURNS`` questions in a row before the others' turn."""
+
+        def key(u: str) -> tuple[int, int, float]:
+            seen = self.visible.get(u, 0)
+            return (self.user_use[u] // (NARROW_TURNS if seen <= NARROW else 2), seen, self.rng.random())
+
+        return min(users, key=key)
 
     def users(self) -> list[str]:
         return [p.user_id for p in self.s.org.people]
@@ -112,15 +121,37 @@ class Gen:
         return same, other
 
     # ---------------------------------------------------------------- wording
-    def describe(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> str | None:
+    def describe(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> list[str]:
+        """Every description of ``doc`` the data file's templates give for ``facts`` (shuffled)."""
         kind = data["kinds"].get(doc.kind, {})
         spoken = {k: _YEAR.sub("", v) for k, v in facts.items()}  # people leave out the current year
-        pool = fillable(kind.get("abbrev" if abbrev else "describe", []), spoken)
-        return self.rng.choice(pool) if pool else None
+        templates = kind.get("abbrev" if abbrev else "describe", [])
+        pool = fillable(templates, spoken)
+        # what people call things in passing (the data file's `aliases`: "法务部" -> "法务那边", "Human
+        # Resources" -> "HR"): each alias gives the same descriptions once more
+        aliases = data.get("aliases", {})
+        for key, value in spoken.items():
+            for alias in aliases.get(value, []):
+                pool += fillable(templates, {**spoken, key: alias})
+        pool = list(dict.fromkeys(pool))
+        self.rng.shuffle(pool)
+        return pool
 
     def question(self, template_set: str, data: dict[str, Any], values: dict[str, str]) -> str:
         pool = fillable(data["questions"][template_set], values)
         return self.rng.choice(pool)
+
+    def worded(
+        self, template_set: str, data: dict[str, Any], values: dict[str, str], subjects: list[str], gold: list[DocPlan]
+    ) -> str | None:
+        """The question of ``template_set`` over each description in ``subjects``; the one that echoes its
+        gold documents' titles least (``TitleWords.echo``): people describe a document by what it is about,
+        not by its title, so of the wordings the data file offers the generator keeps the least title-like."""
+        texts = [self.question(template_set, data, {**values, "subject": s}) for s in subjects]
+        texts = [x for x in texts if not any(f and _norm(f) in _norm(x) for f in values.get("_answers", []))]
+        if not texts:
+            return None
+        return min(texts, key=lambda x: self.titles.echo(x, gold))
 
     def typo(self, text: str) -> str | None:
         subs = [(a, b) for a, b in self.data["typos"].items() if a in text]
@@ -134,7 +165,13 @@ class Gen:
         self.phrasing_roll += 1
         roll = self.rng.random()
         facts = self.facts_at(doc, t)
-        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer], "when": when}
+        gold = [doc, *self.others(doc, h.fact, t)[0]]
+        values: dict[str, Any] = {
+            "attr": h.alias_attr or h.attr,
+            "q": self.data["interrogative"][h.answer],
+            "when": when,
+            "_answers": [facts.get(h.fact, "")],  # a description never gives the answer away
+        }
         template = {"plain": "paraphrase", "latest": "latest", "as_of": "as_of"}[mode]
         if mode == "plain" and roll < KNOWN_ITEM:
             title = doc.subject if not h.content else None
@@ -146,24 +183,24 @@ class Gen:
             n = doc.version_at(t)
             if oh is not None and n:
                 ofacts = od.versions[n - 1].facts
-                subject = self.describe(od, ofacts, self.other, False)
-                if subject:
-                    ov = {
-                        "attr": oh.alias_attr or oh.attr,
-                        "q": self.other["interrogative"][oh.answer],
-                        "subject": subject,
-                    }
-                    return self.question("paraphrase", self.other, ov), "cross_language"
+                ov = {
+                    "attr": oh.alias_attr or oh.attr,
+                    "q": self.other["interrogative"][oh.answer],
+                    "_answers": [ofacts.get(h.fact, "")],
+                }
+                text = self.worded("paraphrase", self.other, ov, self.describe(od, ofacts, self.other, False), gold)
+                if text:
+                    return text, "cross_language"
         if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV:
-            subject = self.describe(doc, facts, self.data, True)
-            if subject:
-                return self.question("paraphrase", self.data, {**values, "subject": subject}), "abbreviation"
-        subject = self.describe(doc, facts, self.data, False)
-        if subject is None:
+            text = self.worded("paraphrase", self.data, values, self.describe(doc, facts, self.data, True), gold)
+            if text:
+                return text, "abbreviation"
+        subjects = self.describe(doc, facts, self.data, False)
+        if not subjects:
             return None
-        if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV + VAGUE:
-            return self.question("vague", self.data, {**values, "subject": subject}), "vague"
-        return self.question(template, self.data, {**values, "subject": subject}), "paraphrase"
+        style = "vague" if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV + VAGUE else template
+        text = self.worded(style, self.data, values, subjects, gold)
+        return (text, "vague" if style == "vague" else "paraphrase") if text else None
 
     def entity_question(self, doc: DocPlan, h: Hook) -> tuple[str, str] | None:
         """A question about the entity itself (the project's database, the event's date), not one document:
@@ -174,8 +211,13 @@ class Gen:
             return None
         # a project is as often named by its code (in every project document's text, in no title)
         name = facts["code"] if ent[0] == "project" and facts.get("code") else ent[1]
-        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer], "subject": name}
-        return self.question("vague", self.data, values), "vague"
+        if name.isdigit():  # a cohort's number says nothing on its own
+            return None
+        values = {"attr": h.alias_attr or h.attr, "q": self.data["interrogative"][h.answer]}
+        names = [name, *self.data.get("aliases", {}).get(name, [])]
+        gold = [doc, *self.others(doc, h.fact, CLOCK_NOW)[0]]
+        text = self.worded("vague", self.data, {**values, "_answers": [facts.get(h.fact, "")]}, names, gold)
+        return (text, "vague") if text else None
 
     def rationale(self, doc: DocPlan, fact: str, cogold: list[DocPlan], when: str) -> str:
         words = self.data["distractors"]
@@ -264,8 +306,12 @@ def singles(g: Gen, quota: int) -> None:
         if not users:
             continue
         user = g.asker(users)
-        worded = g.entity_question(doc, h) if cogold and g.rng.random() < ENTITY_ASKED else None
-        worded = worded or g.phrase(doc, h, CLOCK_NOW)
+        by_entity = g.entity_question(doc, h) if cogold and g.rng.random() < ENTITY_ASKED else None
+        worded = g.phrase(doc, h, CLOCK_NOW)
+        if by_entity is not None and (
+            worded is None or g.titles.echo(by_entity[0], [doc, *cogold]) <= g.titles.echo(worded[0], [doc, *cogold])
+        ):
+            worded = by_entity  # the entity's name, unless it echoes the gold titles more than a description
         if worded is None:
             continue
         text, phrasing = worded
@@ -429,6 +475,10 @@ def permission_pairs(g: Gen, quota: int) -> None:
 
 
 _WS = re.compile(r"\s+")
+
+
+def _norm(text: str) -> str:
+    return _WS.sub("", text)
 
 
 def build_evalset(g: Gen, chain_pool: list[Chain]) -> list[EvalQuery]:

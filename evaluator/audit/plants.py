@@ -7,6 +7,9 @@ fixed rules (sorted doc ids, a level, not trashed, an owning department, no docu
 corpus always gets the same plants. Placeholders: ``$root_department`` (the department without a parent,
 i.e. the whole company), ``$cleared_outsider`` (the first user by
 id outside the owning department cleared for the document's level after the plant).
+
+acme@2 (``corpora/acme2/build.py``) applies them while it is generated, before its eval set is drawn; a
+corpus that already carries them (grant ids ``planted-*``) is refused, never planted twice.
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ def _outsiders_who_preview(m: Manifest, doc_id: str, owner: str | None) -> int:
 
 def apply_plants(manifest: Manifest, spec: dict[str, Any] | None = None) -> tuple[Manifest, list[dict[str, Any]]]:
     spec = spec or load_spec()
+    already = sorted(g.grant_id for g in manifest.grants if g.grant_id.startswith("planted-"))
+    if already:  # acme@2 plants them when it is generated
+        raise ValueError(f"the corpus already carries planted overshares ({', '.join(already)})")
     m = manifest.model_copy(deep=True)
     now = m.clock.now
     used: set[str] = set()

@@ -13,6 +13,7 @@ import typer
 
 from drivebench.cli.main import app
 from drivebench.config import ConfigFile, build_default_map, load_config
+from drivebench.corpora.builtin import DEFAULT_CORPUS
 from tests.cli.clirun import invoke, run
 
 
@@ -37,7 +38,9 @@ def test_precedence_cli_over_environment_over_file_over_default(
 
     default = info_cmd(plain, ["info", "--json"])
     assert (
-        default["corpus"]["name"] == "acme-zh@1" and default["pipeline"] == "hybrid" and default["config_file"] is None
+        default["corpus"]["name"] == DEFAULT_CORPUS == "acme-zh@2"
+        and default["pipeline"] == "hybrid"
+        and default["config_file"] is None
     )
 
     from_file = info_cmd(nested, ["info", "--json"])  # found in a parent directory
@@ -56,7 +59,7 @@ def test_precedence_cli_over_environment_over_file_over_default(
     assert from_cli["corpus"]["name"] == "seed" and from_cli["pipeline"] == "dense"
 
     ignored = info_cmd(nested, ["--config", "none", "info", "--json"])
-    assert ignored["config_file"] is None and ignored["corpus"]["name"] == "acme-zh@1"
+    assert ignored["config_file"] is None and ignored["corpus"]["name"] == DEFAULT_CORPUS
 
 
 def test_pyproject_tool_table_and_explicit_config(tmp_path: Path, info_cmd: Callable[..., dict[str, Any]]) -> None:

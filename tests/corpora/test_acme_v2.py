@@ -89,7 +89,7 @@ def test_gold_is_authoritative_with_rationale(small: Path) -> None:
 def test_every_answer_fact_is_in_the_pinned_gold_version(language: str) -> None:
     """In the text the generator wrote (the spec of the pinned version); ``corpus audit`` checks the same on
     the text the simulator extracts from the files."""
-    _, queries, docs, _ = generate(language, scale="small")  # type: ignore[arg-type]
+    _, queries, docs, _, _ = generate(language, scale="small")  # type: ignore[arg-type]
     versions = {d.version_id(n): v for d in docs for n, v in enumerate(d.versions, 1)}
     for q in queries:
         if not q.answer_facts:
@@ -101,7 +101,7 @@ def test_every_answer_fact_is_in_the_pinned_gold_version(language: str) -> None:
 
 
 def test_no_negative_amounts_and_distractors_disagree() -> None:
-    _, queries, docs, _ = generate("zh", scale="small")
+    _, queries, docs, _, _ = generate("zh", scale="small")
     for d in docs:
         for v in d.versions:
             assert not any(re.match(r"^-\d", x) for x in v.facts.values()), d.title

@@ -1,9 +1,8 @@
 """``corpus audit`` on acme-zh@2 and acme-en@2 at default scale (dense and hybrid with ``minilm``, today's
 registry default, pinned so that a new default embedder does not move these figures silently).
 
-Issue 12's acceptance list, check by check. Where version 2 does not reach the issue's threshold yet, the test
-pins the bound it does reach (named ``*_NOW``) so that a regression fails, and version 1's figure is quoted
-beside it; ``corpora/README.md`` and the issue's notes say what is left.
+Issue 12's acceptance list, check by check, at the issue's thresholds; ``corpora/README.md`` quotes the
+measured figures.
 """
 
 from __future__ import annotations
@@ -14,9 +13,8 @@ from drivebench.corpora.audit import audit_corpus
 from drivebench.corpora.builtin import resolve_corpus
 
 # acme-zh@1 (default embedder minilm): title-only Hit@10 0.866; bm25 Hit@10 1.000, Hit@1 0.897; chain shortcut
-# rate 0.457 (37 of 81). acme@2 measured: title-only Hit@10 zh 0.423, en 0.534; best pipeline (bm25) Hit@10 zh
-# 0.816 / en 0.842, Hit@1 0.453 / 0.500; MRR@10 spread (bm25 - dense) 0.358 / 0.304; chain shortcut rate 0 (0 of 20).
-TITLE_ONLY_NOW = {"acme-zh@2": 0.45, "acme-en@2": 0.56}  # issue: <= 0.40 (not reached yet)
+# rate 0.457 (37 of 81). acme@2: see corpora/README.md ("How they compare").
+TITLE_ONLY = 0.40  # the issue's threshold
 SHORTCUT = 0.10  # the issue's threshold
 
 
@@ -54,7 +52,18 @@ def test_consistent_gold(report: dict) -> None:  # type: ignore[type-arg]
 
 @pytest.mark.slow
 def test_questions_do_not_name_their_documents(report: dict) -> None:  # type: ignore[type-arg]
-    assert report["title_only"]["hit@10"] <= TITLE_ONLY_NOW[report["label"]]
+    assert report["title_only"]["hit@10"] <= TITLE_ONLY
+    assert _checks(report)["title-only BM25 Hit@10"]["ok"]
+    # known-item lookups are the one phrasing allowed to name their document
+    by_phrasing = report["title_only"]["by_phrasing"]
+    assert by_phrasing["paraphrase"]["hit@10"] < by_phrasing["known_item"]["hit@10"]
+
+
+@pytest.mark.slow
+def test_every_acceptance_check_passes(report: dict) -> None:  # type: ignore[type-arg]
+    failed = [c for c in report["acceptance"] if not c["ok"]]
+    assert failed == []
+    assert report["visible_documents_median"] <= 60  # principals with small visible sets ask
 
 
 @pytest.mark.slow
