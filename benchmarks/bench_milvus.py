@@ -193,6 +193,47 @@ def propagation(store: ChunkStore, milvus: MilvusVectors, xb: np.ndarray, rng: n
     }
 
 
+def simulator_propagation() -> list[dict[str, Any]]:
+    """Grant and revoke through the whole simulator (seed corpus, dense pipeline, hash embedder), per backend:
+    from the drive write to the first recall that shows (or no longer shows) the document. This includes the
+    Casbin engine recompiling for the new policy version, which dominates; Milvus rewrites nothing."""
+    from datetime import timedelta
+
+    from drivebench.api import load_simulator
+    from drivebench.simulator.backend import SimConfig
+    from drivebench.simulator.drive.model import GrantRec
+
+    out = []
+    for backend in ("faiss", "milvus"):
+        sim = load_simulator("seed", config=SimConfig(embedder="hash", pipeline="dense", vector_store=backend))
+        user, doc = "u012", "d0010"
+        query = "Platform Architecture Overview"
+
+        def shown(sim: Any = sim, user: str = user, doc: str = doc, query: str = query) -> bool:
+            hits = sim.recall(sim.engine.user_principal(user), query, 50).hits
+            return doc in {h.doc_id for h in hits}
+
+        sim.drive.set_clearance(user, 1)  # public clearance: lift to internal, as tests/drive/test_asof_recall.py
+        assert not shown()
+        sim.drive.clock.advance(timedelta(minutes=1))
+        t0 = time.perf_counter()
+        sim.drive.add_grant(GrantRec("g-bench", f"user:{user}", ["preview"], "allow", doc_id=doc))
+        granted = shown()
+        grant_s = time.perf_counter() - t0
+        sim.drive.clock.advance(timedelta(minutes=1))
+        t0 = time.perf_counter()
+        sim.drive.remove_grant("g-bench")
+        revoked = not shown()
+        revoke_s = time.perf_counter() - t0
+        assert granted and revoked, (backend, granted, revoked)
+        out.append(
+            {"backend": backend, "grant_to_recall_s": round(grant_s, 4), "revoke_to_recall_s": round(revoke_s, 4)}
+        )
+        if sim.store.vector_backend is not None:
+            sim.store.vector_backend.drop()
+    return out
+
+
 def sizes() -> tuple[int, ...]:
     return (12_000, 100_000, 1_000_000) if os.environ.get("BENCH_MILVUS_1M") == "1" else (12_000, 100_000)
 
@@ -218,6 +259,8 @@ def main() -> int:
                     f"{r['exactness']:>6.3f}"
                 )
             print(f"  {n} chunks: {json.dumps(extra)}")
+    in_sim = simulator_propagation()
+    print(f"  grant/revoke through the simulator (seed): {json.dumps(in_sim)}")
     filtered = [r for r in rows if r["method"] in ("faiss_filtered", "milvus_filtered", "milvus_id_list")]
     exact = all(r["exactness"] == 1.0 and r["underfill_rate"] == 0.0 for r in filtered)
     milvus_ratios = [r["ratio_to_own_unfiltered"] for r in rows if r["method"] == "milvus_filtered"]
@@ -228,6 +271,7 @@ def main() -> int:
         "dim": DIM,
         "rows": rows,
         "sizes": extras,
+        "simulator_grant_propagation": in_sim,
         "filtered_exact_and_full_everywhere": exact,
         "milvus_filter_cost_max_ratio": max(milvus_ratios),
         "milvus_filter_cost_within_target": within,
