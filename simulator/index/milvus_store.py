@@ -62,6 +62,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from drivebench.simulator.backend import PermissionCheckFailed
 from drivebench.simulator.index.chunk_store import ChunkHit, fit_mask
 from drivebench.simulator.index.vector_store import IndexSpec, mask_instant
 
@@ -82,8 +83,9 @@ _clients_lock = threading.Lock()
 _tempdir: Path | None = None
 
 
-class MilvusSearchError(RuntimeError):
-    """Milvus could not answer exactly (over its top-k limit, or answered outside the permitted set)."""
+class MilvusSearchError(PermissionCheckFailed):
+    """Milvus could not answer exactly (over its top-k limit, or answered outside the permitted set): the
+    request fails closed (503, like any permission check that cannot be completed), never a partial answer."""
 
 
 def client_for(uri: str) -> MilvusClient:

@@ -102,7 +102,7 @@ def _new_versions(sim: Simulator, data: st.DataObject) -> None:
             drive.add_version(doc_id, f"# {doc_id} v{i}\n\n{words}\n".encode(), author=sorted(drive.users)[0])
 
 
-@examples(40)
+@examples(20)
 @given(org=orgs(), data=st.data())
 def test_random_grant_histories_milvus_equals_faiss_and_brute_force(org, data: st.DataObject) -> None:
     sim = build_sim(org)
@@ -133,3 +133,27 @@ def test_random_grant_histories_milvus_equals_faiss_and_brute_force(org, data: s
         assert backend.counters["id_list_searches"] == 0
     finally:
         backend.drop()
+
+
+def test_a_collection_that_disagrees_with_the_permissions_fails_closed(pair: tuple[Simulator, Simulator]) -> None:
+    from drivebench.simulator.backend import PermissionCheckFailed
+
+    _, sim = pair
+    backend = sim.store.vector_backend
+    p = sim.engine.user_principal("u012")
+    mask = sim.visible_chunks(p, sim.drive.clock.now())
+    allowed, forbidden = np.flatnonzero(mask), np.flatnonzero(~np.asarray(mask) & sim.store.alive)
+    assert allowed.size and forbidden.size
+    victim = int(forbidden[0])
+    # corrupt one row: a forbidden chunk now claims to belong to a permitted document
+    row = {"id": victim, "vector": sim.store.index.reconstruct(victim).tolist(), "valid_from": 0}
+    row |= {"doc_no": int(backend._doc_no[allowed[0]]), "valid_to": 2**62, "trashed_at": 2**62}
+    backend.client.upsert(backend.collection, [row])
+    try:
+        qvec = sim.store.index.reconstruct(victim)  # the query the corrupted row answers best
+        with pytest.raises(PermissionCheckFailed, match="outside the permitted set"):
+            backend.search(qvec, mask, 5)
+    finally:
+        backend._valid[victim] = -1  # the next sync rewrites the row from the store
+        sim.visible_chunks(p, sim.drive.clock.now())
+    assert victim not in {h.chunk_id for h in backend.search(qvec, sim.visible_chunks(p, sim.drive.clock.now()), 5)}
