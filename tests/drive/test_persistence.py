@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import json
 import os
-from datetime import datetime, timedelta
 from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
