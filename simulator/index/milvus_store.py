@@ -14,6 +14,9 @@ Filter expression of a recall judged at instant ``t`` (``Simulator.visible_chunk
 
     doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t
 
+(or ``doc_no not in [denied]`` when the documents with rows that are not permitted are fewer, and no document
+term at all when every document in the collection is permitted: the same rows, a shorter expression)
+
 ``docs`` is the permitted document set: documents the principal may preview at ``t`` (Casbin, compiled;
 ``permissions.pointintime``), accepted by the request filters, and not in the trash at ``t`` (closed trash
 spans of a past ``as_of`` are document-level and folded in here); the three range terms are the version and
@@ -327,9 +330,17 @@ class MilvusVectors:
         """The filter expression for the permitted chunk ids ``allowed`` judged at ``at_us``."""
         if at_us is None:
             return f"id in [{_int_list(np.flatnonzero(allowed))}]"
-        docs = np.unique(self._doc_no[: len(allowed)][allowed])
+        n = len(allowed)
+        docs = np.unique(self._doc_no[:n][allowed])
         t = int(at_us)
-        return f"doc_no in [{_int_list(docs)}] and valid_from <= {t} and valid_to > {t} and trashed_at > {t}"
+        validity = f"valid_from <= {t} and valid_to > {t} and trashed_at > {t}"
+        # the shorter list: every row in the collection belongs to a permitted or to a denied document
+        denied = np.setdiff1d(np.unique(self._doc_no[:n][self._present[:n]]), docs, assume_unique=True)
+        if denied.size == 0:
+            return validity
+        if denied.size < docs.size:
+            return f"doc_no not in [{_int_list(denied)}] and {validity}"
+        return f"doc_no in [{_int_list(docs)}] and {validity}"
 
     def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
         """Top-``k`` chunks by inner product among the ids where ``mask`` (and alive) is set, filtered in Milvus."""
@@ -353,18 +364,18 @@ class MilvusVectors:
             expr = self.filter_for(allowed, at_us)
             self.counters["searches"] += 1
             self.counters["id_list_searches"] += at_us is None
-            collection = self.collection
-        if collection is None:
-            return []
-        res = self.client.search(
-            collection,
-            data=[np.asarray(query, dtype=np.float32).reshape(-1).tolist()],
-            limit=want,
-            filter=expr,
-            output_fields=["doc_no"],
-            search_params={"metric_type": "IP"},
-            consistency_level="Strong",
-        )
+            if self.collection is None:
+                return []
+            # under the lock (as FAISS searches under the store lock): no sync changes the rows mid-search
+            res = self.client.search(
+                self.collection,
+                data=[np.asarray(query, dtype=np.float32).reshape(-1).tolist()],
+                limit=want,
+                filter=expr,
+                output_fields=["doc_no"],
+                search_params={"metric_type": "IP"},
+                consistency_level="Strong",
+            )
         hits = [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
         outside = [h.chunk_id for h in hits if h.chunk_id >= n or not allowed[h.chunk_id]]
         if outside:  # never shown: a disagreement between the collection and the mask fails closed

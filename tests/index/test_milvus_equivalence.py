@@ -76,9 +76,19 @@ def test_the_expression_names_documents_and_validity(pair: tuple[Simulator, Simu
     backend = sim.store.vector_backend
     mask = sim.visible_chunks(sim.engine.user_principal("u001"), sim.drive.clock.now())
     expr = backend.filter_for(np.asarray(mask), mask.at_us)
-    assert expr.startswith("doc_no in [") and f"valid_from <= {mask.at_us}" in expr and "trashed_at >" in expr
+    assert expr.startswith(("doc_no in [", "doc_no not in [")) and f"valid_from <= {mask.at_us}" in expr
+    assert "trashed_at >" in expr
     assert "id in" not in expr
     assert backend.filter_for(np.asarray(mask), None).startswith("id in [")
+
+    # the shorter list: the permitted documents for a narrow principal, the denied ones for a wide one
+    def n_docs(user: str) -> int:
+        return int(sim.visible_chunks(sim.engine.user_principal(user), sim.drive.clock.now()).sum())
+
+    for pick, form in ((min, "doc_no in ["), (max, ("doc_no not in [", "valid_from <="))):
+        user = pick(sorted(sim.drive.users), key=n_docs)
+        mask = sim.visible_chunks(sim.engine.user_principal(user), sim.drive.clock.now())
+        assert backend.filter_for(np.asarray(mask), mask.at_us).startswith(form), user
 
 
 def test_index_spec_parsing() -> None:
