@@ -26,14 +26,14 @@ def test_the_milvus_profile_serves_the_simulator_against_the_server() -> None:
     assert sim["environment"]["DRIVEBENCH_TOKEN_SECRET"].startswith("${DRIVEBENCH_TOKEN_SECRET:?")
 
 
-def test_index_comes_from_the_command_line_the_environment_and_the_config_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_index_comes_from_the_command_line_and_the_config_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from tests.cli.clirun import clean_env
 
     assert "--index" in run("serve", "--help").stdout
-    bad = run("serve", "--corpus", "seed", "--embedder", "hash", "--index", "annoy")
+    bad = run(
+        "serve", "--corpus", "seed", "--embedder", "hash", "--index", "annoy", env=clean_env(DRIVEBENCH_SERVE_PORT="1")
+    )
     assert bad.returncode == 2 and "unknown index 'annoy'" in bad.stderr
-    env = run("serve", "--corpus", "seed", "--embedder", "hash", env=clean_env(DRIVEBENCH_SERVE_INDEX="hnsw"))
-    assert env.returncode == 2 and "unknown index 'hnsw'" in env.stderr
     config = tmp_path / "drivebench.toml"
     config.write_text('[serve]\nindex = "faiss:x"\n', encoding="utf-8")
     from_file = run("--config", str(config), "serve", "--corpus", "seed")
