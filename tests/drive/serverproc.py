@@ -22,10 +22,19 @@ class ServerProc:
     """``drivebench serve --corpus seed --data-dir DIR --embedder hash`` (the documented test backend:
     real FAISS, real Casbin, real uvicorn; feature hashing instead of the model, to start fast)."""
 
-    def __init__(self, data_dir: Path, *, corpus: str = "seed", pipeline: str = "hybrid", log: Path | None = None):
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        corpus: str = "seed",
+        pipeline: str = "hybrid",
+        log: Path | None = None,
+        index: str = "faiss",  # issue 16: --index faiss | milvus | milvus:URI
+    ):
         self.data_dir = Path(data_dir)
         self.corpus = corpus
         self.pipeline = pipeline
+        self.index = index
         self.log_path = log or self.data_dir.parent / f"{self.data_dir.name}.log"
         self.proc: subprocess.Popen[bytes] | None = None
         self.port = 0
@@ -54,7 +63,7 @@ class ServerProc:
         self.port = free_port()
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", **(env or {})}
         cmd = [str(DRIVEBENCH), "serve", "--corpus", self.corpus, "--data-dir", str(self.data_dir)]
-        cmd += ["--embedder", "hash", "--pipeline", self.pipeline, "--port", str(self.port)]
+        cmd += ["--embedder", "hash", "--pipeline", self.pipeline, "--port", str(self.port), "--index", self.index]
         log = self.log_path.open("ab")
         started = time.perf_counter()
         self.proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)

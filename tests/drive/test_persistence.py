@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from drivebench.api import load_simulator
@@ -20,6 +22,7 @@ from drivebench.simulator.drive.model import GrantRec
 from drivebench.simulator.drive.operations import Retention
 from drivebench.simulator.persistence import DataDirLocked, open_durable
 from tests.drive.helpers import HASH, client_for, upload
+from tests.index.milvus_helpers import backend_params
 
 QUERIES = [
     ("u001", "项目X的技术方案审批人", None),
@@ -38,6 +41,14 @@ def answers(sim: Simulator) -> list[Any]:
         r = sim.recall(sim.engine.user_principal(user), query, 10, as_of=when)
         out.append([(h.doc_id, h.version_id, h.score, h.chunk_id, h.path, h.snippet) for h in r.hits])
     return [*out, sim.snapshot()]
+
+
+def vectors_agree(sim: Simulator) -> None:
+    """issue 16: with Milvus, after a search the collection holds exactly the live chunks (and no more)."""
+    backend = sim.store.vector_backend
+    if backend is not None:
+        assert backend.row_ids() == set(np.flatnonzero(sim.store.alive).tolist())
+        assert backend.counters["id_list_searches"] == 0
 
 
 def drive_state(sim: Simulator) -> dict[str, Any]:
@@ -103,9 +114,9 @@ def test_fresh_data_dir_equals_the_in_memory_load(data_dir: Path) -> None:
         sim.close()
 
 
-@pytest.mark.parametrize("embedder", ["hash", "minilm"])
-def test_clean_restart_gives_the_same_state_and_answers(data_dir: Path, embedder: str) -> None:
-    config = SimConfig(embedder=embedder, pipeline="hybrid")
+@pytest.mark.parametrize(("embedder", "index"), [("hash", "faiss"), ("minilm", "faiss"), ("hash", "milvus")])
+def test_clean_restart_gives_the_same_state_and_answers(data_dir: Path, embedder: str, index: str) -> None:
+    config = SimConfig(embedder=embedder, pipeline="hybrid", vector_store=index)
     sim = open_durable(data_dir, "seed", config)
     mutate(sim)
     state, before = drive_state(sim), answers(sim)
@@ -121,25 +132,31 @@ def test_clean_restart_gives_the_same_state_and_answers(data_dir: Path, embedder
         again.close()
 
 
-def test_crash_replays_the_feed_from_the_index_tag(data_dir: Path) -> None:
-    sim = open_durable(data_dir, "seed", HASH, start_saver=False)
+@backend_params
+def test_crash_replays_the_feed_from_the_index_tag(data_dir: Path, index: str) -> None:
+    config = replace(HASH, vector_store=index)
+    sim = open_durable(data_dir, "seed", config, start_saver=False)
     tag = sim.durable.saved_seq
     mutate(sim)
     before, state = answers(sim), drive_state(sim)
+    vectors_agree(sim)
     n_changes = len(sim.drive.changes)
     crash(sim)
-    again = open_durable(data_dir, "seed", HASH, start_saver=False)
+    again = open_durable(data_dir, "seed", config, start_saver=False)
     try:
         stats = again.durable.stats()
         assert stats["replayed_changes_at_start"] == n_changes - tag > 0
         assert drive_state(again) == state
         assert answers(again) == before  # same chunk ids, scores and snapshot after the replay
+        vectors_agree(again)  # rows past the snapshot's tag were deleted and re-written by the replay
     finally:
         again.close()
 
 
-def test_destructive_changes_checkpoint_first_so_a_replay_is_exact(data_dir: Path) -> None:
-    sim = open_durable(data_dir, "seed", HASH, start_saver=False)
+@backend_params
+def test_destructive_changes_checkpoint_first_so_a_replay_is_exact(data_dir: Path, index: str) -> None:
+    config = replace(HASH, vector_store=index)
+    sim = open_durable(data_dir, "seed", config, start_saver=False)
     client = client_for(sim)
     doc = upload(client, sim, "u009", "/it", "gone.md", b"# gone\npersist-marker gone").json()["doc_id"]
     admin = {"Authorization": f"Bearer {sim.tokens.admin_token}"}
@@ -152,10 +169,11 @@ def test_destructive_changes_checkpoint_first_so_a_replay_is_exact(data_dir: Pat
     assert sim.durable.saved_seq == 3
     before = answers(sim)
     crash(sim)
-    again = open_durable(data_dir, "seed", HASH, start_saver=False)
+    again = open_durable(data_dir, "seed", config, start_saver=False)
     try:
         assert answers(again) == before
         assert doc not in again.drive.documents
+        vectors_agree(again)
     finally:
         again.close()
 
@@ -208,17 +226,28 @@ def test_unreferenced_blobs_and_temp_files_are_collected(data_dir: Path) -> None
         again.close()
 
 
-def test_durable_reset_and_seed_persist(data_dir: Path) -> None:
-    sim = open_durable(data_dir, "seed", HASH)
-    initial = sim.snapshot()
+@backend_params
+def test_durable_reset_and_seed_persist(data_dir: Path, index: str) -> None:
+    config = replace(HASH, vector_store=index)
+    sim = open_durable(data_dir, "seed", config)
+    initial, first = sim.snapshot(), answers(sim)
     mutate(sim)
     assert sim.snapshot() != initial
     out = sim.reset()
     assert out["snapshot"] == initial and out["durable"]["meta_seq"] == 0
+    assert answers(sim) == first
+    vectors_agree(sim)
     sim.close()
-    again = open_durable(data_dir, "seed", HASH)
+    again = open_durable(data_dir, "seed", config)
     try:
         assert again.snapshot() == initial and len(again.drive.changes) == 0
+        assert answers(again) == first
+        vectors_agree(again)
+        if index == "milvus":  # one collection per data dir: the one from before the reset was dropped
+            backend = again.store.vector_backend
+            assert [
+                c for c in backend.client.list_collections() if c.startswith(f"drivebench_{backend._dir_tag()}_")
+            ] == [backend.collection]
         assert again.durable.stats()["rebuilt_index_at_start"] is False  # reset wrote a fresh snapshot
     finally:
         again.close()

@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from tests.drive.serverproc import ServerProc
+from tests.index.milvus_helpers import backend_params
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -92,8 +93,9 @@ def writes(srv: ServerProc, tag: str) -> None:
         assert c.delete(f"/api/v1/files/{extra['doc_id']}", headers=srv.headers("admin")).status_code == 200
 
 
-def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path) -> None:
-    srv = ServerProc(tmp_path / "data")
+@backend_params  # issue 16: the same restart and SIGKILL checks with the vectors in milvus-lite
+def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path, index: str) -> None:
+    srv = ServerProc(tmp_path / "data", index=index)
     try:
         srv.start()
         initial = srv.get("/_sim/stats").json()
@@ -138,6 +140,10 @@ def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path) -> None:
             > 0
         )
         assert after["durable"]["rebuilt_index_at_start"] is False
+        assert after["index_backend"]["backend"] == index
+        if index == "milvus":  # the collection holds exactly the live chunks after the replay
+            assert after["index_backend"]["rows"] == after["chunks"] and after["index_backend"]["pending"] == 0
+            assert after["index_backend"]["id_list_searches"] == 0
         print(
             "restart-test",
             json.dumps(
