@@ -140,7 +140,8 @@ def serve(
     if faults:  # issue #7
         sim.faults.replace(faults)
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
-    console.print(f"serving on http://{host}:{port} · docs http://{host}:{port}/docs · MCP http://{host}:{port}/mcp/")
+    base = f"http://{host}:{port}"
+    console.print(f"serving on {base} · docs {base}/docs · console {base}/ui/ · MCP {base}/mcp/")
     if mcp_hosts:
         err_console.print(f"MCP endpoint also accepts Host: {', '.join(mcp_hosts)}")
     try:

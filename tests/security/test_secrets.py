@@ -83,3 +83,5 @@ def test_served_admin_token_is_not_the_public_one(tmp_path: Path) -> None:
         srv.stop()
     log = " ".join(srv.log_path.read_text(errors="replace").split())
     assert "warning" in log and "drivebench tokens --corpus seed --data-dir" in log
+    # the start line names every entry point a newcomer needs, on the port it really listens on
+    assert f"docs {srv.url}/docs · console {srv.url}/ui/ · MCP {srv.url}/mcp/" in log
