@@ -21,17 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
+from tests.chromium_flags import CHROMIUM_FLAGS  # noqa: E402 (after the path insert)
+
+FLAGS = CHROMIUM_FLAGS
 
 
 def crop_background(png: Path, margin: int = 24) -> None:

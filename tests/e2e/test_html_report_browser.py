@@ -33,20 +33,11 @@ import pytest
 from drivebench.evaluator.report.charts import PALETTE
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.report.sample import sample_result
+from tests.chromium_flags import CHROMIUM_FLAGS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--hide-scrollbars",
-]
+FLAGS = CHROMIUM_FLAGS
 CONSOLE = re.compile(r":CONSOLE[^\]]*\]\s*(?P<message>.*)$")
 
 

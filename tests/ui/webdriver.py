@@ -22,19 +22,12 @@ from typing import Any
 import httpx
 
 from drivebench.server import free_port
+from tests.chromium_flags import CHROMIUM_FLAGS
 
 FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *CHROMIUM_FLAGS,
     "--disable-dev-shm-usage",
-    "--hide-scrollbars",
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",  # any host but the server's does not resolve
 ]
 ELEMENT = "element-6066-11e4-a52e-4f735466cecf"  # the W3C element reference key
 
