@@ -74,7 +74,7 @@ def _overlap_start(text: str, start: int, end: int, overlap: int, bounds: list[i
     space = re.search(r"\s", window)
     if space and space.end() < len(window):
         return lo + space.end()
-    cut = lo
+    cut = max(lo, start + 1)  # the next chunk starts after this one's start, or chunking never advances
     while cut < end and not _is_cut_ok(text, cut):
         cut += 1
     return cut

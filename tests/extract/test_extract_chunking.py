@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from drivebench.simulator.extract import Chunk, Extraction, Part, chunk_extraction
@@ -31,6 +31,7 @@ def _ex(*texts_: str) -> Extraction:
 
 @settings(max_examples=150, deadline=None)
 @given(text=texts, limit=limits)
+@example(text="?" + "A" * 40, limit=(20, 10))  # found by CI: a one-character chunk before a hard-cut sentence
 def test_chunks_cover_the_text_in_order_within_the_limit(text: str, limit: tuple[int, int]) -> None:
     max_chars, overlap = limit
     chunks = chunk_extraction(_ex(text), max_chars=max_chars, overlap=overlap)
