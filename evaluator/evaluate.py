@@ -92,10 +92,13 @@ def evaluate(
     probe: bool = False,
     preflight_result: Preflight | None = None,
     max_error_rate: float = 0.0,
+    stage: Callable[[str], None] | None = None,
 ) -> Evaluation:
     """Run ``queries`` against ``target`` and score them. With ``probe`` the first query is sent once
     first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
-    preflight sends nothing else: every query is recorded as a ``preflight`` error."""
+    preflight sends nothing else: every query is recorded as a ``preflight`` error. ``progress`` is called
+    once per answered query; ``stage("scoring")`` when the last query is back and scoring starts,
+    ``stage("scored")`` when it is done (the CLI shows a spinner in between)."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     started = datetime.now(UTC)
     pre: list[Preflight] = [preflight_result] if preflight_result is not None else []
@@ -116,6 +119,8 @@ def evaluate(
             await target.aclose()
 
     records = asyncio.run(go())
+    if stage is not None:
+        stage("scoring")
     mapping_info: dict[str, Any] | None = None
     if id_mapper is not None:
         records, stats = id_mapper.map_records(records)
@@ -134,6 +139,8 @@ def evaluate(
     if p is not None:
         result["preflight"] = p.as_dict()
     judge(result, max_error_rate, p)
+    if stage is not None:
+        stage("scored")
     snapshots = sorted({str(r.model_extra.get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")})
     info = {
         "target": getattr(target, "name", "unknown"),
@@ -153,9 +160,9 @@ def evaluate(
 
 
 def server_faults(records: Sequence[RunRecord]) -> list[str] | None:
-    """The faults the target reported (``X-Drivebench-Faults``) over the run: every distinct fault spec
-    (name and all parameters, seeds included) in first-seen order; ``[]`` when every response said
-    ``none`` (a clean simulator); ``None`` when no response carried the header (another endpoint)."""
+    """The faults the target reported (``X-Drivebench-Faults``; over MCP ``_meta["drivebench/faults"]``) over the
+    run: every distinct fault spec (name and all parameters, seeds included) in first-seen order; ``[]`` when
+    every response said ``none`` (a clean simulator); ``None`` when no response carried it (another endpoint)."""
     seen: list[str] = []
     reported = False
     for r in records:

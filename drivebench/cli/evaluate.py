@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -18,6 +19,7 @@ from typing import Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, TaskID
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries
 from drivebench.cli.options import parse_ks
@@ -213,6 +215,20 @@ def finish_with_gates(
     raise typer.Exit(code)
 
 
+def scoring_stage(bar: Progress, n_queries: int) -> Callable[[str], None]:
+    """``evaluate``'s ``stage`` callback: a spinner row "scoring N queries" from the last answer to the scores
+    (per-query metrics, strata, bootstrap CIs), filled when done. Off a terminal the bar is disabled: nothing."""
+    tasks: list[TaskID] = []
+
+    def stage(name: str) -> None:
+        if name == "scoring":
+            tasks.append(bar.add_task(f"scoring {n_queries} queries", total=None))
+        elif name == "scored" and tasks:
+            bar.update(tasks[-1], total=n_queries, completed=n_queries)
+
+    return stage
+
+
 def _emit_json(payload: Any, json_out: str) -> None:
     text = json.dumps(payload, ensure_ascii=False, indent=1)
     if json_out == "-":
@@ -358,6 +374,7 @@ def run(
             id_mapper=id_mapper,
             preflight_result=pre,
             max_error_rate=max_error_rate,
+            stage=scoring_stage(bar, len(queries)),  # issue #15: scoring takes seconds, it gets a spinner
         )
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, out_console)

@@ -296,7 +296,7 @@ RUN_INFO_ORDER = (
 
 def faults_line(result: Mapping[str, Any]) -> str | None:
     """The faults the run was measured under (``run_info.faults``, from the simulator's
-    ``X-Drivebench-Faults`` header or the fault demo), for every report's header. ``None`` when the
+    ``X-Drivebench-Faults`` header, its MCP tool results' ``_meta``, or the fault demo), for every report's header. ``None`` when the
     target did not say (another endpoint)."""
     info = result.get("run_info") or {}
     if "faults" not in info or info["faults"] is None:

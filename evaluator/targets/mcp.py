@@ -6,6 +6,10 @@
 request fields as arguments; the tool's structured result (or its JSON text) is read like an HTTP
 response (``ResponseMapping``).
 
+The simulator's tool results carry its active faults in ``_meta["drivebench/faults"]`` (the value of the HTTP
+API's ``X-Drivebench-Faults`` header): recorded per call like the HTTP target's header, so ``run_info.faults``
+and every report name them; another MCP server that sends nothing leaves them "not reported".
+
 Tool errors are mapped like HTTP statuses: the simulator's error text carries ``(<status>)``; 429
 and 5xx (and timeouts, lost connections) are retryable, ``retry_after=<s>`` is honoured.
 
@@ -27,6 +31,7 @@ from drivebench.evaluator.targets.http import ResponseMapping, _dig, check_ok, p
 
 _STATUS = re.compile(r"\((\d{3})\)")
 _RETRY_AFTER = re.compile(r"retry_after=([0-9.]+)")
+FAULTS_META = "drivebench/faults"  # simulator.mcp.server.FAULTS_META (not imported: a client needs no server code)
 
 
 def tool_arguments(query: EvalQuery, top_k: int) -> dict[str, Any]:
@@ -152,12 +157,14 @@ class McpTarget:
             raise TargetError(f"{tool} returned no JSON object", retryable=False, kind="not_json")
         check_ok(data, self.mapping)
         answer = _dig(data, self.mapping.answer)
+        faults = (result.meta or {}).get(FAULTS_META)
         return TargetResponse(
             hits=parse_hits(data, self.mapping),
             as_of=data.get("as_of"),
             snapshot=data.get("snapshot"),
             answer=answer if isinstance(answer, str) else None,
             raw=data,
+            faults=faults if isinstance(faults, str) else None,  # issue #15: what the server ran with
         )
 
 

@@ -13,6 +13,9 @@ may name ``user_id`` or ``user_role`` (+ ``department``), and every such call is
 In-process (``mcp.Client(server)``, no HTTP) there is no bearer header: build the server with
 ``build_mcp_server(sim, token=...)`` to say whose token the in-process caller holds.
 
+Every tool result (errors too) carries the active faults in its ``_meta``, under ``drivebench/faults``, in the
+form of the HTTP API's ``X-Drivebench-Faults`` header (``none`` on a clean server), over every transport.
+
 Errors come back as tool errors (``is_error``) whose text starts ``<code> (<status>):``, the status
 the HTTP API would have answered (401, 400, 403, 404, 422, 429, 503...); a throttled call ends with
 ``retry_after=<seconds>``. The ``latency``, ``errors`` and ``throttle`` faults apply to tool calls.
@@ -36,7 +39,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 from mcp.server.transport_security import TransportSecuritySettings
-from mcp_types import ListResourcesResult, PaginatedRequestParams
+from mcp_types import CallToolRequestParams, CallToolResult, ListResourcesResult, PaginatedRequestParams
 from mcp_types import Resource as MCPResource
 from pydantic import ValidationError
 
@@ -60,6 +63,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 ALLOWED_HOSTS_ENV = "DRIVEBENCH_MCP_ALLOWED_HOSTS"
 RESOURCE_PREFIX = "drive://documents/"
 MAX_DOCUMENT_CHARS = 200_000
+FAULTS_META = "drivebench/faults"  # issue #15: a tool result's _meta key naming the active faults
 
 INSTRUCTIONS = (
     "drivebench: a simulated enterprise cloud drive with permission-filtered search. Use `recall` to find "
@@ -169,6 +173,15 @@ class DriveMCPServer(MCPServer):
             raise
         except Exception as exc:
             raise tool_error(*_status_error(exc)) from exc
+
+    async def _handle_call_tool(self, ctx: Any, params: CallToolRequestParams) -> Any:  # type: ignore[override]
+        """Every tool result, errors included, with the active faults in ``_meta[FAULTS_META]`` (as at the call's
+        start, like the HTTP header), so an MCP client records what it was measured against."""
+        faults = self.sim.faults.header_value()
+        result = await super()._handle_call_tool(ctx, params)
+        if isinstance(result, CallToolResult):
+            result = result.model_copy(update={"meta": {**(result.meta or {}), FAULTS_META: faults}})
+        return result
 
     # ------------------------------------------------------------------ tools and resources
     def _register(self) -> None:

@@ -11,9 +11,12 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
 * ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
 * ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings (with Milvus: its
   dense ranking fused with the in-process BM25 ranking, the same way):
-  ``score(d) = sum over the two rankings of 1 / (RRF_K + rank(d))`` with ``RRF_K = 60`` (Cormack et
-  al. 2009), each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with ``HYBRID_DEPTH = 50``;
-  a document missing from one ranking gets nothing from it; ties broken by dense score, then doc id.
+  ``score(d) = W_DENSE / (RRF_K + rank_dense(d)) + W_BM25 / (RRF_K + rank_bm25(d))`` with ``RRF_K = 60``
+  (Cormack et al. 2009) and equal weights, each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)``
+  with ``HYBRID_DEPTH = 50`` (``Fusion``; ``fuse`` is the pure function); a document missing from one
+  ranking gets nothing from it; ties broken by dense score, then doc id. These constants were checked
+  against tuned ones with a held-out language (``benchmarks/bench_fusion.py``, README "Embedders and
+  pipelines").
 
 Query vectors come from a ``QueryBatcher`` (``query_batch.py``): queries in flight at the same time
 are encoded in one call, so dense throughput rises with concurrency.
@@ -40,6 +43,8 @@ PIPELINES = ("dense", "bm25", "hybrid")
 DEFAULT_PIPELINE = "hybrid"
 RRF_K = 60
 HYBRID_DEPTH = 50
+W_DENSE = 1.0
+W_BM25 = 1.0
 _QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
@@ -61,11 +66,44 @@ def _best_per_doc(store: ChunkStore, ranked_chunks: list[tuple[int, float]], lim
     return list(seen.values())
 
 
+@dataclass(frozen=True)
+class Fusion:
+    """The hybrid pipeline's reciprocal-rank fusion: ``k``, one weight per ranking, and the depth each
+    ranking is taken to (at least ``5 * top_k``)."""
+
+    k: float = RRF_K
+    w_dense: float = W_DENSE
+    w_bm25: float = W_BM25
+    depth: int = HYBRID_DEPTH
+
+    def depth_for(self, top_k: int) -> int:
+        return max(self.depth, 5 * top_k)
+
+
+DEFAULT_FUSION = Fusion()
+
+
+def fuse(dense: list[DocHit], lexical: list[DocHit], top_k: int, fusion: Fusion = DEFAULT_FUSION) -> list[DocHit]:
+    """Weighted reciprocal-rank fusion of two document rankings (each already cut to its depth): the
+    ``top_k`` best, scored ``sum of w / (k + rank)``; the dense best chunk is the shown one."""
+    fused: dict[str, float] = {}
+    for ranking, weight in ((dense, fusion.w_dense), (lexical, fusion.w_bm25)):
+        for rank, hit in enumerate(ranking, 1):
+            fused[hit.doc_id] = fused.get(hit.doc_id, 0.0) + weight / (fusion.k + rank)
+    best_chunk = {h.doc_id: h for h in lexical}
+    best_chunk.update({h.doc_id: h for h in dense})  # the dense best chunk wins as the shown snippet
+    dense_score = {h.doc_id: h.score for h in dense}
+    order = sorted(fused, key=lambda d: (-fused[d], -dense_score.get(d, -1.0), d))[:top_k]
+    return [DocHit(d, best_chunk[d].chunk_id, round(fused[d], 6)) for d in order]
+
+
 class Retriever:
-    def __init__(self, store: ChunkStore, embedder: Embedder, pipeline: str = "hybrid"):
+    def __init__(
+        self, store: ChunkStore, embedder: Embedder, pipeline: str = "hybrid", fusion: Fusion = DEFAULT_FUSION
+    ):
         if pipeline not in PIPELINES:
             raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)}")
-        self.store, self.embedder, self.pipeline = store, embedder, pipeline
+        self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
         self.query_batcher = QueryBatcher(embedder)  # concurrent queries share one encode call
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
@@ -103,17 +141,9 @@ class Retriever:
         return _best_per_doc(self.store, [(int(i), float(scores[i])) for i in order], top_k)
 
     def hybrid(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        depth = max(HYBRID_DEPTH, 5 * top_k)
+        depth = self.fusion.depth_for(top_k)
         # the query embedding (C/torch code, GIL released) runs while BM25 scores in this thread
         pending = _QUERY_POOL.submit(self._query_vector, query)
         lexical = self.bm25(query, mask, depth)
         dense = self.dense(query, mask, depth, pending.result())
-        fused: dict[str, float] = {}
-        for ranking in (dense, lexical):
-            for rank, hit in enumerate(ranking, 1):
-                fused[hit.doc_id] = fused.get(hit.doc_id, 0.0) + 1.0 / (RRF_K + rank)
-        best_chunk = {h.doc_id: h for h in lexical}
-        best_chunk.update({h.doc_id: h for h in dense})  # the dense best chunk wins as the shown snippet
-        dense_score = {h.doc_id: h.score for h in dense}
-        order = sorted(fused, key=lambda d: (-fused[d], -dense_score.get(d, -1.0), d))[:top_k]
-        return [DocHit(d, best_chunk[d].chunk_id, round(fused[d], 6)) for d in order]
+        return fuse(dense, lexical, top_k, self.fusion)

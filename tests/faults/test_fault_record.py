@@ -173,3 +173,59 @@ def test_eval_run_records_faults_in_metrics_and_every_report(
     assert metrics["run_info"]["faults"] == []
     assert "Faults: none" in (tmp_path / "c" / "report.md").read_text(encoding="utf-8")
     assert "FAULTS INJECTED" not in (tmp_path / "c" / "report.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.e2e
+def test_eval_run_over_mcp_records_the_servers_faults(
+    drivebench_server: ServedSimulator, drivebench_faults: FaultSet, tmp_path: Path
+) -> None:
+    """`eval run --mcp` against the real uvicorn server: each tool result's ``_meta["drivebench/faults"]`` names the
+    active faults, and metrics.json, report.md and report.html record them like the HTTP target's header does."""
+    import asyncio
+
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared._httpx_utils import create_mcp_http_client
+
+    sim = drivebench_server.sim
+    assert sim.corpus_dir is not None
+    url = drivebench_server.url + "/mcp/"
+
+    async def tool_meta() -> tuple[Any, Any]:
+        headers = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
+        async with (
+            create_mcp_http_client(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as c,
+        ):
+            ok = await c.call_tool("recall", {"query": BODY["query"], "user_id": "u001", "top_k": 3})
+            refused = await c.call_tool("recall", {"query": BODY["query"], "user_id": "nobody-here", "top_k": 3})
+            return ok, refused
+
+    evalset = tmp_path / "evalset.jsonl"
+    lines = (sim.corpus_dir / "evalset.jsonl").read_text(encoding="utf-8").splitlines()[:6]
+    evalset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ["eval", "run", "--mcp", "--target", url, "--token", sim.tokens.eval_token, "--evalset", str(evalset)]
+    args += ["--corpus", "seed", "--history", "none"]
+
+    drivebench_faults.replace([parse_fault_spec("latency:delay_ms=1:jitter_ms=0"), parse_fault_spec("citation-drop")])
+    specs = ["latency:delay_ms=1.0:jitter_ms=0.0:seed=0:share=1.0", "citation-drop:seed=0:share=0.5"]
+    ok, refused = asyncio.run(tool_meta())
+    assert not ok.is_error and ok.meta["drivebench/faults"] == ",".join(specs)
+    assert refused.is_error and refused.meta["drivebench/faults"] == ",".join(specs)  # errors say so too
+    faulted = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "f")], env={"COLUMNS": "250"})
+    assert faulted.exit_code in (0, 1), faulted.output
+    metrics = json.loads((tmp_path / "f" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["run_info"]["target"] == f"mcp:{url}"
+    assert metrics["run_info"]["faults"] == specs
+    banner = f"FAULTS INJECTED: {', '.join(specs)}"
+    assert banner in (tmp_path / "f" / "report.md").read_text(encoding="utf-8")
+    assert banner in (tmp_path / "f" / "report.html").read_text(encoding="utf-8")
+
+    drivebench_faults.clear()
+    ok, _ = asyncio.run(tool_meta())
+    assert ok.meta["drivebench/faults"] == "none"
+    clean = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "c")], env={"COLUMNS": "250"})
+    assert clean.exit_code in (0, 1), clean.output
+    metrics = json.loads((tmp_path / "c" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["run_info"]["faults"] == []
+    assert "Faults: none" in (tmp_path / "c" / "report.md").read_text(encoding="utf-8")

@@ -1,0 +1,67 @@
+"""Progress on `eval run` (issue #15 item 3): the requests bar and the scoring step's spinner row on a
+pseudo-terminal, ending full ("scoring N queries ... N/N"); a pipe and --quiet get no bar frames."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from drivebench.testing import ServedSimulator
+from tests.cli.clirun import DRIVEBENCH, run_on_pty
+from tests.cli.test_progress_output import ANSI, BAR, ESCAPES, terminal_env
+
+pytestmark = [pytest.mark.slow, pytest.mark.e2e]
+
+
+def _frames(raw: str) -> list[str]:
+    return [f for f in re.split(r"[\r\n]", ESCAPES.sub("", raw)) if f.strip()]
+
+
+def _args(server: ServedSimulator, tmp_path: Path, out: str) -> list[str]:
+    sim = server.sim
+    assert sim.corpus_dir is not None
+    evalset = tmp_path / "evalset.jsonl"
+    if not evalset.exists():
+        lines = (sim.corpus_dir / "evalset.jsonl").read_text(encoding="utf-8").splitlines()[:12]
+        evalset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return [
+        "eval", "run", "--target", server.url, "--token", sim.tokens.eval_token, "--evalset", str(evalset),
+        "--k", "1,3", "--history", "none", "--allow-no-oracle", "--out", str(tmp_path / out),
+    ]  # fmt: skip
+
+
+def test_eval_run_shows_the_scoring_step_on_a_terminal_only(drivebench_server: ServedSimulator, tmp_path: Path) -> None:
+    code, raw = run_on_pty([DRIVEBENCH, *_args(drivebench_server, tmp_path, "tty")], terminal_env())
+    frames = _frames(raw)
+    assert code == 0, frames[-10:]
+    requests = [m for f in frames if (m := re.search(r"recall × 12 .*" + BAR + r".* (\d+)/12 .*eta", f))]
+    assert requests and requests[-1][1] == "12", frames[-10:]
+    scoring = [f for f in frames if "scoring 12 queries" in f]
+    final = re.search(r"scoring 12 queries .*" + BAR + r".* (\d+)/(\d+)", scoring[-1]) if scoring else None
+    assert final and final[1] == final[2] == "12", frames[-10:]  # the scoring row ends full
+    # the row appears once the last request came back, never before
+    first_scoring = next(i for i, f in enumerate(frames) if "scoring 12 queries" in f)
+    assert any(re.search(r"recall × 12 .* 12/12", f) for f in frames[: first_scoring + 1]), frames[:first_scoring]
+
+    piped = subprocess.run(
+        [DRIVEBENCH, *_args(drivebench_server, tmp_path, "pipe")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=terminal_env(),
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert "scoring" not in piped.stderr and BAR not in piped.stderr and "eta" not in piped.stderr
+    for stream in (piped.stdout, piped.stderr):
+        assert "\r" not in stream and not ANSI.search(stream)
+    assert "wrote" in piped.stderr  # the one-line summaries stay
+
+    code, raw = run_on_pty([DRIVEBENCH, "--quiet", *_args(drivebench_server, tmp_path, "quiet")], terminal_env())
+    assert code == 0 and not [f for f in _frames(raw) if "scoring" in f or BAR in f or "eta" in f]
+    # the same scores either way
+    tty, pipe = (json.loads((tmp_path / d / "metrics.json").read_text())["metrics"] for d in ("tty", "pipe"))
+    assert tty == pipe
