@@ -26,7 +26,7 @@ import json
 import os
 import sys
 import time
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +38,7 @@ import numpy as np
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.evaluate import evaluate
+from drivebench.evaluator.evaluate import Evaluation, evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.schema import load_evalset
@@ -79,7 +79,9 @@ class MemoisedHybrid(Retriever):
 
 
 def grid() -> list[Fusion]:
-    out = [Fusion(k=k, w_dense=1.0, w_bm25=w, depth=d) for k, w, d in itertools.product(GRID_K, GRID_W_BM25, GRID_DEPTH)]
+    out = [
+        Fusion(k=k, w_dense=1.0, w_bm25=w, depth=d) for k, w, d in itertools.product(GRID_K, GRID_W_BM25, GRID_DEPTH)
+    ]
     return out if DEFAULT_FUSION in out else [DEFAULT_FUSION, *out]
 
 
@@ -93,14 +95,18 @@ class Bench:
         corpus_dir = resolve_corpus(corpus, scale="small" if QUICK else None)
         self.queries = load_evalset(corpus_dir / EVALSET_NAME)
         self.oracle = corpus_oracle(corpus_dir)
-        self.sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(embedder=EMBEDDER), embedder=get_embedder(EMBEDDER))
+        self.sim = Simulator(
+            Drive.from_corpus(corpus_dir), SimConfig(embedder=EMBEDDER), embedder=get_embedder(EMBEDDER)
+        )
         started = time.perf_counter()
         self.sim.ingest_all()
-        print(f"{corpus}: indexed {self.sim.store.n_alive} chunks with {EMBEDDER} in {time.perf_counter() - started:.1f} s")
+        print(
+            f"{corpus}: indexed {self.sim.store.n_alive} chunks with {EMBEDDER} in {time.perf_counter() - started:.1f} s"
+        )
         self.plain = Retriever(self.sim.store, self.sim.embedder, "hybrid", DEFAULT_FUSION)
         self.memo = MemoisedHybrid(self.plain, DEFAULT_FUSION)
 
-    def run(self, retriever: Retriever) -> dict[str, Any]:
+    def run(self, retriever: Retriever) -> Evaluation:
         self.sim.retriever = retriever
         ev = evaluate(
             InProcessTarget(self.sim),
@@ -109,19 +115,19 @@ class Bench:
             oracle=self.oracle,
         )
         assert ev.result["errors"]["failed"] == 0, ev.result["errors"]
-        return ev.result
+        return ev
 
     def score(self, fusion: Fusion) -> dict[str, Any]:
         self.memo.fusion = fusion
-        return self.run(self.memo)
+        return self.run(self.memo).result
 
 
 def means(result: dict[str, Any]) -> dict[str, float]:
     return {m: float(result["metrics"][m]) for m in METRICS}
 
 
-def ranked_docs(result: dict[str, Any]) -> dict[str, Any]:
-    return {row["query_id"]: (row.get("hit_rate@1"), row.get("mrr@10"), row.get("hit_rate@10")) for row in result["per_query"]}
+def ranked_docs(ev: Evaluation) -> list[tuple[str, list[str]]]:
+    return [(r.query_id, [h.doc_id for h in r.results]) for r in ev.records]
 
 
 def main() -> None:
@@ -142,11 +148,17 @@ def main() -> None:
         started = time.perf_counter()
         plain = bench.run(bench.plain)
         plain_s = time.perf_counter() - started
-        memo_default = bench.score(DEFAULT_FUSION)
-        same = ranked_docs(plain) == ranked_docs(memo_default)
+        bench.memo.fusion = DEFAULT_FUSION
+        same = ranked_docs(plain) == ranked_docs(bench.run(bench.memo))
         assert same, "the memoised rankings do not reproduce the plain hybrid pipeline"
         started = time.perf_counter()
-        scored[corpus] = {f: bench.score(f) for f in candidates}
+        scored[corpus] = {}
+        for i, f in enumerate(candidates, 1):
+            scored[corpus][f] = bench.score(f)
+            if i % 10 == 0:
+                print(
+                    f"  {corpus}: {i}/{len(candidates)} settings in {time.perf_counter() - started:.0f} s", flush=True
+                )
         grid_s = time.perf_counter() - started
         print(
             f"{corpus}: {len(bench.queries)} queries; plain hybrid pass {plain_s:.1f} s; {len(candidates)} settings "
@@ -180,7 +192,9 @@ def main() -> None:
         }
         report["directions"].append(direction)
         print(f"\ntuned on {tune}: chosen {label(chosen)} (default {label(DEFAULT_FUSION)})")
-        print(f"  {'set':<22} {'metric':<12} {'default':>8} {'chosen':>8} {'ratio':>7} {'diff':>8} {'95% CI':>18} {'p':>7}")
+        print(
+            f"  {'set':<22} {'metric':<12} {'default':>8} {'chosen':>8} {'ratio':>7} {'diff':>8} {'95% CI':>18} {'p':>7}"
+        )
         for where, key in ((f"{tune} (tuning)", "tuning_set"), (f"{test} (held out)", "held_out_set")):
             for m in METRICS:
                 d, c = direction[key]["default"][m], direction[key]["chosen"][m]

@@ -20,6 +20,7 @@ from typing import Any
 
 from drivebench import __version__
 from drivebench.evaluator.idmap import IdMapper
+from drivebench.evaluator.oracle import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
 from drivebench.evaluator.runner import RunConfig, run_queries
 from drivebench.evaluator.schema import EvalQuery, RunRecord, write_jsonl
@@ -92,13 +93,14 @@ def evaluate(
     probe: bool = False,
     preflight_result: Preflight | None = None,
     max_error_rate: float = 0.0,
-    stage: Callable[[str], None] | None = None,
+    scoring_progress: Callable[[int, int], None] | None = None,
 ) -> Evaluation:
     """Run ``queries`` against ``target`` and score them. With ``probe`` the first query is sent once
     first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
     preflight sends nothing else: every query is recorded as a ``preflight`` error. ``progress`` is called
-    once per answered query; ``stage("scoring")`` when the last query is back and scoring starts,
-    ``stage("scored")`` when it is done (the CLI shows a spinner in between)."""
+    once per answered query; ``scoring_progress(done, total)`` with ``(0, n)`` when scoring starts, after each
+    query the leak oracle has judged (scoring's slow part: a Casbin decision per returned document), and
+    ``(n, n)`` when the scores are done."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     started = datetime.now(UTC)
     pre: list[Preflight] = [preflight_result] if preflight_result is not None else []
@@ -119,8 +121,11 @@ def evaluate(
             await target.aclose()
 
     records = asyncio.run(go())
-    if stage is not None:
-        stage("scoring")
+    n = len(queries)
+    if scoring_progress is not None:
+        scoring_progress(0, n)
+        if oracle is not None and not isinstance(oracle, str):
+            oracle = ProgressOracle(oracle, lambda done: scoring_progress(min(done, n), n))
     mapping_info: dict[str, Any] | None = None
     if id_mapper is not None:
         records, stats = id_mapper.map_records(records)
@@ -139,8 +144,8 @@ def evaluate(
     if p is not None:
         result["preflight"] = p.as_dict()
     judge(result, max_error_rate, p)
-    if stage is not None:
-        stage("scored")
+    if scoring_progress is not None:
+        scoring_progress(n, n)
     snapshots = sorted({str(r.model_extra.get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")})
     info = {
         "target": getattr(target, "name", "unknown"),

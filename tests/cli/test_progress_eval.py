@@ -1,5 +1,6 @@
-"""Progress on `eval run` (issue #15 item 3): the requests bar and the scoring step's spinner row on a
-pseudo-terminal, ending full ("scoring N queries ... N/N"); a pipe and --quiet get no bar frames."""
+"""Progress on `eval run` (issue #15 item 3): the requests bar and the scoring step's bar (queries judged by the
+leak oracle) on a pseudo-terminal, both ending full ("scoring N queries ... N/N"); a pipe and --quiet get no bar
+frames."""
 
 from __future__ import annotations
 
@@ -30,14 +31,14 @@ def _args(server: ServedSimulator, tmp_path: Path, out: str) -> list[str]:
         evalset.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return [
         "eval", "run", "--target", server.url, "--token", sim.tokens.eval_token, "--evalset", str(evalset),
-        "--k", "1,3", "--history", "none", "--allow-no-oracle", "--out", str(tmp_path / out),
+        "--k", "1,3", "--history", "none", "--corpus", "seed", "--out", str(tmp_path / out),
     ]  # fmt: skip
 
 
 def test_eval_run_shows_the_scoring_step_on_a_terminal_only(drivebench_server: ServedSimulator, tmp_path: Path) -> None:
     code, raw = run_on_pty([DRIVEBENCH, *_args(drivebench_server, tmp_path, "tty")], terminal_env())
     frames = _frames(raw)
-    assert code == 0, frames[-10:]
+    assert code in (0, 1), frames[-10:]  # 1: a gate (none here) or a leak; never a failed run
     requests = [m for f in frames if (m := re.search(r"recall × 12 .*" + BAR + r".* (\d+)/12 .*eta", f))]
     assert requests and requests[-1][1] == "12", frames[-10:]
     scoring = [f for f in frames if "scoring 12 queries" in f]
@@ -54,14 +55,15 @@ def test_eval_run_shows_the_scoring_step_on_a_terminal_only(drivebench_server: S
         timeout=300,
         env=terminal_env(),
     )
-    assert piped.returncode == 0, piped.stderr
-    assert "scoring" not in piped.stderr and BAR not in piped.stderr and "eta" not in piped.stderr
+    assert piped.returncode == code, piped.stderr
+    assert "scoring 12" not in piped.stderr and BAR not in piped.stderr and "eta" not in piped.stderr
     for stream in (piped.stdout, piped.stderr):
         assert "\r" not in stream and not ANSI.search(stream)
     assert "wrote" in piped.stderr  # the one-line summaries stay
 
     code, raw = run_on_pty([DRIVEBENCH, "--quiet", *_args(drivebench_server, tmp_path, "quiet")], terminal_env())
-    assert code == 0 and not [f for f in _frames(raw) if "scoring" in f or BAR in f or "eta" in f]
+    # (the result tables draw with the bar's glyph too: look for the rows themselves)
+    assert code in (0, 1) and not [f for f in _frames(raw) if "scoring 12" in f or "recall ×" in f or "eta" in f]
     # the same scores either way
     tty, pipe = (json.loads((tmp_path / d / "metrics.json").read_text())["metrics"] for d in ("tty", "pipe"))
-    assert tty == pipe
+    assert {k: v for k, v in tty.items() if "latency" not in k} == {k: v for k, v in pipe.items() if "latency" not in k}
