@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, TaskID
 
-from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries
+from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.options import parse_ks
 from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
 
@@ -349,8 +349,9 @@ def run(
         from drivebench.evaluator.oracle import corpus_oracle
         from drivebench.simulator.faults.compare import corpus_catalog
 
-        oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
-        catalog = corpus_catalog(corpus_dir)  # issue #7: the corpus catalog resolves cited file names
+        with status("loading the corpus's policies (leak oracle) and catalog …"):  # issue #15: seconds
+            oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
+            catalog = corpus_catalog(corpus_dir)  # issue #7: the corpus catalog resolves cited file names
     info: dict[str, Any] = {"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)}
     if target_profile is not None:
         info["target_profile"] = str(target_profile)
@@ -435,15 +436,22 @@ def score_cmd(
     corpus_dir = _corpus_dir(corpus) if corpus is not None else None
     if match is not None or corpus_dir is not None:
         records, _ = _id_mapper(match or "doc_id", corpus_dir).map_records(records)
-    oracle: Any = None
+    from drivebench.evaluator.oracle import ProgressOracle
+
+    oracle: Any = "evalset"
     if corpus_dir is not None:
         from drivebench.evaluator.oracle import corpus_oracle
 
-        oracle = corpus_oracle(corpus_dir)
-    from drivebench.cli.common import status
-
-    with status(f"scoring {len(records)} records …"):  # issue #15
-        result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset")
+        with status("loading the corpus's policies (leak oracle) …"):
+            oracle = corpus_oracle(corpus_dir)
+    n = len(queries)
+    with progress_bar() as bar:  # issue #15: the leak oracle's Casbin decisions take seconds: counted
+        step = scoring_bar(bar)
+        step(0, n)
+        if not isinstance(oracle, str):
+            oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
+        result = score(queries, records, ks, oracle=oracle)
+        step(n, n)
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
     result = with_status_first(result)

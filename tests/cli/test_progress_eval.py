@@ -1,6 +1,6 @@
-"""Progress on `eval run` (issue #15 item 3): the requests bar and the scoring step's bar (queries judged by the
-leak oracle) on a pseudo-terminal, both ending full ("scoring N queries ... N/N"); a pipe and --quiet get no bar
-frames."""
+"""Progress on `eval run` and `eval score` (issue #15 item 3): the requests bar and the scoring step's bar (queries
+judged by the leak oracle) on a pseudo-terminal, both ending full ("scoring N queries ... N/N"); a pipe and
+--quiet get no bar frames."""
 
 from __future__ import annotations
 
@@ -67,3 +67,15 @@ def test_eval_run_shows_the_scoring_step_on_a_terminal_only(drivebench_server: S
     # the same scores either way
     tty, pipe = (json.loads((tmp_path / d / "metrics.json").read_text())["metrics"] for d in ("tty", "pipe"))
     assert {k: v for k, v in tty.items() if "latency" not in k} == {k: v for k, v in pipe.items() if "latency" not in k}
+
+    # eval score: the same scoring bar on a terminal, none in a pipe; the same numbers as eval run's
+    evalset = str(tmp_path / "evalset.jsonl")
+    score = ["eval", "score", "--evalset", evalset, "--run", str(tmp_path / "pipe"), "--corpus", "seed", "--k", "1,3"]
+    code, raw = run_on_pty([DRIVEBENCH, *score, "--json", str(tmp_path / "score.json")], terminal_env())
+    frames = _frames(raw)
+    final = [m for f in frames if (m := re.search(r"scoring 12 queries .*" + BAR + r".* (\d+)/(\d+) .*eta", f))]
+    assert code in (0, 1) and final and final[-1][1] == final[-1][2] == "12", frames[-10:]
+    piped = subprocess.run([DRIVEBENCH, *score], capture_output=True, text=True, timeout=300, env=terminal_env())
+    assert piped.returncode == code and "scoring 12" not in piped.stderr and "\r" not in piped.stderr
+    scored = json.loads((tmp_path / "score.json").read_text())["metrics"]
+    assert scored["leak_rate@3"] == pipe["leak_rate@3"] and scored["hit_rate@3"] == pipe["hit_rate@3"]

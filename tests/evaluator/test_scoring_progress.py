@@ -37,7 +37,8 @@ def test_scoring_progress_counts_judged_queries_and_changes_no_number(
     plain = score(queries, ev.records, (1, 10), oracle=corpus_oracle(sim.corpus_dir))
     assert ev.result["metrics"]["leak_rate@10"] > 0
     assert plain["metrics"] == ev.result["metrics"] and plain["per_query"] == ev.result["per_query"]
-    assert ev.result["oracles"]["leak"]["source"] == plain["oracles"]["leak"]["source"]  # the wrapper says what it wraps
+    # the wrapper says what it wraps
+    assert ev.result["oracles"]["leak"]["source"] == plain["oracles"]["leak"]["source"]
 
 
 def test_memoised_oracle_answers_as_enforce(sim: Simulator, seed_evalset: list[EvalQuery]) -> None:
