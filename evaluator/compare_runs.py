@@ -11,10 +11,10 @@ several runs with one baseline is several tests, and the family-wise error rate 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from drivebench.evaluator.scoring import compare
+from drivebench.evaluator.scoring import comparable_metrics, compare
 
 
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
@@ -41,13 +41,26 @@ def corpus_mismatch(results: Sequence[dict[str, Any]]) -> bool:
     return len({v for v in corpus_versions(results) if v}) > 1
 
 
-def compare_runs(results: Sequence[dict[str, Any]], *, seed: int = 0) -> list[dict[str, Any]]:
+def compare_runs(
+    results: Sequence[dict[str, Any]], *, seed: int = 0, progress: Callable[[int, int], None] | None = None
+) -> list[dict[str, Any]]:
     """For each run after the first: ``{"queries", "metrics": {name: {n, mean_a, mean_b, diff, ci,
-    p_value, p_holm}}}`` where A is the run and B the baseline (``diff = run − baseline``)."""
+    p_value, p_holm}}}`` where A is the run and B the baseline (``diff = run − baseline``).
+    ``progress(done, total)``: paired comparisons (run x metric) done, from ``(0, total)``."""
     if len(results) < 2:
         raise ValueError("compare needs at least two runs: a baseline and one more")
     baseline, others = results[0], results[1:]
-    out = [compare(run, baseline, seed=seed) for run in others]
+    total = sum(len(comparable_metrics(run, baseline)[1]) for run in others)
+    done = [0]
+
+    def tick() -> None:
+        done[0] += 1
+        if progress is not None:
+            progress(done[0], total)
+
+    if progress is not None:
+        progress(0, total)
+    out = [compare(run, baseline, seed=seed, on_metric=tick) for run in others]
     names = {name for cmp in out for name in cmp["metrics"]}
     for name in names:
         rows = [cmp["metrics"].get(name) for cmp in out]

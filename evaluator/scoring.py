@@ -267,21 +267,33 @@ def _not_measured_without_answers(oracles: dict[str, Any], answered: int) -> Non
             oracles[name]["would_use"] = entry.get("source")
 
 
-def compare(score_a: dict[str, Any], score_b: dict[str, Any], *, seed: int = 0) -> dict[str, Any]:
+def comparable_metrics(score_a: dict[str, Any], score_b: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """The query ids in both results and the per-query metrics both carry (what ``compare`` compares)."""
+    pa = {row["query_id"]: row for row in score_a["per_query"]}
+    pb = {row["query_id"]: row for row in score_b["per_query"]}
+    common = [qid for qid in pa if qid in pb]
+    wanted = score_a.get("config", {}).get("per_query_metrics") or list(score_a.get("metrics", {}))
+    return common, [m for m in wanted if common and m in pa[common[0]] and m in pb[common[0]]]
+
+
+def compare(
+    score_a: dict[str, Any], score_b: dict[str, Any], *, seed: int = 0, on_metric: Callable[[], None] | None = None
+) -> dict[str, Any]:
     """Paired comparison of two ``score`` results on the same eval set, metric by metric.
 
     For every per-query metric present in both, queries are aligned by ``query_id`` (only queries in
     both are used) and ``stats.paired_compare`` gives ``diff = mean(A - B)``, its bootstrap CI and the
     sign-flip p-value. Queries where either side is null (excluded) are dropped for that metric.
+    ``on_metric`` is called after each metric (a progress count).
     """
     pa = {row["query_id"]: row for row in score_a["per_query"]}
     pb = {row["query_id"]: row for row in score_b["per_query"]}
-    common = [qid for qid in pa if qid in pb]
-    wanted = score_a.get("config", {}).get("per_query_metrics") or list(score_a.get("metrics", {}))
-    names = [m for m in wanted if common and m in pa[common[0]] and m in pb[common[0]]]
+    common, names = comparable_metrics(score_a, score_b)
     out: dict[str, Any] = {}
     for name in names:
         a = np.array([math.nan if pa[q][name] is None else pa[q][name] for q in common], dtype=np.float64)
         b = np.array([math.nan if pb[q][name] is None else pb[q][name] for q in common], dtype=np.float64)
         out[name] = paired_compare(a, b, seed=seed)
+        if on_metric is not None:
+            on_metric()
     return {"queries": len(common), "metrics": out}

@@ -298,10 +298,12 @@ def compare_cmd(
     for name, r in zip(names, results, strict=True):
         if not r.get("per_query"):
             raise typer.BadParameter(f"{name} has no per-query values (per_query in metrics.json)")
-    from drivebench.cli.common import status
+    from drivebench.cli.common import counting_bar
 
-    with status(f"comparing {len(results) - 1} run(s) with the baseline (bootstrap + randomization) …"):
-        comparisons = compare_runs(results, seed=seed)
+    # issue #15: ~0.1 s per run x metric (bootstrap + 10,000 sign flips): a counted bar with an ETA
+    bar, step = counting_bar(f"comparing {len(results) - 1} run(s) with the baseline (bootstrap + randomization)")
+    with bar:
+        comparisons = compare_runs(results, seed=seed, progress=step)
     if metric:
         unknown = sorted({m for m in metric for c in comparisons if m not in c["metrics"]})
         if unknown:

@@ -79,3 +79,13 @@ def test_eval_run_shows_the_scoring_step_on_a_terminal_only(drivebench_server: S
     assert piped.returncode == code and "scoring 12" not in piped.stderr and "\r" not in piped.stderr
     scored = json.loads((tmp_path / "score.json").read_text())["metrics"]
     assert scored["leak_rate@3"] == pipe["leak_rate@3"] and scored["hit_rate@3"] == pipe["hit_rate@3"]
+
+    # eval compare: a counted bar over run x metric comparisons on a terminal, none in a pipe
+    compare = ["eval", "compare", str(tmp_path / "tty"), str(tmp_path / "pipe"), str(tmp_path / "quiet")]
+    code, raw = run_on_pty([DRIVEBENCH, *compare], terminal_env())
+    frames = _frames(raw)
+    pattern = r"comparing 2 run\(s\) with the baseline .*" + BAR + r".* (\d+)/(\d+) .*eta"
+    bars = [m for f in frames if (m := re.search(pattern, f))]
+    assert code == 0 and bars and bars[-1][1] == bars[-1][2] and int(bars[-1][1]) >= 2 * 10, frames[-10:]
+    piped = subprocess.run([DRIVEBENCH, *compare], capture_output=True, text=True, timeout=300, env=terminal_env())
+    assert piped.returncode == 0 and "comparing 2 run" not in piped.stderr and "\r" not in piped.stderr
