@@ -11,12 +11,13 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
 * ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
 * ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings (with Milvus: its
   dense ranking fused with the in-process BM25 ranking, the same way):
-  ``score(d) = W_DENSE / (RRF_K + rank_dense(d)) + W_BM25 / (RRF_K + rank_bm25(d))`` with ``RRF_K = 60``
-  (Cormack et al. 2009) and equal weights, each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)``
-  with ``HYBRID_DEPTH = 50`` (``Fusion``; ``fuse`` is the pure function); a document missing from one
-  ranking gets nothing from it; ties broken by dense score, then doc id. These constants were checked
-  against tuned ones with a held-out language (``benchmarks/bench_fusion.py``, README "Embedders and
-  pipelines").
+  ``score(d) = W_DENSE / (RRF_K + rank_dense(d)) + W_BM25 / (RRF_K + rank_bm25(d))`` with ``RRF_K = 1``,
+  ``W_DENSE = 1``, ``W_BM25 = 2``, each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with
+  ``HYBRID_DEPTH = 50`` (``Fusion``; ``fuse`` is the pure function); a document missing from one ranking
+  gets nothing from it; ties broken by dense score, then doc id. The constants were tuned with a held-out
+  language (``benchmarks/bench_fusion.py``: chosen on acme-zh@2, checked on acme-en@2 and the reverse;
+  README "Embedders and pipelines"); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
+  dense ranking pull BM25's first hit down (held-out MRR@10 0.533 against 0.630).
 
 Query vectors come from a ``QueryBatcher`` (``query_batch.py``): queries in flight at the same time
 are encoded in one call, so dense throughput rises with concurrency.
@@ -41,10 +42,11 @@ PIPELINES = ("dense", "bm25", "hybrid")
 # Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; README "Embedders and pipelines"): hybrid
 # with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (README says when to pick it).
 DEFAULT_PIPELINE = "hybrid"
-RRF_K = 60
+# issue 13: tuned on one language, checked on the other (benchmarks/bench_fusion.py; README "Embedders and pipelines")
+RRF_K = 1
 HYBRID_DEPTH = 50
 W_DENSE = 1.0
-W_BM25 = 1.0
+W_BM25 = 2.0
 _QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
 
 
