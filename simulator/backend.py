@@ -10,7 +10,7 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -213,6 +213,10 @@ class Simulator:
             self.index_version += 1
             return report
 
+    def fusion_record(self) -> dict[str, float | int] | None:
+        """The hybrid pipeline's fusion constants in force (None for another pipeline)."""
+        return asdict(self.retriever.fusion) if self.config.pipeline == "hybrid" else None
+
     def index_metadata(self) -> dict[str, object]:
         """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
         return {
@@ -220,6 +224,8 @@ class Simulator:
             "embedder_fingerprint": getattr(self.embedder, "fingerprint", self.embedder.name),
             "dim": self.embedder.dim,
             "pipeline": self.config.pipeline,
+            # the hybrid pipeline's fusion constants (issue 13: tuned by benchmarks/bench_fusion.py)
+            "fusion": self.fusion_record(),
             "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
             "vector_store": vector_store.describe(self.store, self.config.vector_store),  # issue 16
             "extract": self.config.extract.as_dict(),

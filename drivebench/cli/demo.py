@@ -33,7 +33,7 @@ def demo(
 
         fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history)
         return
-    from drivebench.cli.evaluate import default_out_dir
+    from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
     from drivebench.corpora.format import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
@@ -65,6 +65,7 @@ def demo(
                 oracle=corpus_oracle(sim.corpus_dir),
                 catalog=corpus_catalog(sim.corpus_dir),  # issue #7: resolves citations, trashed, strata
                 progress=lambda: bar.advance(task),
+                scoring_progress=scoring_bar(bar),  # the leak oracle's judging: seconds, counted
                 run_info={
                     "corpus": sim.drive.name,
                     "corpus_version": corpus_version(sim.corpus_dir),  # issue #12/#15: which version

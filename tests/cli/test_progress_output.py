@@ -33,6 +33,9 @@ def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> No
     assert frames, screen[-2000:]
     final = re.search(r"recall × (\d+) over HTTP .*" + BAR + r".* (\d+)/(\d+) .*eta", frames[-1])
     assert final and final[1] == final[2] == final[3], frames[-1]  # the bar ends full, e.g. 23/23
+    scoring = [f for f in re.split(r"[\r\n]", screen) if f"scoring {final[1]} queries" in f]
+    done = re.search(r"scoring (\d+) queries .*" + BAR + r".* (\d+)/(\d+)", scoring[-1]) if scoring else None
+    assert done and done[1] == done[2] == done[3], scoring[-3:]  # then the leak oracle's judging, counted to the end
     assert (tmp_path / "run" / "metrics.json").is_file()
 
 

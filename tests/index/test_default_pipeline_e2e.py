@@ -44,6 +44,10 @@ def test_defaults_are_hybrid_with_the_multilingual_embedder(default_sim: Simulat
     admin = {"Authorization": f"Bearer {default_sim.tokens.admin_token}"}
     stats = httpx.get(f"{server.url}/_sim/stats", headers=admin, timeout=30).json()
     assert stats["pipeline"] == "hybrid" and stats["embedder"] == "e5"
+    # the fusion constants in force are part of the record (a run can say which hybrid answered)
+    fusion = default_sim.retriever.fusion
+    assert meta["fusion"] == {"k": fusion.k, "w_dense": fusion.w_dense, "w_bm25": fusion.w_bm25, "depth": fusion.depth}
+    assert stats["fusion"] == meta["fusion"]
 
 
 def test_an_english_question_finds_a_chinese_document_over_http(default_sim: Simulator, server: RunningServer) -> None:
