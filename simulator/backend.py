@@ -101,6 +101,7 @@ class Simulator:
         self.store = ChunkStore(self.embedder.dim, self.config.index)
         vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)  # issue 16
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
+        self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
         self.ingest_report = IngestReport()
@@ -166,7 +167,19 @@ class Simulator:
             self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
         return report
 
+    def index_in_sync(self) -> bool:
+        """True when every change in the feed is indexed and the engine is the current policy's: a recall now
+        has nothing to index or compile first (a hint read without locks; ``sync_index`` decides)."""
+        engine = self._engine
+        return (
+            self._index_cursor == len(self.drive.changes)
+            and engine is not None
+            and engine.policy_version == self.drive.policy_version
+        )
+
     def _sync_index(self) -> IngestReport | None:
+        if self._index_cursor == len(self.drive.changes):  # nothing to index: no lock (the cursor moves last)
+            return None
         with self._index_lock:
             if self._index_cursor == len(self.drive.changes):
                 return None
@@ -440,10 +453,14 @@ class Simulator:
         *,
         file_types: list[str] | None = None,
         folder: str | None = None,
+        pipeline: str | None = None,
     ) -> RecallOutcome:
         """At most ``top_k`` documents ``principal`` may preview as of ``as_of`` (point-in-time rule:
         ``permissions.pointintime``), best chunk each. ``file_types``/``folder``: request filters, judged
-        as of ``as_of`` (400 when they cannot be applied; a hidden folder answers like a missing one)."""
+        as of ``as_of`` (400 when they cannot be applied; a hidden folder answers like a missing one).
+        ``pipeline``: another retrieval pipeline than the server's over the same index (the console's
+        playground); everything else (mask, re-check, response) is the same code."""
+        retriever = self.retriever_for(pipeline)
         with self.drive.lock:  # no write half-done: every change up to `at` is in the feed
             now = self.drive.clock.now()
             at = self.resolve_as_of(as_of)
@@ -464,7 +481,7 @@ class Simulator:
             mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
-        doc_hits = self.retriever.search(query, mask, top_k)
+        doc_hits = retriever.search(query, mask, top_k)
         hits: list[RecallHit] = []
         for rank, h in enumerate(doc_hits, 1):
             doc = self.drive.doc(h.doc_id)
@@ -498,6 +515,17 @@ class Simulator:
                 )
             )
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
+
+    def retriever_for(self, pipeline: str | None) -> Retriever:
+        """The server's retriever (``pipeline`` None or its own), else one of ``pipeline`` over the same index
+        and embedder (made once, kept while the index is the same; an unknown name raises ValueError)."""
+        current = self.retriever
+        if pipeline is None or pipeline == current.pipeline:
+            return current
+        cached = self._other_retrievers.get(pipeline)
+        if cached is None or cached.store is not self.store or cached.embedder is not self.embedder:
+            cached = self._other_retrievers[pipeline] = Retriever(self.store, self.embedder, pipeline)
+        return cached
 
     def _document_digest(self, d: DocumentRec) -> int:
         spans, versions = d.trash_spans, d.versions
