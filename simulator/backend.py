@@ -152,6 +152,7 @@ class Simulator:
         )
         for r in report.rejected:
             log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
+        self.store.lexical.compact()  # a bulk load: no spare capacity left in the postings
         self.ingest_report = report
         self._index_cursor = len(self.drive.changes)
         self.index_version += 1
