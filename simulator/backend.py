@@ -169,14 +169,20 @@ class Simulator:
         return report
 
     def index_in_sync(self) -> bool:
-        """True when every change in the feed is indexed and the engine is the current policy's: a recall now
-        has nothing to index or compile first (a hint read without locks; ``sync_index`` decides)."""
+        """True when every change in the feed is indexed, the engine is the current policy's and no write holds
+        the drive: a recall now has nothing to wait for, index or compile first (a hint: ``sync_index`` and the
+        locks decide; the HTTP recall runs such a recall on the event loop, anything else in the threadpool)."""
         engine = self._engine
-        return (
+        if not (
             self._index_cursor == len(self.drive.changes)
             and engine is not None
             and engine.policy_version == self.drive.policy_version
-        )
+        ):
+            return False
+        if not self.drive.lock.acquire(blocking=False):  # a write is under way: its recall may have to wait
+            return False
+        self.drive.lock.release()
+        return True
 
     def _sync_index(self) -> IngestReport | None:
         if self._index_cursor == len(self.drive.changes):  # nothing to index: no lock (the cursor moves last)
