@@ -39,6 +39,17 @@ from drivebench.simulator.tokens import TokenInfo, TokenRegistry
 log = logging.getLogger("drivebench.simulator")
 
 
+def release_free_memory() -> None:
+    """Hand memory freed by a bulk load back to the system (glibc ``malloc_trim``; elsewhere a no-op): the
+    heap keeps the load's transient buffers resident otherwise."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
 class PermissionCheckFailed(RuntimeError):
     """The permission fast path and the enforcer disagree, or a check raised: answer 503, never results."""
 
@@ -153,6 +164,7 @@ class Simulator:
         for r in report.rejected:
             log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
         self.store.lexical.compact()  # a bulk load: no spare capacity left in the postings
+        release_free_memory()  # the load's transient parse/tokenise buffers (issue #14: ~0.9 KB/chunk at 3,000 docs)
         self.ingest_report = report
         self._index_cursor = len(self.drive.changes)
         self.index_version += 1
