@@ -45,7 +45,7 @@ EMBEDDER = "e5"
 PIPELINES = ("bm25", "dense")
 WORKERS = (1, 2)
 IN_FLIGHT = (1, 4)
-REQUESTS = 120 if QUICK else 400
+REQUESTS = int(os.environ.get("BENCH_REQUESTS", 120 if QUICK else 400))
 TARGET = 1.5
 
 
