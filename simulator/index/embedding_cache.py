@@ -3,7 +3,8 @@
 Re-ingesting a corpus (a restart, a test session, a rebuilt index) re-embeds only texts it has not
 seen. The key starts with the embedder's ``fingerprint`` (weights + prefixes + normalisation, see
 ``embedders``), so backends never mix and switching embedder re-embeds only for the new one: each
-embedder's vectors stay cached side by side.
+embedder's vectors stay cached side by side. A text the cache lacks is looked up next in the packaged
+vector packs (``vector_packs``: verified against the embedder before first use), and only then encoded.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from drivebench.simulator.index.embedders import Embedder
+from drivebench.simulator.index.vector_packs import VectorPacks
 
 SLICE_BATCHES = 8  # with progress: encode calls of 8 model batches (smooth bar, little padding lost)
 
@@ -34,8 +36,10 @@ def fingerprint_of(embedder: Embedder) -> str:
 
 
 class EmbeddingCache:
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, packs: VectorPacks | None = None) -> None:
         self._lock = threading.Lock()
+        self.packs = packs
+        self.encoded = 0  # texts this process had to encode (neither cached nor packed)
         self._conn: sqlite3.Connection | None = None
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +79,13 @@ class EmbeddingCache:
         found = self._lookup(fingerprint, texts) if self._conn is not None else {}
         unique = list(dict.fromkeys(t for t in texts if self._key(fingerprint, t) not in found))
         by_text: dict[str, np.ndarray] = {}
+        if self.packs is not None and unique:
+            by_text = self.packs.lookup(fingerprint, unique, lambda sample: embedder.encode(sample, kind="passage"))
+            if by_text:
+                self._store(fingerprint, list(by_text), list(by_text.values()))
+                unique = [t for t in unique if t not in by_text]
+        with self._lock:
+            self.encoded += len(unique)
         if on_encoded is not None and len(texts) - len(unique):
             on_encoded(len(texts) - len(unique))  # duplicates and cache hits
         batch = int(getattr(getattr(embedder, "config", None), "batch_size", 64))
@@ -83,15 +94,20 @@ class EmbeddingCache:
             part = unique[start : start + step]
             vecs = embedder.encode(part, kind="passage")
             by_text.update(zip(part, vecs, strict=True))
-            if self._conn is not None:
-                rows = [
-                    (self._key(fingerprint, t), v.astype(np.float32).tobytes()) for t, v in zip(part, vecs, strict=True)
-                ]
-                with self._lock:
-                    self._conn.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)
+            self._store(fingerprint, part, list(vecs))
             if on_encoded is not None:
                 on_encoded(len(part))
         for i, t in enumerate(texts):
             vec = by_text.get(t)
             out[i] = vec if vec is not None else np.frombuffer(found[self._key(fingerprint, t)], dtype=np.float32)
         return out
+
+    def _store(self, fingerprint: str, texts: list[str], vectors: list[np.ndarray]) -> None:
+        if self._conn is None:
+            return
+        rows = [
+            (self._key(fingerprint, t), np.asarray(v, np.float32).tobytes())
+            for t, v in zip(texts, vectors, strict=True)
+        ]
+        with self._lock:
+            self._conn.executemany("INSERT OR REPLACE INTO emb (k, v) VALUES (?, ?)", rows)

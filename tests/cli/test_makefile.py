@@ -88,3 +88,20 @@ def test_the_install_step_is_never_silent_and_a_failed_pip_leaves_no_stamp(tmp_p
     (folder / ".venv" / ".installed").unlink()
     failed = make("install", "PIP_INSTALL=false", cwd=folder)
     assert failed.returncode != 0 and not (folder / ".venv" / ".installed").exists()
+
+
+def test_make_demo_installs_the_runtime_only_and_a_current_full_install_serves(tmp_path: Path) -> None:
+    folder = copy_of_the_makefile(tmp_path)
+    planned = make("-n", "demo", cwd=folder).stdout
+    assert "-e '.'" in planned and "[all]" not in planned and "/drivebench demo" in planned
+    done = make(".venv/.installed-core", "PIP_INSTALL=echo fake-pip", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    assert "fake-pip -e ." in done.stdout.splitlines() and "[all]" not in done.stdout  # no torch, no test tools
+    assert (folder / ".venv" / ".installed-core").is_file() and not (folder / ".venv" / ".installed").exists()
+    assert "pip" not in make("-n", "demo", cwd=folder).stdout  # installed: the demo runs at once
+    # after a full install (make, make test) make demo installs nothing more
+    (folder / ".venv" / ".installed-core").unlink()
+    (folder / ".venv" / ".installed").touch()
+    again = make(".venv/.installed-core", "PIP_INSTALL=echo fake-pip", cwd=folder)
+    assert again.returncode == 0 and "fake-pip" not in again.stdout and "installing" not in again.stdout, again.stdout
+    assert (folder / ".venv" / ".installed-core").is_file()
