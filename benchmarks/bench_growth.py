@@ -72,31 +72,46 @@ def _ms(fn: Any) -> tuple[float, Any]:
     return 1000 * (time.perf_counter() - t0), out
 
 
-def grow(sim: Any, scale: int) -> None:
-    """Add Markdown documents to the loaded default corpus until it holds ``scale`` documents: each made of
-    three of the corpus's own chunk texts (so BM25 statistics stay realistic), spread over every folder,
-    secret levels 0-2, and a document-level grant to one user on every 20th (the policy grows too)."""
+BODIES = "growth-bodies.json"  # the default corpus's chunk bodies, written once by a child process
+
+
+def write_bodies(cache: Path) -> None:
+    """The default corpus's chunk texts (without their header line), for ``grow`` to make documents of."""
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.simulator.backend import SimConfig, Simulator
+
+    sim = Simulator.from_corpus(resolve_corpus(CORPUS), SimConfig(pipeline="bm25", embedder="hash", cache_dir=cache))
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / BODIES).write_text(json.dumps([t.split("\n", 1)[-1] for t in sim.store.texts], ensure_ascii=False))
+
+
+def grow(drive: Any, scale: int, bodies: list[str]) -> None:
+    """Bulk-add Markdown documents to the default corpus's drive, before it is indexed, until it holds
+    ``scale`` documents: records made the way loading a corpus makes them (``Drive.from_manifest``), so the
+    load that follows is one bulk ingest, as for a corpus of that size. Each document is three of the
+    corpus's own chunk bodies (BM25 statistics stay realistic), spread over every folder, secret levels 0-2,
+    and a document-level grant to one user on every 20th (the policy grows too)."""
     import random
+    from datetime import timedelta
 
-    from drivebench.simulator.drive.model import GrantRec
+    from drivebench.simulator.drive.model import DocumentRec, GrantRec, Placement, VersionRec
 
-    drive = sim.drive
     rng = random.Random(scale)
-    bodies = [t.split("\n", 1)[-1] for t in sim.store.texts]
     folders, users = sorted(drive.folders), sorted(drive.users)
+    at = drive.clock.now() - timedelta(days=1)
     for i in range(len(drive.documents), scale):
-        text = "\n\n".join(rng.sample(bodies, 3))
-        doc = drive.create_document(
-            folders[i % len(folders)],
-            f"growth-{i:06d}.md",
-            f"# growth {i}\n\n{text}\n".encode(),
-            file_type="md",
-            secret_level=rng.choice((0, 1, 1, 2)),
-        )
+        doc_id, name, folder = f"dg{i:06d}", f"growth-{i:06d}.md", folders[i % len(folders)]
+        data = f"# growth {i}\n\n" + "\n\n".join(rng.sample(bodies, 3)) + "\n"
+        raw = data.encode()
+        version = VersionRec(f"{doc_id}-v1", 1, drive.put_blob(raw), len(raw), at, None)
+        doc = DocumentRec(doc_id, name, folder, "md", rng.choice((0, 1, 1, 2)), at, [version])
+        doc.placements.append(Placement(at, folder, name))
+        drive.documents[doc_id] = doc
         if i % 20 == 0:
-            grant = GrantRec(f"g-growth-{i}", f"user:{rng.choice(users)}", ["preview"], "allow", doc_id=doc.doc_id)
-            drive.add_grant(grant)
-    sim.sync_index()
+            grant_id = f"g-growth-{i}"
+            drive.grants[grant_id] = GrantRec(
+                grant_id, f"user:{rng.choice(users)}", ["preview"], "allow", doc_id=doc_id
+            )
 
 
 def child(scale: int) -> dict[str, Any]:
@@ -121,11 +136,12 @@ def child(scale: int) -> dict[str, Any]:
     rss0 = rss_bytes()
     cache = Path(os.environ.get("DRIVEBENCH_CACHE", ".cache")) / "bench-growth"
     t0 = time.perf_counter()
-    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline="bm25", embedder="hash", cache_dir=cache))
+    drive = Drive.from_corpus(corpus_dir)
+    if not BUILD:
+        grow(drive, scale, json.loads((cache / BODIES).read_text()))
+    sim = Simulator(drive, SimConfig(pipeline="bm25", embedder="hash", cache_dir=cache))
     sim.ingest_all()
     sim.corpus_dir = corpus_dir
-    if not BUILD:
-        grow(sim, scale)
     sim.engine  # noqa: B018 (the policy compiled as part of loading)
     load_s = time.perf_counter() - t0
     gc.collect()
@@ -210,6 +226,9 @@ def child(scale: int) -> dict[str, Any]:
 
 def main() -> None:
     results: dict[int, dict[str, Any]] = {}
+    cache = Path(os.environ.get("DRIVEBENCH_CACHE", ".cache")) / "bench-growth"
+    if not BUILD and not (cache / BODIES).exists():
+        subprocess.run([sys.executable, "-m", "benchmarks.bench_growth", "--bodies"], check=True)
     for scale in SCALES:
         print(f"scale {scale} ...", flush=True)
         proc = subprocess.run(
@@ -271,7 +290,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--child":
+    if sys.argv[1:] == ["--bodies"]:
+        write_bodies(Path(os.environ.get("DRIVEBENCH_CACHE", ".cache")) / "bench-growth")
+    elif len(sys.argv) == 3 and sys.argv[1] == "--child":
         print(json.dumps(child(int(sys.argv[2]))))
     else:
         main()

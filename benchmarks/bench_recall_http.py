@@ -14,6 +14,10 @@ Issue #14 adds, in the same run: each pipeline's in-process ``Simulator.recall``
 throughput at 1 and 4 requests in flight (4 client threads, one keep-alive connection each; target:
 4 in flight >= 1.5x one in flight, for BM25 and for dense, whose concurrent query encodes are
 micro-batched). On a 2-core machine shared with other work every figure is an upper bound.
+
+Also side by side: the HTTP floor, a bare FastAPI app on uvicorn (same server settings) answering the same
+client with a response of the same size (``http_floor``): what any recall over HTTP pays before its own work.
+Throughput beyond one core needs several processes: ``benchmarks/bench_workers.py`` (``serve --workers``).
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 import httpx
+import uvicorn
+from fastapi import FastAPI, Response
 
 from drivebench.api import load_simulator
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.schema import load_evalset
-from drivebench.server import start_in_thread
+from drivebench.server import free_port, start_in_thread
 from drivebench.simulator.backend import SimConfig
 from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
 
@@ -82,6 +88,22 @@ def throughput(url: str, headers: dict[str, str], bodies: list[dict[str, object]
     return len(bodies) / elapsed
 
 
+def start_floor(body: bytes) -> tuple[uvicorn.Server, str]:
+    """A bare FastAPI app on uvicorn answering every recall POST with ``body``: the HTTP floor."""
+    app = FastAPI()
+
+    @app.post("/api/mcp/recall")
+    async def floor() -> Response:
+        return Response(body, media_type="application/json")
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.02)
+    return server, f"http://127.0.0.1:{port}"
+
+
 def main() -> None:
     sim = load_simulator(CORPUS, config=SimConfig())
     assert sim.corpus_dir is not None
@@ -89,7 +111,7 @@ def main() -> None:
     queries = queries[:MAX_QUERIES]
     embedder = sim.embedder
     pipelines = [DEFAULT_PIPELINE, "bm25", "dense"]
-    times: dict[str, list[float]] = {p: [] for p in [*pipelines, "floor"]}
+    times: dict[str, list[float]] = {p: [] for p in [*pipelines, "floor", "http_floor"]}
     inproc: dict[str, list[float]] = {p: [] for p in pipelines}
     principals = {q.user_id: sim.engine.user_principal(q.user_id) for q in queries if q.user_id}
     rps: dict[str, dict[int, float]] = {p: {} for p in pipelines}
@@ -97,7 +119,9 @@ def main() -> None:
         headers = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
         with httpx.Client(base_url=server.url, headers=headers, timeout=60) as http:
             for q in queries[:5]:  # warm-up: model, engine, masks, connections
-                http.post("/api/mcp/recall", json={"query": q.query, "user_id": q.user_id, "top_k": 10})
+                r = http.post("/api/mcp/recall", json={"query": q.query, "user_id": q.user_id, "top_k": 10})
+            floor_server, floor_url = start_floor(r.content)
+            floor_http = httpx.Client(base_url=floor_url, headers=headers, timeout=60)
             for rnd in range(ROUNDS):
                 order = pipelines if rnd % 2 == 0 else pipelines[::-1]
                 for pipeline in order:
@@ -115,6 +139,12 @@ def main() -> None:
                     t0 = time.perf_counter()
                     embedder.encode_queries([q.query])
                     times["floor"].append(1000 * (time.perf_counter() - t0))
+                for q in queries:
+                    t0 = time.perf_counter()
+                    floor_http.post("/api/mcp/recall", json={"query": q.query, "user_id": q.user_id, "top_k": 10})
+                    times["http_floor"].append(1000 * (time.perf_counter() - t0))
+            floor_http.close()
+            floor_server.should_exit = True
         bodies = [{"query": q.query, "user_id": q.user_id, "top_k": 10} for q in queries] * max(1, ROUNDS - 1)
         for rnd in range(2):  # alternate the order: 1, 4 then 4, 1
             for pipeline in pipelines:
@@ -137,6 +167,8 @@ def main() -> None:
         "mean_ms": {k: statistics.fmean(v) for k, v in times.items()},
         "inprocess_p50_ms": p50_inproc,
         "http_overhead_p50_ms": {p: p50[p] - p50_inproc[p] for p in pipelines},
+        "http_floor_p50_ms": p50["http_floor"],
+        "overhead_beyond_http_floor_p50_ms": {p: p50[p] - p50_inproc[p] - p50["http_floor"] for p in pipelines},
         "requests_per_s": {p: {str(n): r for n, r in v.items()} for p, v in rps.items()},
         "throughput_4_over_1": scaling,
         "default_over_floor_p50": p50[DEFAULT_PIPELINE] / floor,
@@ -154,6 +186,7 @@ def main() -> None:
         line = f"  {k:<8} p50 {p50[k]:7.1f} ms  p95 {result['p95_ms'][k]:7.1f} ms  x floor {p50[k] / floor:5.2f}"
         if k in p50_inproc:
             line += f"  in-process p50 {p50_inproc[k]:7.2f} ms  HTTP overhead {p50[k] - p50_inproc[k]:5.2f} ms"
+            line += f" (floor {p50['http_floor']:4.2f} + ours {p50[k] - p50_inproc[k] - p50['http_floor']:5.2f})"
             line += f"  req/s 1: {rps[k][1]:6.1f}  4: {rps[k][4]:6.1f}  ({scaling[k]:4.2f}x)"
         print(line)
     checks = {

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
+import os
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
 
 import uvicorn
+from starlette.responses import JSONResponse
 
 from drivebench.simulator.api import create_app
 from drivebench.simulator.backend import Simulator
@@ -97,3 +103,148 @@ def serve_forever(
     limit_search_threads()
     config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="info")
     _ShutdownHookServer(config, on_shutdown).run()
+
+
+# ---------------------------------------------------------------------------- several worker processes (issue #14)
+# ``drivebench serve --workers N`` (N > 1): N uvicorn worker processes on one listening socket, each with its own
+# simulator loaded from the same corpus, configuration, faults and token secret. Python runs one thread at a
+# time per process, so one process cannot use two cores for recall (measured in benchmarks/bench_workers.py);
+# several processes can. Their states are copies, so a write in one would be invisible to the others and lost
+# at exit: N > 1 serves read-only replicas. Recall, answer and every GET answer as a single process would;
+# writes (files, permissions, the /_sim control plane, fault changes) answer 409 ``read-only-replica``, and so
+# do the MCP endpoint and the web console, whose sessions live in one process's memory. The durable data
+# directory is single-writer (locked by one process) and milvus-lite is one file: both need --workers 1.
+REPLICA_ENV = "DRIVEBENCH_REPLICA"  # the JSON spec each worker process loads its simulator from
+REPLICA_READS = frozenset({("POST", "/api/mcp/recall"), ("POST", "/api/mcp/answer")})  # POSTs that only read
+SINGLE_PROCESS_PREFIXES = ("/mcp", "/ui")  # in-memory sessions: one process only
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+
+@dataclass(frozen=True)
+class ReplicaSpec:
+    """What every worker process loads: a corpus (name or directory) and the ``serve`` options."""
+
+    corpus: str
+    pipeline: str
+    embedder: str
+    extract: list[str]
+    index: str = "faiss"
+    faults: list[str] = field(default_factory=list)
+    secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
+
+    def to_env(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_env(cls) -> ReplicaSpec:
+        return cls(**json.loads(os.environ[REPLICA_ENV]))
+
+
+def replica_refusal(method: str, path: str) -> str | None:
+    """Why a read-only replica refuses this request (None: it serves it)."""
+    if path.startswith(SINGLE_PROCESS_PREFIXES):
+        return f"{path.split('/')[1]!r} keeps sessions in one process: serve it with --workers 1"
+    if method not in SAFE_METHODS and (method, path) not in REPLICA_READS:
+        return "this server runs several read-only worker processes (--workers > 1); writes need --workers 1"
+    return None
+
+
+class ReadOnlyReplica:
+    """Pure ASGI, outermost: answers 409 ``read-only-replica`` (the common error shape) to what a replica
+    cannot serve (``replica_refusal``), before any route runs; everything else passes through untouched."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            reason = replica_refusal(scope["method"], scope["path"])
+            if reason is not None:
+                body = {"error": {"code": "read-only-replica", "message": reason, "fields": []}}
+                await JSONResponse(body, status_code=409)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def load_replica(spec: ReplicaSpec) -> Simulator:
+    """One worker's simulator, exactly as ``serve`` loads it (same corpus, options, faults and secret)."""
+    from drivebench.api import load_simulator
+    from drivebench.cli.options import parse_extract
+    from drivebench.simulator.backend import SimConfig
+    from drivebench.simulator.faults import parse_fault_specs
+    from drivebench.simulator.tokens import read_secret_file, resolve_secret
+
+    config = SimConfig(
+        pipeline=spec.pipeline, embedder=spec.embedder, extract=parse_extract(spec.extract), vector_store=spec.index
+    )
+    sim = load_simulator(spec.corpus, config=config)
+    secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret
+    sim.use_token_secret(secret)
+    if spec.faults:
+        sim.faults.replace(parse_fault_specs(spec.faults))
+    return sim
+
+
+def replica_app() -> Any:
+    """The app factory each worker process runs (uvicorn ``--factory``): its own simulator, read-only."""
+    limit_search_threads()
+    sim = load_replica(ReplicaSpec.from_env())
+    app = ReadOnlyReplica(create_app(sim))
+    print(f"{READY_LINE}: pid {os.getpid()}, {sim.drive.name}, {sim.store.n_alive} chunks", file=sys.stderr, flush=True)
+    return app
+
+
+def serve_replicas(spec: ReplicaSpec, host: str, port: int, workers: int, log_level: str = "info") -> None:
+    """Serve ``workers`` read-only replica processes on ``host:port`` (uvicorn's supervisor restarts a dead one)."""
+    if workers < 2:
+        raise ValueError("serve_replicas needs at least 2 workers; one process serves with serve_forever")
+    os.environ[REPLICA_ENV] = spec.to_env()  # the spawned workers inherit it
+    uvicorn.run(
+        "drivebench.server:replica_app", factory=True, host=host, port=port, workers=workers, log_level=log_level
+    )
+
+
+READY_LINE = "drivebench replica ready"  # printed to stderr by each worker once its simulator is loaded
+
+
+def start_replicas(spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", timeout: float = 900.0) -> tuple[Any, str]:
+    """Start ``drivebench serve --workers N`` as a child process (benchmarks, tests); returns (process, url)
+    once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``."""
+    import subprocess
+    import sys
+
+    import httpx
+
+    port = free_port(host)
+    args = [sys.executable, "-m", "drivebench", "serve", "--corpus", spec.corpus, "--host", host, "--port", str(port)]
+    args += ["--pipeline", spec.pipeline, "--embedder", spec.embedder, "--index", spec.index]
+    args += ["--workers", str(workers)]
+    for e in spec.extract:
+        args += ["--extract", e]
+    for f in spec.faults:
+        args += ["--fault", f]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    ready: list[str] = []
+    tail: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            (ready if READY_LINE in line else tail).append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    url = f"http://{host}:{port}"
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"serve --workers {workers} exited {proc.returncode}: {''.join(tail[-20:])}")
+        if time.monotonic() > deadline:
+            proc.terminate()
+            raise TimeoutError(f"serve --workers {workers} did not start within {timeout} s")
+        if len(ready) >= workers or workers == 1:  # one worker: the plain single-process server
+            try:
+                if httpx.get(url + "/healthz", timeout=10).status_code == 200:
+                    return proc, url
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.2)

@@ -91,6 +91,41 @@ def _check_index(value: str) -> str:
         raise typer.BadParameter(str(exc)) from None
 
 
+def _serve_replicas(
+    corpus: str,
+    host: str,
+    port: int,
+    pipeline: str,
+    embedder: str,
+    extract: list[str],
+    index: str,
+    fault: list[str],
+    data_dir: Path | None,
+    workers: int,
+) -> None:
+    """issue #14: ``--workers N`` (N > 1): read-only replica processes (``drivebench.server.serve_replicas``)."""
+    from drivebench.server import ReplicaSpec, serve_replicas
+
+    if data_dir is not None:
+        raise typer.BadParameter(
+            "a data directory has one writer: use --workers 1 with --data-dir", param_hint="--workers"
+        )
+    if index != "faiss":
+        raise typer.BadParameter("milvus-lite keeps one file per process: use --workers 1", param_hint="--workers")
+    from drivebench.cli.common import resolve_with_progress
+
+    try:  # the corpus is built (once) here; every worker loads the built directory
+        corpus_dir = resolve_with_progress(corpus)
+    except KeyError:
+        raise typer.BadParameter(f"unknown corpus {corpus!r}", param_hint="--corpus") from None
+    source = token_secret(None, corpus)  # one secret for every worker (the file it is in, or the environment)
+    secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
+    spec = ReplicaSpec(str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file)
+    base = f"http://{host}:{port}"
+    console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
+    serve_replicas(spec, host, port, workers)
+
+
 def serve(
     corpus: str = CorpusOpt,
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
@@ -122,6 +157,13 @@ def serve(
         "comma-separated). Loopback names are always allowed; '*' allows any (behind a trusted proxy only).",
         show_default=False,
     ),
+    workers: int = typer.Option(  # issue #14
+        1,
+        "--workers",
+        min=1,
+        help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
+        "several cores; writes, /_sim changes, MCP and the console answer 409). README: Several worker processes.",
+    ),
 ) -> None:
     """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
     /docs) with uvicorn."""
@@ -130,6 +172,9 @@ def serve(
     faults = _parse_faults(fault)  # issue #7
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
+    if workers > 1:  # issue #14
+        _serve_replicas(corpus, host, port, pipeline, embedder, extract, index, fault, data_dir, workers)
+        return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
         sim = load_with_progress(corpus, config)
         source = token_secret(data_dir, corpus)  # never the public development secret on a listening server

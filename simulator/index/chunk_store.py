@@ -57,7 +57,8 @@ class ChunkStore:
         self.doc_ids: list[str] = []
         self.version_ids: list[str] = []
         self.ordinals: list[int] = []
-        self.alive = np.zeros(0, dtype=bool)
+        self.alive = np.zeros(0, dtype=bool)  # a view of _alive_buf's first len(self) entries, republished per add
+        self._alive_buf = self.alive
         self.by_version: dict[str, list[int]] = {}
         self.lexical = LexicalIndex()  # positional: lexical row i is chunk id i
         self.lock = threading.RLock()
@@ -90,11 +91,25 @@ class ChunkStore:
                 self.version_ids.append(version_id)
                 self.ordinals.append(ordinal)
             self.lexical.add([text for text, _ in chunks])
-            self.alive = np.concatenate([self.alive, np.ones(len(chunks), dtype=bool)])
+            self._grow_alive(len(chunks))
             self.by_version[version_id] = ids.tolist()
             if self.vector_backend is not None:  # issue 16 hook (vector_store.py): queue the rows for Milvus
                 self.vector_backend.added(ids.tolist())
             return ids.tolist()
+
+    def _grow_alive(self, k: int) -> None:
+        """Append ``k`` live entries: amortised O(k) (the buffer doubles), not a copy of the whole array per
+        version (which made bulk loads quadratic). Readers hold the previous view, whose entries never change
+        meaning; the new view is published last, after its entries are set."""
+        current = self.alive
+        n = len(current)
+        buf = self._alive_buf
+        if current.base is not buf or len(buf) < n + k:  # full, or replaced from outside (persistence)
+            buf = np.zeros(max(n + k, 2 * n, 1024), dtype=bool)
+            buf[:n] = current
+            self._alive_buf = buf
+        buf[n : n + k] = True
+        self.alive = buf[: n + k]
 
     def remove_version(self, version_id: str) -> int:
         with self.lock:

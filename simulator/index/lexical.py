@@ -10,8 +10,8 @@ over every chunk added so far (N chunks, dead ones included, as bm25s's whole-co
 pre-tokenised with ``tokenize`` (bm25s's own tokenizer does not split Chinese); a chunk without tokens
 counts as one placeholder token, as before. bm25s precomputes ``idf * tfc`` per posting, which freezes N
 and avgdl: every added chunk would need a rebuild (1.8 s at 10,000 documents). This index keeps the raw
-postings instead (per term: chunk ids and term frequencies in append-only arrays that grow by doubling,
-plus every chunk's length) and applies the formula at query time to the postings of the query's terms
+postings instead (per term: chunk ids (int32) and term frequencies (uint16) in append-only arrays that
+grow by doubling and are trimmed after a bulk load (``compact``), plus every chunk's length) and applies the formula at query time to the postings of the query's terms
 only, with the current N, df and avgdl. So ``add`` is O(tokens added), a query O(postings of its terms),
 and the scores equal a bm25s index built over the same chunks (``tests/index/test_lexical.py`` proves it
 against bm25s itself).
@@ -36,20 +36,23 @@ B = 0.75
 EMPTY = "\u2205"  # the one token of a chunk that has none
 
 
+TF_MAX = np.iinfo(np.uint16).max  # term frequencies are stored as uint16 (a chunk is bounded by max_chars)
+
+
 class _Postings:
     __slots__ = ("ids", "n", "tf")
 
     def __init__(self) -> None:
         self.ids = np.zeros(4, dtype=np.int32)
-        self.tf = np.zeros(4, dtype=np.float32)
+        self.tf = np.zeros(4, dtype=np.uint16)  # 6 bytes per posting with the id (issue #14: memory per chunk)
         self.n = 0
 
     def append(self, chunk: int, tf: int) -> None:
         if self.n == len(self.ids):  # grow into new arrays: a reader holding the old ones keeps a valid view
             self.ids = np.concatenate([self.ids, np.zeros(len(self.ids), dtype=np.int32)])
-            self.tf = np.concatenate([self.tf, np.zeros(len(self.tf), dtype=np.float32)])
+            self.tf = np.concatenate([self.tf, np.zeros(len(self.tf), dtype=np.uint16)])
         self.ids[self.n] = chunk
-        self.tf[self.n] = tf
+        self.tf[self.n] = min(tf, TF_MAX)
         self.n += 1
 
 
@@ -90,6 +93,14 @@ class LexicalIndex:
                 self._lengths[row] = length
                 self._total += length
                 self._n += 1
+
+    def compact(self) -> None:
+        """Drop the spare capacity doubling left behind (up to half of every array) after a bulk load;
+        later appends grow again from the exact size. New arrays are swapped in: readers keep valid views."""
+        with self._lock:
+            for p in self._postings.values():
+                if len(p.ids) > p.n:
+                    p.ids, p.tf = p.ids[: p.n].copy(), p.tf[: p.n].copy()
 
     def scores(self, query: str, n: int) -> np.ndarray:
         """BM25 score of every chunk id below ``n`` (0 where no query term occurs)."""

@@ -5,7 +5,8 @@ explanation gives.
 No HTTP. The results are ``Simulator.recall``'s outcome turned into the API's own response model
 (``api.recall.to_response``), so the playground shows exactly what the API returns. Another pipeline than the
 server's runs the same ``Simulator.recall`` code (the same permission mask and enforce re-check) with that
-pipeline's retriever over the same index. The withheld list never decides a permission: it searches without
+pipeline's retriever over the same index (``Simulator.recall(pipeline=...)``). The withheld list never decides
+a permission: it searches without
 the permission filter, drops what the principal got, and asks ``permissions.admin.effective`` (which checks
 its explanation against Casbin's ``enforce``) why each remaining document was withheld.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,24 +25,12 @@ from drivebench.simulator.api.schemas import RecallRequest, RecallResponse
 from drivebench.simulator.permissions import admin
 from drivebench.simulator.permissions.effective import GrantSource
 from drivebench.simulator.permissions.engine import Principal
-from drivebench.simulator.retrieval.pipelines import PIPELINES, Retriever
+from drivebench.simulator.retrieval.pipelines import PIPELINES
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator
 
 __all__ = ["PIPELINES", "Playground", "Withheld", "playground"]
-
-
-class _WithPipeline:
-    """The simulator with another pipeline's retriever over the same index; every other attribute (state,
-    engines, masks, ``visible_chunks``) is the simulator's own, so ``Simulator.recall`` runs unchanged."""
-
-    def __init__(self, sim: Simulator, pipeline: str) -> None:
-        self._sim = sim
-        self.retriever = Retriever(sim.store, sim.embedder, pipeline)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._sim, name)
 
 
 @dataclass(frozen=True)
@@ -63,14 +52,8 @@ class Playground:
 
 
 def run_recall(sim: Simulator, principal: Principal, req: RecallRequest, pipeline: str) -> RecallResponse:
-    from drivebench.simulator.backend import Simulator as SimulatorClass
-
     filters = {} if req.filters is None else {"file_types": req.filters.file_types, "folder": req.filters.folder}
-    if pipeline == sim.config.pipeline:
-        outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filters)
-    else:
-        view: Any = _WithPipeline(sim, pipeline)
-        outcome = SimulatorClass.recall(view, principal, req.query, req.top_k, req.as_of, **filters)
+    outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filters, pipeline=pipeline)
     return to_response(req, outcome, [])
 
 
@@ -117,7 +100,7 @@ def withheld(sim: Simulator, principal: Principal, req: RecallRequest, pipeline:
         current = {v.version_id for d in sim.drive.documents.values() if (v := d.version_at(at)) is not None}
     with sim.store.lock:
         mask = np.fromiter((vid in current for vid in sim.store.version_ids), dtype=bool)
-    hits = Retriever(sim.store, sim.embedder, pipeline).search(req.query, mask, req.top_k)
+    hits = sim.retriever_for(pipeline).search(req.query, mask, req.top_k)
     out = []
     for h in hits:
         doc = sim.drive.documents.get(h.doc_id)

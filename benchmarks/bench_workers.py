@@ -1,0 +1,167 @@
+"""Throughput with several worker processes (issue #14, ``serve --workers N``), for BM25 and dense recall.
+
+Python runs one thread at a time per process, so a single server process cannot spend two cores on recall:
+at 4 requests in flight it answers about as many requests per second as at 1 (``bench_recall_http``).
+``serve --workers N`` runs N read-only replica processes on one socket (``drivebench.server``). This
+benchmark starts real ``drivebench serve`` processes (the client runs in this process, as a real client
+would, one keep-alive connection per client thread) and prints, side by side in one run:
+
+* requests/s at 1 and 4 in flight with ``--workers 1`` and ``--workers 2``, per pipeline (``bm25``,
+  ``dense`` with the e5 embedder), and the ratios: 4-in-flight over 1-in-flight (target >= 1.5 on 2 cores)
+  and 2 workers over 1 worker at 4 in flight;
+* the dense micro-batcher at 4 in flight, in process: query encodes per ``encode_queries`` call (does it
+  batch?) and dense recall requests/s from 4 threads against 1 thread in one process.
+
+Every figure on a 2-core machine shared with other work is an upper bound (the client shares the cores).
+``BENCH_QUICK=1``: the seed corpus, fewer requests. Writes ``benchmarks/results/bench_workers.json``.
+Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_workers``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("DRIVEBENCH_TOKEN_SECRET", "bench-workers-" + "0" * 32)  # the servers' tokens, known here
+
+import httpx
+
+from drivebench.api import load_simulator
+from drivebench.corpora.format import EVALSET_NAME
+from drivebench.evaluator.schema import load_evalset
+from drivebench.server import ReplicaSpec, limit_search_threads, start_replicas
+from drivebench.simulator.backend import SimConfig
+
+OUT = Path(__file__).parent / "results" / "bench_workers.json"
+QUICK = os.environ.get("BENCH_QUICK") == "1"
+CORPUS = "seed" if QUICK else "acme-zh"
+EMBEDDER = "e5"
+PIPELINES = ("bm25", "dense")
+WORKERS = (1, 2)
+IN_FLIGHT = (1, 4)
+REQUESTS = int(os.environ.get("BENCH_REQUESTS", 120 if QUICK else 400))
+TARGET = 1.5
+
+
+def throughput(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], in_flight: int) -> float:
+    """Requests/s with ``in_flight`` client threads, each on its own keep-alive connection."""
+    shares = [bodies[i::in_flight] for i in range(in_flight)]
+    errors: list[str] = []
+    barrier = threading.Barrier(in_flight + 1)
+
+    def run(share: list[dict[str, Any]]) -> None:
+        with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
+            http.post("/api/mcp/recall", json=share[0])  # connected (and warm) before the clock starts
+            barrier.wait()
+            for body in share:
+                r = http.post("/api/mcp/recall", json=body)
+                if r.status_code != 200:
+                    errors.append(r.text)
+
+    threads = [threading.Thread(target=run, args=(s,)) for s in shares]
+    for t in threads:
+        t.start()
+    barrier.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    elapsed = time.perf_counter() - t0
+    if errors:
+        raise RuntimeError(f"{len(errors)} failed requests: {errors[:2]}")
+    return len(bodies) / elapsed
+
+
+def batcher_in_process(sim: Any, queries: list[Any], principals: dict[str, Any]) -> dict[str, float]:
+    """Dense recall from 1 and from 4 threads in this process: requests/s and query encodes per model call."""
+    retriever = sim.retriever_for("dense")
+    batcher = retriever.query_batcher
+    out: dict[str, float] = {}
+    for n in IN_FLIGHT:
+        shares = [queries[i::n] for i in range(n)]
+        before = (batcher.batches, batcher.encoded)
+
+        def run(share: list[Any]) -> None:
+            for q in share:
+                sim.recall(principals[q.user_id], q.query, 10, pipeline="dense")
+
+        threads = [threading.Thread(target=run, args=(s,)) for s in shares]
+        t0 = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        out[f"rps_{n}"] = round(len(queries) / (time.perf_counter() - t0), 1)
+        calls, encoded = batcher.batches - before[0], batcher.encoded - before[1]
+        out[f"queries_per_encode_{n}"] = round(encoded / max(1, calls), 2)
+    out["rps_4_over_1"] = round(out["rps_4"] / out["rps_1"], 2)
+    return out
+
+
+def main() -> None:
+    limit_search_threads()
+    sim = load_simulator(CORPUS, config=SimConfig(pipeline="bm25", embedder=EMBEDDER))
+    assert sim.corpus_dir is not None
+    sim.use_token_secret(os.environ["DRIVEBENCH_TOKEN_SECRET"].encode())
+    queries = [q for q in load_evalset(sim.corpus_dir / EVALSET_NAME) if q.user_id and q.as_of is None]
+    bodies = [{"query": q.query, "user_id": q.user_id, "top_k": 10} for q in queries]
+    bodies = (bodies * (REQUESTS // max(1, len(bodies)) + 1))[:REQUESTS]
+    headers = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
+    principals = {q.user_id: sim.engine.user_principal(q.user_id) for q in queries if q.user_id}
+    sim.recall(principals[queries[0].user_id], queries[0].query, 10, pipeline="dense")  # model loaded
+    batching = batcher_in_process(sim, queries[: REQUESTS // 2], principals)
+    rps: dict[str, dict[str, dict[str, float]]] = {}
+    for pipeline in PIPELINES:
+        rps[pipeline] = {}
+        for workers in WORKERS:
+            proc, url = start_replicas(ReplicaSpec(str(sim.corpus_dir), pipeline, EMBEDDER, []), workers)
+            try:
+                throughput(url, headers, bodies[:40], 4)  # warm every worker
+                best: dict[str, float] = {}
+                for rnd in range(2):  # 1 then 4, then 4 then 1: best of two, the least disturbed
+                    for n in IN_FLIGHT if rnd == 0 else IN_FLIGHT[::-1]:
+                        best[str(n)] = round(max(best.get(str(n), 0.0), throughput(url, headers, bodies, n)), 1)
+                rps[pipeline][str(workers)] = best
+            finally:
+                proc.terminate()
+                proc.wait(30)
+    result: dict[str, Any] = {"corpus": CORPUS, "embedder": EMBEDDER, "requests": len(bodies), "requests_per_s": rps}
+    print(f"{CORPUS}, {len(bodies)} requests per measurement, embedder {EMBEDDER} (2 shared cores: upper bounds)")
+    checks = {}
+    for pipeline in PIPELINES:
+        one = rps[pipeline]["1"]
+        for workers in WORKERS:
+            r = rps[pipeline][str(workers)]
+            scaling = r["4"] / r["1"]
+            vs_single = r["4"] / one["1"]
+            result.setdefault("ratios", {}).setdefault(pipeline, {})[str(workers)] = {
+                "4_over_1_same_server": round(scaling, 2),
+                "4_over_single_flight_of_1_worker": round(vs_single, 2),
+            }
+            print(
+                f"  {pipeline:<6} --workers {workers}: req/s 1 in flight {r['1']:7.1f}  4 in flight {r['4']:7.1f}"
+                f"  ({scaling:4.2f}x its own 1-in-flight; {vs_single:4.2f}x one worker at 1 in flight)"
+            )
+        best = max(rps[pipeline][str(w)]["4"] for w in WORKERS) / one["1"]
+        checks[f"{pipeline}: 4 in flight >= {TARGET}x single-flight (best --workers)"] = best >= TARGET
+    print(
+        f"  dense micro-batcher in process: 1 thread {batching['rps_1']} req/s, 4 threads {batching['rps_4']} req/s "
+        f"({batching['rps_4_over_1']}x); queries per encode call: {batching['queries_per_encode_1']} at 1, "
+        f"{batching['queries_per_encode_4']} at 4 in flight"
+    )
+    result["dense_batcher_in_process"] = batching
+    for name, ok in checks.items():
+        print(f"  {'met   ' if ok else 'MISSED'} {name}")
+    result["checks"] = checks
+    OUT.parent.mkdir(parents=True, exist_ok=True)
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {OUT}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""``drivebench serve --workers N`` (issue #14): read-only replica processes. What a replica serves answers as
+one process does; every write, the control plane, MCP and the console answer 409 in the common error shape
+and change nothing."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+
+from drivebench.corpora.builtin import resolve_corpus
+from drivebench.corpora.format import EVALSET_NAME
+from drivebench.evaluator.schema import EvalQuery, load_evalset
+from drivebench.server import ReadOnlyReplica, ReplicaSpec, replica_refusal, start_replicas
+from drivebench.simulator.api import create_app
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.tokens import TokenRegistry
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "refused"),
+    [
+        ("POST", "/api/mcp/recall", False),
+        ("POST", "/api/mcp/answer", False),
+        ("GET", "/api/v1/files", False),
+        ("GET", "/_sim/stats", False),
+        ("POST", "/api/v1/files", True),
+        ("PUT", "/api/v1/files/d0001", True),
+        ("DELETE", "/api/permissions/grants/g1", True),
+        ("POST", "/_sim/reset", True),
+        ("PUT", "/_sim/faults", True),
+        ("POST", "/api/mcp/recall/", True),  # only the exact read-only routes pass
+        ("GET", "/mcp/", True),
+        ("POST", "/mcp/", True),
+        ("GET", "/ui/", True),
+    ],
+)
+def test_what_a_replica_refuses(method: str, path: str, refused: bool) -> None:
+    assert (replica_refusal(method, path) is not None) is refused
+
+
+def test_a_refused_write_answers_409_and_changes_nothing(sim: Simulator, seed_evalset: list[EvalQuery]) -> None:
+    client = TestClient(ReadOnlyReplica(create_app(sim)), raise_server_exceptions=False)
+    admin = {"Authorization": f"Bearer {sim.tokens.admin_token}"}
+    before = sim.snapshot(), sim.drive.policy_version, len(sim.drive.changes)
+    r = client.post("/api/v1/files/d0001/trash", headers=admin)
+    assert r.status_code == 409 and r.json()["error"]["code"] == "read-only-replica"
+    r = client.put("/_sim/clock", headers=admin, json={"now": "2030-01-01T00:00:00Z"})
+    assert r.status_code == 409
+    assert (sim.snapshot(), sim.drive.policy_version, len(sim.drive.changes)) == before
+    q = next(q for q in seed_evalset if q.user_id and q.as_of is None and q.gold and not q.forbidden)
+    ok = client.post("/api/mcp/recall", headers=admin, json={"query": q.query, "user_id": q.user_id, "top_k": 5})
+    assert ok.status_code == 200 and ok.json()["results"]
+
+
+@pytest.mark.slow
+def test_two_worker_processes_serve_recall_with_the_same_tokens(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "replica-test-secret-" + "x" * 32
+    monkeypatch.setenv("DRIVEBENCH_TOKEN_SECRET", secret)
+    corpus = resolve_corpus("seed")
+    tokens = TokenRegistry(Drive.from_corpus(corpus), secret.encode())
+    q = next(
+        q for q in load_evalset(corpus / EVALSET_NAME) if q.user_id and q.as_of is None and q.gold and not q.forbidden
+    )
+    proc, url = start_replicas(ReplicaSpec(str(corpus), "bm25", "hash", []), 2)
+    try:
+        body = {"query": q.query, "user_id": q.user_id, "top_k": 5}
+        answers = []
+        for _ in range(6):  # new connections: the kernel spreads them over both workers
+            r = httpx.post(url + "/api/mcp/recall", json=body, headers={"Authorization": f"Bearer {tokens.eval_token}"})
+            assert r.status_code == 200, r.text
+            answers.append([x["doc_id"] for x in r.json()["results"]])
+        assert answers[0] and all(a == answers[0] for a in answers)  # replicas of one state answer alike
+        r = httpx.post(url + "/_sim/reset", headers={"Authorization": f"Bearer {tokens.admin_token}"})
+        assert r.status_code == 409 and r.json()["error"]["code"] == "read-only-replica"
+        r = httpx.post(url + "/api/mcp/recall", json=body, headers={"Authorization": "Bearer wrong"})
+        assert r.status_code == 401
+    finally:
+        proc.terminate()
+        proc.wait(30)
+    assert proc.returncode is not None

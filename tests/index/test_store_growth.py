@@ -1,0 +1,47 @@
+"""Bulk growth of the chunk store and the BM25 postings (issue #14): amortised appends and trimmed
+capacity change no answer."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from drivebench.simulator.index.chunk_store import ChunkStore
+from drivebench.simulator.index.lexical import LexicalIndex
+
+TEXTS = ["预算 审批 流程 budget", "合同 模板 contract", "budget review 预算", "季度 报告 report", "contract 合同 审批"]
+
+
+def _vectors(n: int, dim: int = 8) -> np.ndarray:
+    rng = np.random.default_rng(n)
+    v = rng.normal(size=(n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def test_alive_grows_in_place_and_old_views_keep_their_meaning() -> None:
+    store = ChunkStore(8, "flat")
+    views = []
+    for i in range(300):  # past several doublings of the buffer
+        store.add(f"d{i}", f"d{i}-v1", [(TEXTS[i % 5], "p"), (TEXTS[(i + 1) % 5], "p")], _vectors(2))
+        views.append(store.alive)
+    assert len(store.alive) == 600 and store.alive.all()
+    assert store.alive.base is store._alive_buf  # a view of the buffer, not a fresh copy per add
+    store.remove_version("d7-v1")
+    assert not store.alive[14:16].any() and store.alive.sum() == 598
+    assert [len(v) for v in views[:3]] == [2, 4, 6]  # what a reader held still covers the same chunks
+    # replaced from outside (persistence assigns a loaded array): the next add adopts it
+    store.alive = store.alive.copy()
+    store.add("dx", "dx-v1", [("x", "p")], _vectors(1))
+    assert len(store.alive) == 601 and store.alive[-1] and not store.alive[14]
+
+
+def test_compact_trims_capacity_and_changes_no_score() -> None:
+    index = LexicalIndex()
+    index.add(TEXTS * 40)
+    before = {q: index.scores(q, len(index)) for q in ("预算 budget", "合同", "report 报告 审批")}
+    spare = sum(len(p.ids) - p.n for p in index._postings.values())
+    index.compact()
+    assert spare > 0 and all(len(p.ids) == p.n == len(p.tf) for p in index._postings.values())
+    for q, want in before.items():
+        np.testing.assert_array_equal(index.scores(q, len(index)), want)
+    index.add(["预算 预算 budget"])  # appends after a compact grow again
+    assert index.scores("预算", len(index))[-1] > 0
