@@ -80,3 +80,36 @@ def test_two_worker_processes_serve_recall_with_the_same_tokens(monkeypatch: pyt
         proc.terminate()
         proc.wait(30)
     assert proc.returncode is not None
+
+
+def test_the_workers_socket_is_tcp_so_asyncio_turns_nagle_off() -> None:
+    """uvicorn binds the shared socket with protocol 0 and asyncio then leaves Nagle on for every accepted
+    connection: a keep-alive request waited ~45 ms for the client's delayed ACK. Ours is labelled TCP, and a
+    connection asyncio accepts on it has TCP_NODELAY set."""
+    import asyncio
+    import socket
+
+    from drivebench.server import _TcpSocketConfig
+
+    config = _TcpSocketConfig("drivebench.server:replica_app", factory=True, host="127.0.0.1", port=0, workers=2)
+    listener = config.bind_socket()
+    assert listener.proto == socket.IPPROTO_TCP
+    nodelay: list[int] = []
+
+    class Record(asyncio.Protocol):
+        def connection_made(self, transport: asyncio.BaseTransport) -> None:
+            nodelay.append(transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY))
+            transport.close()
+
+    async def accept_one() -> None:
+        server = await asyncio.get_running_loop().create_server(Record, sock=listener)
+        _, writer = await asyncio.open_connection(*listener.getsockname()[:2])
+        for _ in range(100):
+            if nodelay:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+
+    asyncio.run(accept_one())
+    assert nodelay == [1]
