@@ -226,8 +226,7 @@ class Gen:
                 key = f"rationale_{d.kind}"
                 return words[key].format(title=doc.title, other=d.doc.title, attr=fact, folder=d.doc.folder)
         if cogold:
-            sep = "、" if self.s.lang == "zh" else ", "
-            others = sep.join(f"《{d.title}》" if self.s.lang == "zh" else f'"{d.title}"' for d in cogold)
+            others = self.s.common.join_names([words["quoted_title"].format(title=d.title) for d in cogold])
             return words["rationale_cogold"].format(title=doc.title, others=others)
         if when:
             return words["rationale_asof"].format(title=doc.title, when=when)
