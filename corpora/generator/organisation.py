@@ -12,91 +12,25 @@ the executives (CEO, COO, CTO, CFO, HR director, general counsel) for ``secret``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from drivebench.corpora.format import Department, User
-from drivebench.corpora.generator.names import department_name, extra_people, job_title, people
+from drivebench.corpora.generator.names import department_name, extra_people, job_title, people, story
 
-# id, parent (names: [departments] of scenario/<lang>/names.toml)
-DEPARTMENTS: tuple[tuple[str, str | None], ...] = (
-    ("acme", None),
-    ("gm", "acme"),
-    ("rd", "acme"),
-    ("rd-platform", "rd"),
-    ("rd-product", "rd"),
-    ("design", "acme"),
-    ("design-mech", "design"),
-    ("design-elec", "design"),
-    ("finance", "acme"),
-    ("finance-accounting", "finance"),
-    ("finance-procurement", "finance"),
-    ("hr", "acme"),
-    ("hr-recruiting", "hr"),
-    ("legal", "acme"),
-    ("legal-compliance", "legal"),
-    ("marketing", "acme"),
-    ("marketing-brand", "marketing"),
-    ("it", "acme"),
-    ("audit", "acme"),
+
+def _organisation() -> dict[str, Any]:
+    return dict(story()["organisation"])
+
+
+# id, parent; the roster and the extra staff: (department, roles, clearance, title key), one per user
+DEPARTMENTS: tuple[tuple[str, str | None], ...] = tuple(
+    (d["id"], d.get("parent")) for d in _organisation()["departments"]
 )
-# department, roles, clearance, title key ([job_titles] of names.toml) -- one line per user, in user-id order
-ROSTER: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
-    ("gm", ("manager",), "secret", "chief_executive_officer"),
-    ("gm", ("manager",), "secret", "chief_operating_officer"),
-    ("rd", ("manager", "engineer"), "secret", "chief_technology_officer"),
-    ("rd-platform", ("manager", "engineer"), "confidential", "platform_team_manager"),
-    ("rd-platform", ("engineer",), "confidential", "senior_engineer"),
-    ("rd-platform", ("engineer",), "internal", "backend_engineer"),
-    ("rd-platform", ("engineer",), "internal", "backend_engineer"),
-    ("rd-platform", ("engineer",), "internal", "site_reliability_engineer"),
-    ("rd-platform", ("engineer",), "internal", "data_engineer"),
-    ("rd-platform", ("intern",), "internal", "engineering_intern"),
-    ("rd-platform", ("contractor",), "internal", "contract_developer"),
-    ("rd-product", ("manager", "engineer"), "confidential", "product_team_manager"),
-    ("rd-product", ("engineer",), "internal", "product_manager"),
-    ("rd-product", ("engineer",), "internal", "frontend_engineer"),
-    ("rd-product", ("engineer",), "internal", "qa_engineer"),
-    ("rd-product", ("engineer",), "internal", "mobile_engineer"),
-    ("rd-product", ("intern",), "internal", "product_intern"),
-    ("rd-product", ("contractor",), "internal", "contract_qa_engineer"),
-    ("design", ("manager", "designer"), "confidential", "head_of_engineering_design"),
-    ("design-mech", ("designer",), "internal", "mechanical_engineer"),
-    ("design-mech", ("designer",), "internal", "mechanical_engineer"),
-    ("design-mech", ("designer",), "internal", "process_engineer"),
-    ("design-elec", ("designer",), "internal", "electrical_engineer"),
-    ("design-elec", ("designer",), "internal", "hardware_engineer"),
-    ("design-elec", ("contractor",), "public", "contract_draughtsperson"),
-    ("finance", ("manager", "finance"), "secret", "chief_financial_officer"),
-    ("finance-accounting", ("finance",), "confidential", "accounting_supervisor"),
-    ("finance-accounting", ("finance",), "confidential", "cost_accountant"),
-    ("finance-procurement", ("manager", "finance"), "confidential", "procurement_manager"),
-    ("finance-procurement", ("finance",), "confidential", "buyer"),
-    ("hr", ("manager", "hr"), "secret", "hr_director"),
-    ("hr-recruiting", ("hr",), "confidential", "recruiting_lead"),
-    ("hr-recruiting", ("hr",), "confidential", "training_specialist"),
-    ("hr-recruiting", ("intern",), "public", "hr_intern"),
-    ("legal", ("manager", "legal"), "secret", "general_counsel"),
-    ("legal-compliance", ("legal",), "confidential", "compliance_manager"),
-    ("legal-compliance", ("legal",), "confidential", "legal_counsel"),
-    ("marketing", ("manager",), "confidential", "marketing_director"),
-    ("marketing-brand", ("designer",), "internal", "brand_designer"),
-    ("marketing-brand", ("marketing",), "internal", "marketing_specialist"),
-    ("marketing-brand", ("marketing",), "internal", "events_planner"),
-    ("marketing-brand", ("intern",), "internal", "marketing_intern"),
-    ("it", ("admin",), "internal", "it_manager"),
-    ("it", ("admin",), "internal", "system_administrator"),
-    ("audit", ("auditor",), "confidential", "audit_manager"),
-    ("audit", ("auditor",), "confidential", "internal_auditor"),
-    ("rd-platform", ("engineer",), "internal", "security_engineer"),
-    ("finance-accounting", ("finance",), "internal", "cashier"),
+ROSTER: tuple[tuple[str, tuple[str, ...], str, str], ...] = tuple(
+    (r["department"], tuple(r["roles"]), r["clearance"], r["title"]) for r in _organisation()["roster"]
 )
-# extra staff at large scale, cycled: department, roles, clearance, title key
-EXTRA_STAFF: tuple[tuple[str, tuple[str, ...], str, str], ...] = (
-    ("rd-platform", ("engineer",), "internal", "backend_engineer"),
-    ("rd-product", ("engineer",), "internal", "frontend_engineer"),
-    ("design-mech", ("designer",), "internal", "mechanical_engineer"),
-    ("design-elec", ("designer",), "internal", "electrical_engineer"),
-    ("marketing-brand", ("marketing",), "internal", "marketing_specialist"),
-    ("finance-accounting", ("finance",), "confidential", "accountant"),
+EXTRA_STAFF: tuple[tuple[str, tuple[str, ...], str, str], ...] = tuple(
+    (r["department"], tuple(r["roles"]), r["clearance"], r["title"]) for r in _organisation()["extra_staff"]
 )
 
 
