@@ -121,8 +121,32 @@ class Gen:
         return same, other
 
     # ---------------------------------------------------------------- wording
-    def describe(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> list[str]:
-        """Every description of ``doc`` the data file's templates give for ``facts`` (shuffled)."""
+    def describe(
+        self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool, t: datetime = CLOCK_NOW
+    ) -> list[str]:
+        """Every description of ``doc`` the data file's templates give for ``facts`` that no other story
+        document of its kind also gets at ``t`` (shuffled): "the press release of the Chengdu event" says
+        nothing when two events were in Chengdu, and the other press release would answer as well."""
+        taken = self._taken(doc, data, abbrev, t)
+        pool = [x for x in self._descriptions(doc, facts, data, abbrev) if x not in taken]
+        self.rng.shuffle(pool)
+        return pool
+
+    def _taken(self, doc: DocPlan, data: dict[str, Any], abbrev: bool, t: datetime) -> set[str]:
+        """The descriptions the other live story documents of ``doc``'s kind get (in ``data``'s language)."""
+        if data is self.data:
+            peers = [d for d in self.story if d.kind == doc.kind]
+        else:  # the other language: the twins of the story's documents
+            peers = [self.other_docs[id(d)] for d in self.story if d.kind == doc.kind and id(d) in self.other_docs]
+        out: set[str] = set()
+        for d in peers:
+            facts = self.facts_at(d, t)
+            if d is doc or not facts or d.trashed_at is not None:
+                continue
+            out.update(self._descriptions(d, facts, data, abbrev))
+        return out
+
+    def _descriptions(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> list[str]:
         kind = data["kinds"].get(doc.kind, {})
         spoken = {k: _YEAR.sub("", v) for k, v in facts.items()}  # people leave out the current year
         templates = kind.get("abbrev" if abbrev else "describe", [])
@@ -133,9 +157,7 @@ class Gen:
         for key, value in spoken.items():
             for alias in aliases.get(value, []):
                 pool += fillable(templates, {**spoken, key: alias})
-        pool = list(dict.fromkeys(pool))
-        self.rng.shuffle(pool)
-        return pool
+        return list(dict.fromkeys(pool))
 
     def question(self, template_set: str, data: dict[str, Any], values: dict[str, str]) -> str:
         pool = fillable(data["questions"][template_set], values)
@@ -188,14 +210,14 @@ class Gen:
                     "q": self.other["interrogative"][oh.answer],
                     "_answers": [ofacts.get(h.fact, "")],
                 }
-                text = self.worded("paraphrase", self.other, ov, self.describe(od, ofacts, self.other, False), gold)
+                text = self.worded("paraphrase", self.other, ov, self.describe(od, ofacts, self.other, False, t), gold)
                 if text:
                     return text, "cross_language"
         if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV:
-            text = self.worded("paraphrase", self.data, values, self.describe(doc, facts, self.data, True), gold)
+            text = self.worded("paraphrase", self.data, values, self.describe(doc, facts, self.data, True, t), gold)
             if text:
                 return text, "abbreviation"
-        subjects = self.describe(doc, facts, self.data, False)
+        subjects = self.describe(doc, facts, self.data, False, t)
         if not subjects:
             return None
         style = "vague" if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV + VAGUE else template
@@ -282,6 +304,16 @@ def _single_gold(
     if other:
         g.report["dropped_contradicted"] += 1
         return None
+    answer = g.facts_at(doc, t).get(h.fact)
+    for d in [doc, *same]:
+        # a draft or an outdated copy of a gold document that states the answer as the gold does would answer
+        # too (the audit's missing gold); distractors never state an asked fact that way: not asked
+        if any(
+            x.kind in ("draft", "copy") and x.doc.created_at <= t and x.doc.versions[-1].facts.get(h.fact) == answer
+            for x in g.distractors.of(d)
+        ):
+            g.report["dropped_distractor_repeats"] += 1
+            return None
     same = [d for d in same if g.sees(user, d, t)]
     gold = [GoldDoc(doc_id=doc.doc_id, version_id=doc.version_id(n), grade=2 if same else 1)]
     gold += [GoldDoc(doc_id=d.doc_id, version_id=d.version_id(d.version_at(t) or 1), grade=1) for d in same]
