@@ -120,6 +120,26 @@ class Gen:
             (same if f[fact] == mine[fact] else other).append(d)
         return same, other
 
+    def listing(self, doc: DocPlan, fact: str, t: datetime) -> tuple[list[DocPlan], list[DocPlan]]:
+        """Story documents whose tables list a part drawing's part number at ``t`` (a bill of materials):
+        (giving its material as the drawing does, giving another). A BOM row names the part's material, so
+        it answers "the material of part no. X" too."""
+        facts = self.facts_at(doc, t)
+        pn, value = facts.get("pn"), facts.get(fact)
+        same: list[DocPlan] = []
+        other: list[DocPlan] = []
+        if doc.kind != "part" or fact != "material" or not pn or not value:
+            return same, other
+        for d in self.story:
+            n = d.version_at(t)
+            if d is doc or not n or d.trashed_at is not None:
+                continue
+            spec = d.versions[n - 1].spec
+            rows = [r for sec in spec.sections for r in (sec.table or []) if pn in r]
+            if rows:
+                (same if any(value == cell for r in rows for cell in r) else other).append(d)
+        return same, other
+
     # ---------------------------------------------------------------- wording
     def describe(
         self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool, t: datetime = CLOCK_NOW
@@ -301,6 +321,8 @@ def _single_gold(
     g: Gen, doc: DocPlan, h: Hook, t: datetime, n: int, user: str
 ) -> tuple[list[GoldDoc], list[DocPlan]] | None:
     same, other = g.others(doc, h.fact, t)
+    listed, listed_other = g.listing(doc, h.fact, t)
+    same, other = same + listed, other + listed_other
     if other:
         g.report["dropped_contradicted"] += 1
         return None
