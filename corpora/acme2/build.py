@@ -132,7 +132,6 @@ def generation_report(queries: list[EvalQuery], gen: Gen, n_story: int, n_distra
         "chains_checked": chains_seen,
         "chains_rejected": gen.report["chains_rejected"],
         "dropped_contradicted": gen.report["dropped_contradicted"],
-        "dropped_distractor_repeats": gen.report["dropped_distractor_repeats"],
         "typos_added": gen.report["typos_added"],
         "contradictions": 0,  # contradicted questions are dropped (above), never written
         "multi_gold_share": round(sum(1 for q in scored if len(q.gold) > 1) / max(1, len(scored)), 4),

@@ -326,16 +326,6 @@ def _single_gold(
     if other:
         g.report["dropped_contradicted"] += 1
         return None
-    answer = g.facts_at(doc, t).get(h.fact)
-    for d in [doc, *same]:
-        # a draft or an outdated copy of a gold document that states the answer as the gold does would answer
-        # too (the audit's missing gold); distractors never state an asked fact that way: not asked
-        if any(
-            x.kind in ("draft", "copy") and x.doc.created_at <= t and x.doc.versions[-1].facts.get(h.fact) == answer
-            for x in g.distractors.of(d)
-        ):
-            g.report["dropped_distractor_repeats"] += 1
-            return None
     same = [d for d in same if g.sees(user, d, t)]
     gold = [GoldDoc(doc_id=doc.doc_id, version_id=doc.version_id(n), grade=2 if same else 1)]
     gold += [GoldDoc(doc_id=d.doc_id, version_id=d.version_id(d.version_at(t) or 1), grade=1) for d in same]
