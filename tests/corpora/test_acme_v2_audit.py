@@ -79,7 +79,7 @@ def test_chains_are_real(report: dict) -> None:  # type: ignore[type-arg]
 def test_few_missing_gold_candidates_and_typos(report: dict) -> None:  # type: ignore[type-arg]
     """Before issue 12's follow-up: 55 (zh, 35 queries) / 82 (en, 48 queries) candidates, most of them the
     answer value in another document about another thing or only as an author byline (the detector now asks
-    for the fact's role), some true (a description two documents fit; a draft or copy of a co-gold document
-    repeating the answer: the generator now avoids both). Typos: 3.6% / 4.0% before, ~5% now."""
+    for the fact's role), some true (a description two documents fit: no longer used; a BOM listing the part
+    asked about: now grade-1 gold). Typos: 3.6% / 4.0% before, ~5% now."""
     assert report["missing_gold"]["queries"] <= 0.10 * report["scored_queries"]  # 20 / 19 of 234
     assert report["generation"]["typo_share"] >= 0.049
