@@ -13,8 +13,10 @@ its principal at its time (``as_of`` or the corpus clock), and reports:
   document within the top 10, else 0.
 * ``chains``: the chain shortcut rate: multi-hop queries where a hop k >= 2 is in BM25's top 3 over the
   question alone (the chain can be answered without following it).
-* ``missing_gold``: candidates: a non-gold document in some pipeline's top 10 whose text (the version
-  visible at the query's time) contains every answer fact of a single-hop query.
+* ``missing_gold``: candidates: a non-gold document in some pipeline's top 5 with a passage (of the version
+  visible at the query's time) that holds every answer fact of a single-hop query in a role a gold passage
+  gives it (the words before it: ``审批人``, ``contract value is``; a name that is only an author byline or
+  another role does not count) and shares as many question terms as the gold's best passage.
 * ``answer_facts_missing``: answer facts absent from every pinned gold version's extracted text
   (for multi-hop queries: from the last hop).
 * ``near_duplicates``: pairs of live documents whose head versions share >= 80% of their character
@@ -95,6 +97,29 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text)
 
 
+_CLAUSE = re.compile(r".*[。；;！？!?，,：:]")  # everything up to the last clause break before the fact
+_WORD = re.compile(r"[\w\u3400-\u9fff]")
+
+
+def _roles(text: str, fact: str) -> set[str]:
+    """What ``fact`` is in ``text``: for each line holding it, the words just before it in its clause
+    (``审批人：`` -> ``审批人``, ``the total contract value is`` -> ``thetotalcontractvalueis``, a table row
+    ``审批人 王芳`` -> ``审批人``), at most 12 characters. A name alone on a line (an author byline, a title
+    slide's author) has no role: it is not counted."""
+    out = set()
+    for line in text.splitlines():
+        n = _norm(line)
+        i = n.find(fact)
+        while i >= 0:
+            before = n[:i]
+            clause = before[len(m.group(0)) :] if (m := _CLAUSE.match(before)) else before
+            label = (clause or before.rstrip("：:，,")).rstrip("：:")[-12:]
+            if _WORD.search(label):
+                out.add(label)
+            i = n.find(fact, i + 1)
+    return out
+
+
 def _shingles(text: str, n: int = 5) -> set[int]:
     t = _norm(text)
     return {zlib.crc32(t[i : i + n].encode()) for i in range(max(1, len(t) - n + 1))}
@@ -167,24 +192,32 @@ def _missing_gold(
     allowed_chunks: np.ndarray,
     store: Any,
 ) -> list[dict[str, Any]]:
-    """Non-gold documents in some pipeline's top 5 with a visible passage that holds every answer fact and
-    shares at least as many question terms as the gold's best fact-holding passage does: they answer the
-    question as well as the gold does (to be added to gold, or the question made specific)."""
+    """Non-gold documents in some pipeline's top 5 with a visible passage that holds every answer fact in a
+    role a gold passage gives it (``_roles``: the words before the fact, e.g. ``审批人``; not merely the same
+    name as an author byline or as another role) and shares at least as many question terms as the gold's
+    best fact-holding passage does: they answer the question as well as the gold does (to be added to gold,
+    or the question made specific)."""
     from drivebench.simulator.index.tokenize import tokenize
 
     terms = {t for t in tokenize(q.query) if len(t) >= 2}
     facts = [_norm(f) for f in q.answer_facts]
 
-    def best(doc_ids: set[str]) -> int:
+    def best(doc_ids: set[str], roles: list[set[str]] | None = None) -> int:
         scores = [
             len(terms & set(tokenize(store.texts[c])))
             for c in allowed_chunks
-            if store.doc_ids[c] in doc_ids and all(f in _norm(store.texts[c]) for f in facts)
+            if store.doc_ids[c] in doc_ids
+            and all(f in _norm(store.texts[c]) for f in facts)
+            and (roles is None or all(_roles(store.texts[c], f) & r for f, r in zip(facts, roles, strict=True)))
         ]
         return max(scores, default=-1)
 
     pinned = {g.version_id for g in q.gold if g.version_id}
     gold_chunks = [c for v in pinned for c in store.by_version.get(v, [])]
+    gold_texts = [store.texts[c] for c in gold_chunks] or [
+        store.texts[c] for c in allowed_chunks if store.doc_ids[c] in gold
+    ]
+    gold_roles = [set().union(*(_roles(t, f) for t in gold_texts)) for f in facts]
     gold_best = max(
         (
             len(terms & set(tokenize(store.texts[c])))
@@ -197,7 +230,9 @@ def _missing_gold(
         return []
     candidates = sorted({d for p in pipelines for d in rankings[p][:5]} - gold)
     return [
-        {"query_id": q.query_id, "doc_id": d, "facts": q.answer_facts} for d in candidates if best({d}) >= gold_best
+        {"query_id": q.query_id, "doc_id": d, "facts": q.answer_facts}
+        for d in candidates
+        if best({d}, gold_roles) >= gold_best
     ]
 
 

@@ -202,8 +202,7 @@ def add_distractors(s: Scenario, docs: list[DocPlan], data: dict[str, Any], rng:
             if fake:
                 at = office_time(rng, max(CLOCK_START, orig.created_at - timedelta(days=rng.randint(1, 10))))
                 title = words["minutes_title"].format(entity=entity, date=s.date(at))
-                people = "、" if s.lang == "zh" else ", "
-                values = {"attr": hook.attr, "old": fake, "people": people.join(rng.sample(names, 3))}
+                values = {"attr": hook.attr, "old": fake, "people": s.common.join_names(rng.sample(names, 3))}
                 lines = [line.format(**values) for line in words["minutes_lines"]]
                 spec = DocSpec(
                     title=title, file_type="md", language=s.lang, sections=[Section(words["minutes_heading"], lines)]

@@ -120,9 +120,53 @@ class Gen:
             (same if f[fact] == mine[fact] else other).append(d)
         return same, other
 
+    def listing(self, doc: DocPlan, fact: str, t: datetime) -> tuple[list[DocPlan], list[DocPlan]]:
+        """Story documents whose tables list a part drawing's part number at ``t`` (a bill of materials):
+        (giving its material as the drawing does, giving another). A BOM row names the part's material, so
+        it answers "the material of part no. X" too."""
+        facts = self.facts_at(doc, t)
+        pn, value = facts.get("pn"), facts.get(fact)
+        same: list[DocPlan] = []
+        other: list[DocPlan] = []
+        if doc.kind != "part" or fact != "material" or not pn or not value:
+            return same, other
+        for d in self.story:
+            n = d.version_at(t)
+            if d is doc or not n or d.trashed_at is not None:
+                continue
+            spec = d.versions[n - 1].spec
+            rows = [r for sec in spec.sections for r in (sec.table or []) if pn in r]
+            if rows:
+                (same if any(value == cell for r in rows for cell in r) else other).append(d)
+        return same, other
+
     # ---------------------------------------------------------------- wording
-    def describe(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> list[str]:
-        """Every description of ``doc`` the data file's templates give for ``facts`` (shuffled)."""
+    def describe(
+        self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool, t: datetime = CLOCK_NOW
+    ) -> list[str]:
+        """Every description of ``doc`` the data file's templates give for ``facts`` that no other story
+        document of its kind also gets at ``t`` (shuffled): "the press release of the Chengdu event" says
+        nothing when two events were in Chengdu, and the other press release would answer as well."""
+        taken = self._taken(doc, data, abbrev, t)
+        pool = [x for x in self._descriptions(doc, facts, data, abbrev) if x not in taken]
+        self.rng.shuffle(pool)
+        return pool
+
+    def _taken(self, doc: DocPlan, data: dict[str, Any], abbrev: bool, t: datetime) -> set[str]:
+        """The descriptions the other live story documents of ``doc``'s kind get (in ``data``'s language)."""
+        if data is self.data:
+            peers = [d for d in self.story if d.kind == doc.kind]
+        else:  # the other language: the twins of the story's documents
+            peers = [self.other_docs[id(d)] for d in self.story if d.kind == doc.kind and id(d) in self.other_docs]
+        out: set[str] = set()
+        for d in peers:
+            facts = self.facts_at(d, t)
+            if d is doc or not facts or d.trashed_at is not None:
+                continue
+            out.update(self._descriptions(d, facts, data, abbrev))
+        return out
+
+    def _descriptions(self, doc: DocPlan, facts: dict[str, str], data: dict[str, Any], abbrev: bool) -> list[str]:
         kind = data["kinds"].get(doc.kind, {})
         spoken = {k: _YEAR.sub("", v) for k, v in facts.items()}  # people leave out the current year
         templates = kind.get("abbrev" if abbrev else "describe", [])
@@ -133,9 +177,7 @@ class Gen:
         for key, value in spoken.items():
             for alias in aliases.get(value, []):
                 pool += fillable(templates, {**spoken, key: alias})
-        pool = list(dict.fromkeys(pool))
-        self.rng.shuffle(pool)
-        return pool
+        return list(dict.fromkeys(pool))
 
     def question(self, template_set: str, data: dict[str, Any], values: dict[str, str]) -> str:
         pool = fillable(data["questions"][template_set], values)
@@ -153,11 +195,11 @@ class Gen:
             return None
         return min(texts, key=lambda x: self.titles.echo(x, gold))
 
-    def typo(self, text: str) -> str | None:
+    def typo(self, text: str, rng: random.Random | None = None) -> str | None:
         subs = [(a, b) for a, b in self.data["typos"].items() if a in text]
         if not subs:
             return None
-        a, b = self.rng.choice(subs)
+        a, b = (rng or self.rng).choice(subs)
         return text.replace(a, b, 1)
 
     def phrase(self, doc: DocPlan, h: Hook, t: datetime, mode: str = "plain", when: str = "") -> tuple[str, str] | None:
@@ -188,14 +230,14 @@ class Gen:
                     "q": self.other["interrogative"][oh.answer],
                     "_answers": [ofacts.get(h.fact, "")],
                 }
-                text = self.worded("paraphrase", self.other, ov, self.describe(od, ofacts, self.other, False), gold)
+                text = self.worded("paraphrase", self.other, ov, self.describe(od, ofacts, self.other, False, t), gold)
                 if text:
                     return text, "cross_language"
         if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV:
-            text = self.worded("paraphrase", self.data, values, self.describe(doc, facts, self.data, True), gold)
+            text = self.worded("paraphrase", self.data, values, self.describe(doc, facts, self.data, True, t), gold)
             if text:
                 return text, "abbreviation"
-        subjects = self.describe(doc, facts, self.data, False)
+        subjects = self.describe(doc, facts, self.data, False, t)
         if not subjects:
             return None
         style = "vague" if mode == "plain" and roll < KNOWN_ITEM + CROSS + ABBREV + VAGUE else template
@@ -226,8 +268,7 @@ class Gen:
                 key = f"rationale_{d.kind}"
                 return words[key].format(title=doc.title, other=d.doc.title, attr=fact, folder=d.doc.folder)
         if cogold:
-            sep = "、" if self.s.lang == "zh" else ", "
-            others = sep.join(f"《{d.title}》" if self.s.lang == "zh" else f'"{d.title}"' for d in cogold)
+            others = self.s.common.join_names([words["quoted_title"].format(title=d.title) for d in cogold])
             return words["rationale_cogold"].format(title=doc.title, others=others)
         if when:
             return words["rationale_asof"].format(title=doc.title, when=when)
@@ -280,6 +321,8 @@ def _single_gold(
     g: Gen, doc: DocPlan, h: Hook, t: datetime, n: int, user: str
 ) -> tuple[list[GoldDoc], list[DocPlan]] | None:
     same, other = g.others(doc, h.fact, t)
+    listed, listed_other = g.listing(doc, h.fact, t)
+    same, other = same + listed, other + listed_other
     if other:
         g.report["dropped_contradicted"] += 1
         return None
@@ -481,6 +524,29 @@ def _norm(text: str) -> str:
     return _WS.sub("", text)
 
 
+def typos_to_share(g: Gen) -> int:
+    """Bring the share of questions with a typo or homophone up to ``TYPO``: ``noisy`` rolls ``TYPO`` per
+    single and version question, but only questions one of the data file's ``[typos]`` occurs in can take
+    one (so ~3.6-4% came out); pick the missing ones, seeded, among the other single and version questions
+    a substitution applies to. Returns how many were added."""
+    want = round(TYPO * len(g.queries)) - sum(1 for q in g.queries if q.tags.get("noise") == "typo")
+    rng = random.Random(g.rng.getrandbits(64))
+    pool = [q for q in g.queries if q.tags.get("kind") in ("single", "version") and "noise" not in q.tags]
+    rng.shuffle(pool)
+    added = 0
+    for q in pool:
+        if added >= want:
+            break
+        changed = g.typo(q.query, rng)
+        if changed is None or (q.user_id, changed) in g.asked:
+            continue
+        g.asked.add((q.user_id or "", changed))
+        q.query = changed
+        q.tags["noise"] = "typo"
+        added += 1
+    return added
+
+
 def build_evalset(g: Gen, chain_pool: list[Chain]) -> list[EvalQuery]:
     n = max(12, round(len(g.story) * QUERIES_PER_DOC))
     q = {k: max(1, round(n * v)) for k, v in SHARES.items()}
@@ -488,6 +554,7 @@ def build_evalset(g: Gen, chain_pool: list[Chain]) -> list[EvalQuery]:
     versions(g, q["version"])
     permission_pairs(g, q["pairs"])
     singles(g, n - len(g.queries))
+    g.report["typos_added"] += typos_to_share(g)
     for i, query in enumerate(g.queries, 1):
         query.query_id = f"q{i:04d}"
         query.query = _WS.sub(" ", query.query).strip()

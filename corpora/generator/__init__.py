@@ -1,7 +1,7 @@
 """Deterministic enterprise corpus generator: ``build_acme`` writes ``acme-zh`` or ``acme-en``.
 
 Modules: ``organisation`` (departments, users), ``folders`` (the tree), ``documents`` (units that write
-linked documents; text in ``templates/<lang>``), ``versions`` (moves and trash), ``grants``,
+linked documents; every word from the data in ``scenario/<lang>``, rendered by ``content``), ``versions`` (moves and trash), ``grants``,
 ``access`` (the ground truth of who may preview what), ``evalset`` (queries), ``build``.
 """
 

@@ -16,6 +16,7 @@ from typing import Literal
 
 from drivebench.corpora.format import EVALSET_NAME, Clock, Document, Grant, Manifest, Version, write_manifest
 from drivebench.corpora.generator.access import AccessModel
+from drivebench.corpora.generator.content import language_dir
 from drivebench.corpora.generator.documents import UNITS, plan_units
 from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.evalset import build_evalset
@@ -29,11 +30,6 @@ from drivebench.evaluator.schema import EvalQuery, write_jsonl
 
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}
 PARALLEL_FROM = 200  # versions; below this, worker start-up costs more than it saves (acme-*@2 has 811)
-DESCRIPTION = {
-    "zh": "艾克米科技（虚构企业）云盘：部门、项目、密级、继承与拒绝授权、版本与回收站，以及带权限上下文的检索评测集。",
-    "en": "Acme Technologies (a fictional company) cloud drive: departments, projects, secret levels, inherited and "
-    "denied grants, versions and trash, with a permission-aware retrieval eval set.",
-}
 
 
 def doc_count(scale: str | int) -> int:
@@ -112,7 +108,7 @@ def assemble(name: str, s: Scenario, docs: list[DocPlan], seed: int) -> tuple[Ma
         name=name,
         language=s.lang,
         seed=seed,
-        description=DESCRIPTION[s.lang],
+        description=str(s.common.data["description"]),
         clock=Clock(start=CLOCK_START, now=CLOCK_NOW),
         departments=s.org.departments,
         users=s.org.users(),
@@ -147,12 +143,9 @@ def write_files(out: Path, docs: list[DocPlan], workers: int | None = None) -> N
         (out / path).write_bytes(data)
 
 
-def build_acme(
-    out_dir: Path, *, language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"
-) -> Manifest:
+def build_acme(out_dir: Path, *, language: str, seed: int = 7, scale: str | int = "default") -> Manifest:
     """Generate the ``acme-<language>`` corpus into ``out_dir`` and return its manifest."""
-    if language not in ("zh", "en"):
-        raise ValueError(f"language must be 'zh' or 'en', not {language!r}")
+    language_dir(language)  # a clear error for a language without data
     n_docs = doc_count(scale)
     s, docs, chains = plan(language, seed, n_docs)
     manifest, model, _ = assemble(f"acme-{language}", s, docs, seed)

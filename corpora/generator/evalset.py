@@ -27,7 +27,7 @@ fault) cannot find them.
 Every gold document is visible to the asker at the query's time (``as_of`` or ``clock.now``), exists
 then and is never trashed; every answer fact appears in the gold version's text. Askers are picked to
 spread roles (with a preference for the document's own department); ``tags.length`` is measured on
-the question (see ``templates.<lang>.common.style_of``).
+the question (see ``content.CommonText.style_of`` and ``[length]`` in ``scenario/<lang>/common.toml``).
 """
 
 from __future__ import annotations

@@ -1,476 +1,65 @@
-"""Name pools, parallel in Chinese and English: entry ``i`` of a zh pool and of its en pool name the
-same thing, so ``acme-zh`` and ``acme-en`` built with one seed share one scenario and differ in text.
+"""Names of the acme story, read from the data: ``scenario/<lang>/names.toml`` (people, departments, job titles
+and the pools of the story's things) and ``scenario/story.toml`` (what is the same in every language).
+
+Entry ``i`` of a pool names the same thing in every language, so ``acme-zh`` and ``acme-en`` built with one
+seed share one scenario and differ in text; a new language supplies pools of the same lengths.
 """
 
 from __future__ import annotations
 
-PEOPLE_ZH: tuple[str, ...] = (
-    "王芳",
-    "李娜",
-    "张伟",
-    "刘洋",
-    "陈静",
-    "杨磊",
-    "赵敏",
-    "黄涛",
-    "周婷",
-    "吴昊",
-    "徐丽",
-    "孙浩",
-    "马超",
-    "朱琳",
-    "胡斌",
-    "郭靖宇",
-    "何雪",
-    "高翔",
-    "林晓峰",
-    "罗佳",
-    "郑凯",
-    "梁晨",
-    "谢雨桐",
-    "宋佳怡",
-    "唐俊",
-    "许诺",
-    "韩梅",
-    "冯志强",
-    "曹阳",
-    "彭博",
-    "曾琪",
-    "肖楠",
-    "田甜",
-    "袁野",
-    "蒋欣",
-    "蔡文",
-    "余洁",
-    "杜鹏",
-    "叶晴",
-    "程亮",
-    "魏然",
-    "苏畅",
-    "吕方",
-    "沈悦",
-    "任杰",
-    "姚远",
-    "卢璐",
-    "傅强",
-    "钟鸣",
-    "方圆",
-    "石磊",
-    "贾楠",
-    "谭雅",
-    "邹静怡",
-    "熊伟",
-    "陆涛",
-    "郝帅",
-    "白露",
-    "崔颖",
-    "康宁",
-    "毛毅",
-    "邱实",
-    "秦朗",
-    "江帆",
-    "史可",
-    "顾晓",
-    "邵峰",
-    "孟琪",
-    "段雯",
-    "雷鸣",
-    "钱进",
-    "尹航",
-    "易凡",
-    "常青",
-    "武亮",
-    "乔楠",
-    "贺文",
-    "赖斌",
-    "文静",
-    "汤涵",
-)
-PEOPLE_EN: tuple[str, ...] = (
-    "Emma Walker",
-    "Liam Patel",
-    "Olivia Brooks",
-    "Noah Kimura",
-    "Ava Thompson",
-    "Ethan Rivera",
-    "Sophia Nguyen",
-    "Mason Clarke",
-    "Isabella Rossi",
-    "Lucas Meyer",
-    "Mia Johansson",
-    "Logan Reed",
-    "Charlotte Hayes",
-    "James Okafor",
-    "Amelia Foster",
-    "Benjamin Grant",
-    "Harper Lindqvist",
-    "Elijah Morgan",
-    "Evelyn Shaw",
-    "Alexander Novak",
-    "Abigail Turner",
-    "Daniel Cruz",
-    "Emily Parkinson",
-    "Henry Walsh",
-    "Ella Sanders",
-    "Jackson Cole",
-    "Scarlett Ward",
-    "Sebastian Fox",
-    "Grace Bennett",
-    "Owen Fischer",
-    "Chloe Martin",
-    "Samuel Price",
-    "Lily Chandra",
-    "David Hughes",
-    "Zoe Adams",
-    "Matthew Bauer",
-    "Nora Sullivan",
-    "Joseph Romero",
-    "Hannah Becker",
-    "Ryan Gallagher",
-    "Aria Kowalski",
-    "Nathan Ortiz",
-    "Layla Haddad",
-    "Caleb Jensen",
-    "Riley Donovan",
-    "Julian Moreau",
-    "Stella Ivanova",
-    "Isaac Whitfield",
-    "Violet Mercer",
-    "Aaron Castillo",
-    "Penelope Quinn",
-    "Dylan Hartley",
-    "Aurora Silva",
-    "Gavin Tanaka",
-    "Hazel Obrien",
-    "Miles Corbett",
-    "Naomi Fleming",
-    "Adrian Vance",
-    "Leah Sorensen",
-    "Colin Ashby",
-    "Ruby Delgado",
-    "Ian Prescott",
-    "Clara Whitmore",
-    "Felix Andersen",
-    "Ivy Caldwell",
-    "Tristan Boyle",
-    "Eliza Navarro",
-    "Marcus Lindgren",
-    "Paige Holloway",
-    "Simon Achebe",
-    "Tessa Kaur",
-    "Wesley Dunn",
-    "Fiona Marsh",
-    "Grant Ellison",
-    "Holly Vaughn",
-    "Kieran Walsby",
-    "Maya Iyer",
-    "Oscar Pellegrini",
-    "Quinn Radcliffe",
-    "Rosa Mendel",
-)
+from functools import cache
+from pathlib import Path
+from typing import Any
 
-# For people beyond the hand-written pools (candidates, supplier staff, extra users at large scale).
-SURNAMES_ZH = (
-    "王李张刘陈杨赵黄周吴徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘蒋蔡余杜叶程魏苏吕丁沈任姚卢傅钟"
-)
-GIVEN_ZH = (
-    "子涵",
-    "欣怡",
-    "梓萱",
-    "思远",
-    "浩然",
-    "一诺",
-    "雨萱",
-    "宇轩",
-    "可馨",
-    "俊熙",
-    "晨曦",
-    "嘉怡",
-    "若曦",
-    "天佑",
-    "明轩",
-    "诗涵",
-    "博文",
-    "语嫣",
-    "泽宇",
-    "安琪",
-    "铭泽",
-    "梦瑶",
-    "睿哲",
-    "书瑶",
-    "景行",
-)
-FIRST_EN = (
-    "Aiden",
-    "Bella",
-    "Carter",
-    "Daisy",
-    "Eli",
-    "Faith",
-    "Gabriel",
-    "Heidi",
-    "Ivan",
-    "Jade",
-    "Kai",
-    "Luna",
-    "Max",
-    "Nina",
-    "Omar",
-    "Piper",
-    "Reid",
-    "Sadie",
-    "Theo",
-    "Uma",
-    "Vera",
-    "Wyatt",
-    "Xena",
-    "Yusuf",
-    "Zara",
-)
-LAST_EN = (
-    "Abbott",
-    "Barlow",
-    "Conway",
-    "Draper",
-    "Easton",
-    "Farrell",
-    "Garner",
-    "Hendrix",
-    "Ingram",
-    "Jarvis",
-    "Keller",
-    "Lowell",
-    "Maddox",
-    "Norris",
-    "Oakley",
-    "Pruitt",
-    "Ramsey",
-    "Sterling",
-    "Thorne",
-    "Upton",
-    "Valdez",
-    "Winslow",
-    "Yates",
-    "Zimmer",
-    "Brennan",
-    "Cortez",
-    "Delaney",
-    "Emerson",
-    "Fairbanks",
-    "Gentry",
-)
+from drivebench.corpora.generator.content import SCENARIO_DIR, language_dir, read_toml
 
-PROJECT_CODENAMES = (
-    ("星河", "Galaxy"),
-    ("天枢", "Polaris"),
-    ("北斗", "Beacon"),
-    ("青鸟", "Bluebird"),
-    ("磐石", "Bedrock"),
-    ("海燕", "Petrel"),
-    ("启明", "Aurora"),
-    ("凌云", "Skyline"),
-    ("飞鸿", "Falcon"),
-    ("锦程", "Horizon"),
-    ("朝阳", "Sunrise"),
-    ("远航", "Voyager"),
-    ("极光", "Borealis"),
-    ("银杏", "Ginkgo"),
-    ("长风", "Tailwind"),
-    ("鲲鹏", "Osprey"),
-    ("玄武", "Basalt"),
-    ("鸿雁", "Wildgoose"),
-    ("曙光", "Daybreak"),
-    ("灵犀", "Lynx"),
-    ("蓝鲸", "Bluewhale"),
-    ("雪松", "Cedar"),
-    ("星火", "Spark"),
-    ("云帆", "Cloudsail"),
-    ("瀚海", "Seafarer"),
-    ("天穹", "Skydome"),
-    ("明珠", "Pearl"),
-    ("金桥", "Goldbridge"),
-    ("青云", "Cirrus"),
-    ("赤霄", "Crimson"),
-)
-PROJECT_TOPICS = (
-    ("数据中台", "Data Platform"),
-    ("统一认证平台", "Identity Hub"),
-    ("智能客服系统", "Support Assistant"),
-    ("供应链协同平台", "Supply Portal"),
-    ("移动办公App", "Mobile Workspace"),
-    ("日志分析平台", "Log Analytics"),
-    ("计费系统重构", "Billing Rewrite"),
-    ("知识库检索", "Knowledge Search"),
-    ("运维监控平台", "Ops Monitor"),
-    ("订单中心升级", "Order Hub Upgrade"),
-    ("报表自动化", "Report Automation"),
-    ("设备远程运维", "Remote Device Care"),
-)
-ARCHITECTURES = (
-    ("微服务架构，服务间通过 Kafka 消息总线解耦", "microservices decoupled by a Kafka message bus"),
-    ("分层单体架构，按领域拆分模块", "a layered modular monolith split by domain"),
-    ("事件驱动架构，核心链路采用 CQRS", "an event-driven architecture with CQRS on the core path"),
-    ("云原生架构，全部服务部署在 Kubernetes 集群", "a cloud-native architecture on Kubernetes"),
-)
-DATABASES = ("PostgreSQL 15", "TiDB 7.5", "MySQL 8.0", "ClickHouse 23.8", "OceanBase 4.2", "MongoDB 7.0")
 
-PRODUCT_FAMILIES = (
-    ("智能网关", "Smart Gateway", "GW"),
-    ("边缘服务器", "Edge Server", "ES"),
-    ("工业控制器", "Industrial Controller", "IC"),
-    ("环境传感器", "Environment Sensor", "EN"),
-    ("充电桩控制盒", "Charger Control Box", "CB"),
-    ("手持终端", "Handheld Terminal", "HT"),
-    ("储能柜", "Energy Storage Cabinet", "SC"),
-    ("机器人底盘", "Robot Chassis", "RC"),
-)
-PARTS = (
-    ("外壳", "housing"),
-    ("前面板", "front panel"),
-    ("散热器", "heat sink"),
-    ("安装支架", "mounting bracket"),
-    ("底板", "base plate"),
-    ("上盖", "top cover"),
-    ("导光柱", "light pipe"),
-    ("端子排", "terminal block"),
-    ("电源模块支架", "PSU bracket"),
-    ("转接板", "adapter plate"),
-    ("防水接头", "cable gland"),
-    ("密封圈", "gasket"),
-)
-MATERIALS = (
-    ("6061-T6 铝合金", "6061-T6 aluminium"),
-    ("ADC12 压铸铝", "ADC12 die-cast aluminium"),
-    ("SPCC 冷轧钢板", "SPCC cold-rolled steel"),
-    ("PC+ABS 阻燃塑料", "PC+ABS flame-retardant plastic"),
-    ("304 不锈钢", "304 stainless steel"),
-    ("PA66+GF30 尼龙", "PA66+GF30 nylon"),
-)
-FINISHES = (
-    ("本色阳极氧化", "clear anodising"),
-    ("黑色喷砂阳极", "black bead-blast anodising"),
-    ("静电粉末喷涂", "powder coating"),
-    ("镀锌钝化", "zinc plating"),
-    ("电泳涂装", "e-coating"),
-)
-SUPPLIERS = (
-    ("苏州精工五金有限公司", "Precision Metalworks Inc."),
-    ("东莞恒通塑胶制品有限公司", "Harbor Plastics LLC"),
-    ("深圳华锐电子有限公司", "Redwood Electronics Co."),
-    ("宁波力达精密机械有限公司", "Summit Machining Ltd."),
-    ("昆山博远散热科技有限公司", "Coolflow Thermal Inc."),
-    ("无锡中科电源有限公司", "Lakeside Power Systems"),
-    ("佛山顺和压铸有限公司", "Ironbridge Die Casting"),
-    ("杭州立信包装材料有限公司", "Crestline Packaging"),
-    ("常州华盛紧固件有限公司", "Keystone Fasteners Co."),
-    ("厦门联创光电有限公司", "Brightpath Optics Ltd."),
-)
-CITIES = (
-    ("北京", "Boston"),
-    ("上海", "Chicago"),
-    ("深圳", "Austin"),
-    ("成都", "Denver"),
-    ("杭州", "Seattle"),
-    ("武汉", "Atlanta"),
-    ("西安", "Phoenix"),
-    ("南京", "Portland"),
-)
-EVENT_TYPES = (
-    ("新品发布会", "Product Launch"),
-    ("渠道伙伴大会", "Partner Summit"),
-    ("用户沙龙", "User Meetup"),
-    ("行业峰会", "Industry Forum"),
-    ("技术开放日", "Tech Open Day"),
-    ("客户答谢会", "Customer Appreciation Night"),
-)
-VENUES = (
-    ("国际会议中心", "Convention Center"),
-    ("希尔顿酒店宴会厅", "Grand Hotel Ballroom"),
-    ("科技园展厅", "Tech Park Hall"),
-    ("创意园区剧场", "Arts District Theater"),
-    ("会展中心三号馆", "Expo Center Hall 3"),
-)
-SEGMENTS = (
-    ("工业物联网", "industrial IoT"),
-    ("智慧园区", "smart campus"),
-    ("新能源运维", "renewable-energy O&M"),
-    ("企业协同办公", "enterprise collaboration"),
-    ("智能仓储", "smart warehousing"),
-)
-AGENCIES = (
-    ("上海蓝橙广告有限公司", "Blue Orange Creative"),
-    ("北京合一品牌顾问有限公司", "Unity Brand Partners"),
-    ("深圳一格设计有限公司", "Gridline Design Studio"),
-    ("杭州青柠传媒有限公司", "Lime Media Group"),
-)
-PARTNER_WORDS = (
-    ("云启", "Cloudstart"),
-    ("数联", "Datalink"),
-    ("智远", "Farsight"),
-    ("恒信", "Trustwell"),
-    ("博纳", "Bonavia"),
-    ("天成", "Skyforge"),
-    ("华拓", "Expanse"),
-    ("中睿", "Clearmind"),
-    ("联科", "Unitech"),
-    ("新航", "Newcourse"),
-    ("海川", "Riverview"),
-    ("光合", "Photon"),
-    ("锐达", "Keenridge"),
-    ("鼎新", "Tripod"),
-    ("安达", "Anchorpoint"),
-)
-COMPLIANCE_TOPICS = (
-    ("个人信息保护", "personal data protection"),
-    ("数据出境安全评估", "cross-border data transfers"),
-    ("反商业贿赂", "anti-bribery"),
-    ("出口管制", "export control"),
-    ("开源软件许可", "open-source licensing"),
-    ("广告宣传用语", "advertising claims"),
-)
-ARBITRATION = (
-    ("上海国际仲裁中心", "the AAA in New York"),
-    ("中国国际经济贸易仲裁委员会", "JAMS in San Francisco"),
-    ("深圳国际仲裁院", "the ICC in London"),
-    ("北京仲裁委员会", "SIAC in Singapore"),
-)
-COURSES = (
-    ("企业文化与制度", "Company culture and policies"),
-    ("信息安全意识", "Information security awareness"),
-    ("研发流程与代码规范", "Engineering workflow and code standards"),
-    ("产品与解决方案概览", "Products and solutions overview"),
-    ("办公系统使用", "Office systems walkthrough"),
-    ("职业素养与沟通", "Professional communication"),
-)
-POSITIONS = (
-    ("高级后端工程师", "Senior Backend Engineer"),
-    ("前端工程师", "Frontend Engineer"),
-    ("结构设计工程师", "Mechanical Design Engineer"),
-    ("硬件工程师", "Hardware Engineer"),
-    ("财务分析师", "Financial Analyst"),
-    ("市场专员", "Marketing Specialist"),
-    ("测试工程师", "QA Engineer"),
-    ("数据工程师", "Data Engineer"),
-    ("招聘专员", "Recruiter"),
-    ("法务专员", "Legal Counsel"),
-)
-OFFICE_SITES = (
-    ("北京总部 A座 12层", "HQ Tower A, 12th floor"),
-    ("上海研发中心 3号楼", "Chicago R&D Center, Building 3"),
-    ("深圳工厂 行政楼", "Austin plant, admin building"),
-)
+def names(lang: str) -> dict[str, Any]:
+    return _names(language_dir(lang) / "names.toml")
+
+
+@cache
+def _names(path: Path) -> dict[str, Any]:
+    return read_toml(path)
+
+
+@cache
+def story() -> dict[str, Any]:
+    """The language-independent facts (``scenario/story.toml``)."""
+    return read_toml(SCENARIO_DIR / "story.toml")
+
+
+def people(lang: str) -> tuple[str, ...]:
+    """The hand-written pool of people's names (roster first, then outsiders)."""
+    return tuple(names(lang)["people"])
+
+
+def pool(lang: str, name: str) -> tuple[str, ...]:
+    """The pool ``name`` (``parts``, ``suppliers``, ...) in ``lang``."""
+    return tuple(names(lang)["pools"][name])
+
+
+def department_name(lang: str, dept_id: str) -> str:
+    return str(names(lang)["departments"][dept_id])
+
+
+def job_title(lang: str, key: str) -> str:
+    return str(names(lang)["job_titles"][key])
 
 
 def extra_people(lang: str, count: int, taken: set[str]) -> list[str]:
-    """``count`` more distinct names not in ``taken`` and not sub-strings of one another (deterministic order)."""
-    out: list[str] = []
-    if lang == "zh":
-        pool = [s + g for g in GIVEN_ZH for s in SURNAMES_ZH]
+    """``count`` more distinct names not in ``taken`` and not sub-strings of one another (deterministic order):
+    every combination of ``[extra_people]``'s family and given names, ``outer`` varying slowest."""
+    spec = names(lang)["extra_people"]
+    if spec["outer"] == "given":
+        pairs = [(f, g) for g in spec["given"] for f in spec["family"]]
     else:
-        pool = [f"{f} {ln}" for ln in LAST_EN for f in FIRST_EN]
-    for name in pool:
+        pairs = [(f, g) for f in spec["family"] for g in spec["given"]]
+    out: list[str] = []
+    for family, given in pairs:
         if len(out) == count:
             break
+        name = spec["pattern"].format(family=family, given=given)
         if name in taken or any(name in t or t in name for t in taken):
             continue
         out.append(name)

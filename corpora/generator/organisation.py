@@ -12,92 +12,25 @@ the executives (CEO, COO, CTO, CFO, HR director, general counsel) for ``secret``
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from drivebench.corpora.format import Department, User
-from drivebench.corpora.generator.names import PEOPLE_EN, PEOPLE_ZH, extra_people
+from drivebench.corpora.generator.names import department_name, extra_people, job_title, people, story
 
-# id, parent, zh name, en name
-DEPARTMENTS: tuple[tuple[str, str | None, str, str], ...] = (
-    ("acme", None, "艾克米科技", "Acme Technologies"),
-    ("gm", "acme", "总经办", "Executive Office"),
-    ("rd", "acme", "研发中心", "R&D Center"),
-    ("rd-platform", "rd", "平台组", "Platform Team"),
-    ("rd-product", "rd", "产品组", "Product Team"),
-    ("design", "acme", "工程设计部", "Engineering Design"),
-    ("design-mech", "design", "机械设计组", "Mechanical Design"),
-    ("design-elec", "design", "电气设计组", "Electrical Design"),
-    ("finance", "acme", "财务部", "Finance"),
-    ("finance-accounting", "finance", "会计组", "Accounting"),
-    ("finance-procurement", "finance", "采购组", "Procurement"),
-    ("hr", "acme", "人力资源部", "Human Resources"),
-    ("hr-recruiting", "hr", "招聘组", "Recruiting"),
-    ("legal", "acme", "法务部", "Legal"),
-    ("legal-compliance", "legal", "合规组", "Compliance"),
-    ("marketing", "acme", "市场部", "Marketing"),
-    ("marketing-brand", "marketing", "品牌组", "Brand"),
-    ("it", "acme", "信息技术部", "IT"),
-    ("audit", "acme", "审计部", "Internal Audit"),
-)
 
-# department, roles, clearance, zh title, en title -- one line per user, in user-id order
-ROSTER: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = (
-    ("gm", ("manager",), "secret", "总经理", "Chief Executive Officer"),
-    ("gm", ("manager",), "secret", "运营副总裁", "Chief Operating Officer"),
-    ("rd", ("manager", "engineer"), "secret", "研发总监", "Chief Technology Officer"),
-    ("rd-platform", ("manager", "engineer"), "confidential", "平台组经理", "Platform Team Manager"),
-    ("rd-platform", ("engineer",), "confidential", "资深工程师", "Senior Engineer"),
-    ("rd-platform", ("engineer",), "internal", "后端工程师", "Backend Engineer"),
-    ("rd-platform", ("engineer",), "internal", "后端工程师", "Backend Engineer"),
-    ("rd-platform", ("engineer",), "internal", "运维工程师", "Site Reliability Engineer"),
-    ("rd-platform", ("engineer",), "internal", "数据工程师", "Data Engineer"),
-    ("rd-platform", ("intern",), "internal", "研发实习生", "Engineering Intern"),
-    ("rd-platform", ("contractor",), "internal", "外包开发工程师", "Contract Developer"),
-    ("rd-product", ("manager", "engineer"), "confidential", "产品组经理", "Product Team Manager"),
-    ("rd-product", ("engineer",), "internal", "产品经理", "Product Manager"),
-    ("rd-product", ("engineer",), "internal", "前端工程师", "Frontend Engineer"),
-    ("rd-product", ("engineer",), "internal", "测试工程师", "QA Engineer"),
-    ("rd-product", ("engineer",), "internal", "移动端工程师", "Mobile Engineer"),
-    ("rd-product", ("intern",), "internal", "产品实习生", "Product Intern"),
-    ("rd-product", ("contractor",), "internal", "外包测试工程师", "Contract QA Engineer"),
-    ("design", ("manager", "designer"), "confidential", "设计部经理", "Head of Engineering Design"),
-    ("design-mech", ("designer",), "internal", "结构工程师", "Mechanical Engineer"),
-    ("design-mech", ("designer",), "internal", "结构工程师", "Mechanical Engineer"),
-    ("design-mech", ("designer",), "internal", "工艺工程师", "Process Engineer"),
-    ("design-elec", ("designer",), "internal", "电气工程师", "Electrical Engineer"),
-    ("design-elec", ("designer",), "internal", "硬件工程师", "Hardware Engineer"),
-    ("design-elec", ("contractor",), "public", "外协绘图员", "Contract Draughtsperson"),
-    ("finance", ("manager", "finance"), "secret", "财务总监", "Chief Financial Officer"),
-    ("finance-accounting", ("finance",), "confidential", "会计主管", "Accounting Supervisor"),
-    ("finance-accounting", ("finance",), "confidential", "成本会计", "Cost Accountant"),
-    ("finance-procurement", ("manager", "finance"), "confidential", "采购经理", "Procurement Manager"),
-    ("finance-procurement", ("finance",), "confidential", "采购专员", "Buyer"),
-    ("hr", ("manager", "hr"), "secret", "人力资源总监", "HR Director"),
-    ("hr-recruiting", ("hr",), "confidential", "招聘经理", "Recruiting Lead"),
-    ("hr-recruiting", ("hr",), "confidential", "培训专员", "Training Specialist"),
-    ("hr-recruiting", ("intern",), "public", "人事实习生", "HR Intern"),
-    ("legal", ("manager", "legal"), "secret", "法务总监", "General Counsel"),
-    ("legal-compliance", ("legal",), "confidential", "合规经理", "Compliance Manager"),
-    ("legal-compliance", ("legal",), "confidential", "法务专员", "Legal Counsel"),
-    ("marketing", ("manager",), "confidential", "市场总监", "Marketing Director"),
-    ("marketing-brand", ("designer",), "internal", "品牌设计师", "Brand Designer"),
-    ("marketing-brand", ("marketing",), "internal", "市场专员", "Marketing Specialist"),
-    ("marketing-brand", ("marketing",), "internal", "活动策划", "Events Planner"),
-    ("marketing-brand", ("intern",), "internal", "市场实习生", "Marketing Intern"),
-    ("it", ("admin",), "internal", "IT经理", "IT Manager"),
-    ("it", ("admin",), "internal", "系统管理员", "System Administrator"),
-    ("audit", ("auditor",), "confidential", "审计经理", "Audit Manager"),
-    ("audit", ("auditor",), "confidential", "内审专员", "Internal Auditor"),
-    ("rd-platform", ("engineer",), "internal", "安全工程师", "Security Engineer"),
-    ("finance-accounting", ("finance",), "internal", "出纳", "Cashier"),
+def _organisation() -> dict[str, Any]:
+    return dict(story()["organisation"])
+
+
+# id, parent; the roster and the extra staff: (department, roles, clearance, title key), one per user
+DEPARTMENTS: tuple[tuple[str, str | None], ...] = tuple(
+    (d["id"], d.get("parent")) for d in _organisation()["departments"]
 )
-# extra staff at large scale, cycled: department, roles, clearance, zh title, en title
-EXTRA_STAFF: tuple[tuple[str, tuple[str, ...], str, str, str], ...] = (
-    ("rd-platform", ("engineer",), "internal", "后端工程师", "Backend Engineer"),
-    ("rd-product", ("engineer",), "internal", "前端工程师", "Frontend Engineer"),
-    ("design-mech", ("designer",), "internal", "结构工程师", "Mechanical Engineer"),
-    ("design-elec", ("designer",), "internal", "电气工程师", "Electrical Engineer"),
-    ("marketing-brand", ("marketing",), "internal", "市场专员", "Marketing Specialist"),
-    ("finance-accounting", ("finance",), "confidential", "会计", "Accountant"),
+ROSTER: tuple[tuple[str, tuple[str, ...], str, str], ...] = tuple(
+    (r["department"], tuple(r["roles"]), r["clearance"], r["title"]) for r in _organisation()["roster"]
+)
+EXTRA_STAFF: tuple[tuple[str, tuple[str, ...], str, str], ...] = tuple(
+    (r["department"], tuple(r["roles"]), r["clearance"], r["title"]) for r in _organisation()["extra_staff"]
 )
 
 
@@ -162,21 +95,21 @@ class Org:
 
 def build_org(lang: str, n_users: int) -> Org:
     """The departments and ``n_users`` (>= the roster) users; names in ``lang``."""
-    depts = [Department(id=i, name=zh if lang == "zh" else en, parent=parent) for i, parent, zh, en in DEPARTMENTS]
-    pool = list(PEOPLE_ZH if lang == "zh" else PEOPLE_EN)
+    depts = [Department(id=i, name=department_name(lang, i), parent=parent) for i, parent in DEPARTMENTS]
+    pool = list(people(lang))
     rows = list(ROSTER) + [EXTRA_STAFF[i % len(EXTRA_STAFF)] for i in range(max(0, n_users - len(ROSTER)))]
     if len(rows) > len(pool):
         pool += extra_people(lang, len(rows) - len(pool), set(pool))
-    people = []
-    for i, (dept, roles, clearance, zh_title, en_title) in enumerate(rows):
-        people.append(
+    staff = []
+    for i, (dept, roles, clearance, title) in enumerate(rows):
+        staff.append(
             Person(
                 user_id=f"u{i + 1:03d}",
                 name=pool[i],
                 department=dept,
                 roles=roles,
                 clearance=clearance,
-                title=zh_title if lang == "zh" else en_title,
+                title=job_title(lang, title),
             )
         )
-    return Org(people, depts)
+    return Org(staff, depts)

@@ -144,3 +144,18 @@ def test_scenario_data_is_complete() -> None:
                 assert fields(t) <= {"subject", "attr", "q", "when", "title"}, (name, t)
     with pytest.raises(ValueError, match="no acme@2 scenario data"):
         load("fr")
+
+
+def test_five_percent_of_questions_have_a_typo(small: Path) -> None:
+    """``noisy`` rolls 5% per single and version question, ``typos_to_share`` tops up to round(5%) of the set;
+    every typo is one of the data file's substitutions (the question without it is a question of the set's
+    language, not a second copy of another question)."""
+    queries = load_evalset(small / EVALSET_NAME)
+    typos = [q for q in queries if q.tags.get("noise") == "typo"]
+    assert len(typos) >= round(0.05 * len(queries)) >= 3
+    assert len(typos) / len(queries) <= 0.08
+    assert {q.tags["kind"] for q in typos} <= {"single", "version"}
+    subs = load(load_manifest(small).language)["typos"]
+    for q in typos:
+        assert any(b in q.query for b in subs.values()), q.query
+    assert len({(q.user_id, q.query) for q in queries}) == len(queries)

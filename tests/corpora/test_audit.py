@@ -143,3 +143,21 @@ def test_cli_audit_json_and_strict_exit_code() -> None:
     assert "acceptance" in strict.stdout
     bad = runner.invoke(app, ["corpus", "audit", "no-such-corpus"])
     assert bad.exit_code == 2
+
+
+def test_missing_gold_roles_are_what_the_fact_is() -> None:
+    """A missing-gold candidate must state the answer in a role a gold passage gives it: the words before the
+    fact in its clause. A name alone on a line (an author byline, a title slide's author) has no role, so a
+    draft whose only mention of the answer is its author's name is not a candidate."""
+    from drivebench.corpora.audit import _roles
+
+    assert _roles("落实\n责任人：余洁\n*余洁*", "余洁") == {"责任人"}
+    assert _roles("*余洁*", "余洁") == set()
+    assert _roles("活动名称：X\n活动负责人：魏然", "魏然") == {"活动负责人"}
+    assert _roles("审批人 王芳", "王芳") == {"审批人"}  # a table row as extracted
+    assert _roles("艾克米科技今日宣布，将于2026年10月22日在南京举办", "2026年10月22日") == {"将于"}
+    assert _roles("The total contract value is $12,000, sales tax included.", "$12,000") == {"tractvalueis"}
+    assert _roles("Project sponsor: Tom Lee\nSigned off by: Tom Lee", "TomLee") == {
+        "ojectsponsor",
+        "Signedoffby",
+    }  # 12 characters at most

@@ -6,14 +6,13 @@ import random
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from types import ModuleType
 from typing import Any
 
 from drivebench.corpora.format import Folder, Project
+from drivebench.corpora.generator.content import load
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, Hook, VersionPlan, office_time, sub_rng
-from drivebench.corpora.generator.names import PEOPLE_EN, PEOPLE_ZH, extra_people
+from drivebench.corpora.generator.names import extra_people, people, pool
 from drivebench.corpora.generator.organisation import Org, Person
-from drivebench.corpora.generator.templates import load
 from drivebench.corpora.render.spec import DocSpec
 
 LATEST = CLOCK_NOW - timedelta(days=3)  # nothing is created or changed after this
@@ -44,16 +43,22 @@ class Scenario:
         self.common = load(self.lang, "common")
         self.folder("/", kind="other")
         taken = {p.name for p in self.org.people}
-        pool = [n for n in (PEOPLE_ZH if self.lang == "zh" else PEOPLE_EN) if n not in taken]
-        self.outsiders = pool + extra_people(self.lang, 60, taken | set(pool))
+        rest = [n for n in people(self.lang) if n not in taken]
+        self.outsiders = rest + extra_people(self.lang, 60, taken | set(rest))
 
     # -------------------------------------------------------------- text
-    def t(self, module: str) -> ModuleType:
+    def t(self, module: str) -> Any:
+        """The scenario data of ``module`` in this language (``content.load``)."""
         return load(self.lang, module)
 
-    def pick(self, pair: tuple[str, str]) -> str:
-        """The entry for this language of a (zh, en) pair."""
-        return pair[0] if self.lang == "zh" else pair[1]
+    def pool(self, name: str) -> tuple[str, ...]:
+        """A pool of the story's things in this language (``[pools]`` of ``scenario/<lang>/names.toml``)."""
+        return pool(self.lang, name)
+
+    @property
+    def story(self) -> dict[str, Any]:
+        """The language's story values and name patterns (``[story]`` of ``scenario/<lang>/common.toml``)."""
+        return dict(self.common.data["story"])
 
     def date(self, d: datetime) -> str:
         return str(self.common.fmt_date(d))

@@ -13,7 +13,6 @@ from datetime import UTC, datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
 from drivebench.corpora.generator.model import CLOCK_START, Chain, DocPlan, UnitOutput
-from drivebench.corpora.generator.names import AGENCIES, CITIES, EVENT_TYPES, SEGMENTS, VENUES
 
 M = "business"
 FIN_DEPTS = ("rd", "design", "marketing", "hr", "legal", "finance", "gm", "it")
@@ -35,9 +34,9 @@ def _chains(
 def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     n = s.seq("marketing")
     T = s.t(M)
-    ci, ei, si = s.combo("event", len(CITIES), len(EVENT_TYPES), 2)
-    city, etype, season = s.pick(CITIES[ci]), s.pick(EVENT_TYPES[ei]), T.SEASONS[si]
-    event = f"2026{season}{city}{etype}" if s.lang == "zh" else f"{city} {etype} {season} 2026"
+    ci, ei, si = s.combo("event", len(s.pool("cities")), len(s.pool("event_types")), 2)
+    city, etype, season = s.pool("cities")[ci], s.pool("event_types")[ei], T.SEASONS[si]
+    event = s.story["event_name"].format(season=season, city=city, etype=etype)
     director = s.org.head("marketing")
     staff = s.org.in_dept("marketing", "marketing")
     owner = rng.choice(staff)
@@ -52,9 +51,9 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
 
     amounts = [rng.randint(3, 60) * 1000 for _ in T.REQUEST_ITEMS]
     requested = sum(amounts)
-    venues = [rng.randrange(len(VENUES))]
+    venues = [rng.randrange(len(s.pool("venues")))]
     for _ in range(1, n_versions(rng, 0.5)):
-        venues.append(rng.choice([v for v in range(len(VENUES)) if v != venues[-1]]))
+        venues.append(rng.choice([v for v in range(len(s.pool("venues"))) if v != venues[-1]]))
     plan_f = {
         **common,
         "event_date": s.date(event_day),
@@ -79,7 +78,7 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         created=t_plan,
         rng=rng,
         notes=[notes["venue"]] * 4,
-        facts=[{**plan_f, "venue": s.pick(VENUES[v])} for v in venues],
+        facts=[{**plan_f, "venue": s.pool("venues")[v]} for v in venues],
     )
     for fact, ans in (("venue", "what"), ("leads", "number"), ("owner", "who")):
         hook(s, M, campaign, fact, ans)
@@ -115,10 +114,10 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
     for fact, ans in (("approved", "amount"), ("approver", "who")):
         hook(s, M, request, fact, ans)
 
-    segment = s.pick(SEGMENTS[rng.randrange(len(SEGMENTS))])
-    region = s.pick(CITIES[rng.randrange(len(CITIES))])
+    segment = s.pool("segments")[rng.randrange(len(s.pool("segments")))]
+    region = s.pool("cities")[rng.randrange(len(s.pool("cities")))]
     whole, tenth = rng.randint(12, 95), rng.randint(1, 9)
-    size = f"{whole}.{tenth}亿元" if s.lang == "zh" else f"${whole * 10 + tenth} million"
+    size = s.story["market_size"].format(whole=whole, tenth=tenth, tenths=whole * 10 + tenth)
     res_author = rng.choice([*staff, director])
     res_f = {
         **common,
@@ -184,7 +183,7 @@ def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutpu
         "color": rng.choice(T.COLORS),
         "font": rng.choice(T.FONTS),
         "banners": str(rng.randint(4, 20)),
-        "agency": s.pick(AGENCIES[rng.randrange(len(AGENCIES))]),
+        "agency": s.pool("agencies")[rng.randrange(len(s.pool("agencies")))],
         "auth_until": s.date(event_day + timedelta(days=60)),
     }
     kit = new_doc(

@@ -5,7 +5,7 @@ incoming inspection report, a drawing release pack (zip) and legal's review of t
 Links: assembly drawing -> BOM number; part drawing -> BOM number; BOM -> contract number;
 legal review -> contract number.
 
-Drawings are asked about by their content (``CONTENT_SUBJECTS`` of the templates): a part drawing by
+Drawings are asked about by their content (``content_subjects`` in ``scenario/<lang>/design.toml``): a part drawing by
 the part number in its title block, an assembly drawing by the overall dimensions in its notes (unique
 in the corpus, and no number of them is the product's model number). Neither is in the file name.
 """
@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
 from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
-from drivebench.corpora.generator.names import FINISHES, MATERIALS, PARTS, PRODUCT_FAMILIES, SUPPLIERS
+from drivebench.corpora.generator.names import story
 
 M = "design"
 TOLERANCE_CLASSES = ("m", "f", "m", "c")  # general tolerance class of a part drawing (ISO 2768 / GB/T 1804)
@@ -41,16 +41,17 @@ def _dims(s: Scenario, model: str) -> str:
 def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     n = s.seq("design")
     T = s.t(M)
-    fam_zh, fam_en, code = PRODUCT_FAMILIES[(n - 1) % len(PRODUCT_FAMILIES)]
+    families, codes = s.pool("product_families"), story()["product_codes"]
+    family, code = families[(n - 1) % len(families)], codes[(n - 1) % len(codes)]
     model = f"{code}-{100 + 10 * n + n % 7}"
-    product = f"{s.pick((fam_zh, fam_en))} {model}"
-    p1, p2 = (s.pick(PARTS[i]) for i in rng.sample(range(len(PARTS)), 2))
+    product = f"{family} {model}"
+    p1, p2 = (s.pool("parts")[i] for i in rng.sample(range(len(s.pool("parts"))), 2))
     dwg0, dwg1, dwg2 = (f"DWG-{model}-{k:02d}" for k in range(3))
     pn1, pn2 = (f"41{n:03d}-{rng.randint(1000, 9999)}-{k}" for k in (1, 2))
     bom_no, contract_no = f"BOM-{model}", s.no("CG")
     iqc_no, ecn_no, lr_no = s.no("IQC"), s.no("ECN"), s.no("LR")
-    supplier_i, supplier2_i = rng.sample(range(len(SUPPLIERS)), 2)
-    supplier, supplier2 = s.pick(SUPPLIERS[supplier_i]), s.pick(SUPPLIERS[supplier2_i])
+    supplier_i, supplier2_i = rng.sample(range(len(s.pool("suppliers"))), 2)
+    supplier, supplier2 = s.pool("suppliers")[supplier_i], s.pool("suppliers")[supplier2_i]
     head = s.org.head("design")
     mech = [p for p in s.org.in_dept("design-mech", "designer")]
     elec = [p for p in s.org.in_dept("design-elec", "designer")]
@@ -127,13 +128,13 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     # part drawings: the first part changes material (or wall thickness) across revisions
     parts: list[DocPlan] = []
     for k, (dwg, pname, pn, designer) in enumerate(((dwg1, p1, pn1, d_p1), (dwg2, p2, pn2, d_p2)), 1):
-        mats = [rng.randrange(len(MATERIALS))]
+        mats = [rng.randrange(len(s.pool("materials")))]
         thick = [rng.choice([1.5, 2.0, 2.5, 3.0])]
         nv = n_versions(rng, 0.5 if k == 1 else 0.25)
         pnotes = []
         for i in range(1, nv):
             if i % 2:
-                mats.append(rng.choice([m for m in range(len(MATERIALS)) if m != mats[-1]]))
+                mats.append(rng.choice([m for m in range(len(s.pool("materials"))) if m != mats[-1]]))
                 thick.append(thick[-1])
                 pnotes.append(notes["material"])
             else:
@@ -150,7 +151,7 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
             "checker": checker.name,
             "approver": head.name,
             "date": s.date(tk),
-            "finish": s.pick(FINISHES[rng.randrange(len(FINISHES))]),
+            "finish": s.pool("finishes")[rng.randrange(len(s.pool("finishes")))],
             "tolerance": T.TOLERANCE.format(TOLERANCE_CLASSES[s.combo("design:tolerance", 4)[0]]),
         }
         doc = new_doc(
@@ -167,7 +168,7 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
             rng=rng,
             notes=pnotes,
             facts=[
-                {**pf, "material": s.pick(MATERIALS[m]), "thickness": f"{t:.1f} mm", "rev": "ABCDE"[i]}
+                {**pf, "material": s.pool("materials")[m], "thickness": f"{t:.1f} mm", "rev": "ABCDE"[i]}
                 for i, (m, t) in enumerate(zip(mats, thick, strict=True))
             ],
         )
@@ -193,7 +194,9 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     mat2 = part2.versions[-1].facts["material"]
     compiler = rng.choice(mech)
     purchased = rng.sample(range(len(T.PURCHASED)), 2)
-    other = [s.pick(SUPPLIERS[i]) for i in rng.sample([i for i in range(len(SUPPLIERS)) if i != supplier_i], 2)]
+    other = [
+        s.pool("suppliers")[i] for i in rng.sample([i for i in range(len(s.pool("suppliers"))) if i != supplier_i], 2)
+    ]
 
     bought = []
     for j, (pi, sup) in enumerate(zip(purchased, other, strict=True), 3):

@@ -14,15 +14,6 @@ from datetime import datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
 from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
-from drivebench.corpora.generator.names import (
-    ARBITRATION,
-    CITIES,
-    COMPLIANCE_TOPICS,
-    COURSES,
-    OFFICE_SITES,
-    PARTNER_WORDS,
-    POSITIONS,
-)
 
 M = "people"
 POSITION_DEPT = (
@@ -48,6 +39,13 @@ COURSE_TRAINERS = (
 )
 
 
+def _local(s: Scenario, amount: int) -> int:
+    """A salary of the story in the language's currency: divided by ``[story] salary_divisor``, rounded
+    down to 100 (the story's salaries are in yuan; a divisor of 1 keeps them)."""
+    divisor = int(s.story["salary_divisor"])
+    return amount if divisor == 1 else amount // divisor // 100 * 100
+
+
 def _at(base: datetime, lo: int, hi: int, rng: random.Random) -> datetime:
     return min(base + timedelta(days=rng.randint(lo, hi)), LATEST)
 
@@ -67,7 +65,7 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     hr_lead = s.org.first("hr-recruiting", "hr")
     organizer = s.org.in_dept("hr-recruiting", "hr")[1]
     report = base + timedelta(days=rng.randint(20, 50))
-    site = s.pick(OFFICE_SITES[rng.randrange(len(OFFICE_SITES))])
+    site = s.pool("office_sites")[rng.randrange(len(s.pool("office_sites")))]
     tr_no = s.no("TR")
     common = {"batch": batch, "tr_no": tr_no, "site": site}
     out = UnitOutput()
@@ -77,14 +75,14 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     candidates = []
     for _ in range(2):
         candidate = s.outsider()
-        pi = rng.randrange(len(POSITIONS))
+        pi = rng.randrange(len(s.pool("positions")))
         dept = POSITION_DEPT[pi]
         salary = rng.randint(12, 45) * 1000
-        salary = salary if s.lang == "zh" else salary // 3 // 100 * 100
+        salary = _local(s, salary)
         f = {
             **common,
             "candidate": candidate,
-            "position": s.pick(POSITIONS[pi]),
+            "position": s.pool("positions")[pi],
             "dept": names[dept],
             "salary": s.money(salary),
             "probation": str(rng.choice([3, 6])),
@@ -131,12 +129,14 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     for fact, ans in (("report", "date"), ("site", "what"), ("it_contact", "who")):
         hook(s, M, onboarding, fact, ans)
 
-    picks = rng.sample(range(len(COURSES)), 4)
+    picks = rng.sample(range(len(s.pool("courses"))), 4)
     rows = []
     for j, ci in enumerate(picks):
         dept, role = COURSE_TRAINERS[ci]
         trainer = rng.choice(s.org.in_dept(dept, role))
-        rows.append((s.pick(COURSES[ci]), trainer.name, s.date(report + timedelta(days=j)), str(rng.choice([2, 3, 4]))))
+        rows.append(
+            (s.pool("courses")[ci], trainer.name, s.date(report + timedelta(days=j)), str(rng.choice([2, 3, 4])))
+        )
     tr_f = {**common, "organizer": organizer.name, "courses": rows, "course": rows[0][0], "trainer": rows[0][1]}
     scores = [rng.choice([60, 70, 75, 80, 85])]
     for _ in range(1, n_versions(rng, 0.3)):
@@ -166,8 +166,7 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     firsts = [after[0]]
     for _ in range(1, n_versions(rng, 0.4)):
         firsts.append(firsts[-1] + rng.choice([-1, 1]) * rng.randint(2, 10) * 100)
-    if s.lang == "en":
-        before, after, firsts = ([x // 3 // 100 * 100 for x in xs] for xs in (before, after, firsts))
+    before, after, firsts = ([_local(s, x) for x in xs] for xs in (before, after, firsts))
 
     def sal_facts(first: int) -> dict[str, object]:
         amounts = [first, *after[1:]]
@@ -220,9 +219,9 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
 def legal_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     s.seq("legal")
     T = s.t(M)
-    ci, wi = s.combo("partner", len(CITIES), len(PARTNER_WORDS))
-    city, word = s.pick(CITIES[ci]), s.pick(PARTNER_WORDS[wi])
-    partner = f"{city}{word}科技有限公司" if s.lang == "zh" else f"{word} {city} Inc."
+    ci, wi = s.combo("partner", len(s.pool("cities")), len(s.pool("partner_words")))
+    city, word = s.pool("cities")[ci], s.pool("partner_words")[wi]
+    partner = s.story["partner_name"].format(city=city, word=word)
     nda_no, cm_no, lo_no, archive_no = s.no("NDA"), s.no("CM"), s.no("LO"), s.no("GD")
     common = {"partner": partner, "nda_no": nda_no, "cm_no": cm_no, "lo_no": lo_no, "archive_no": archive_no}
     gc = s.org.head("legal")
@@ -238,7 +237,7 @@ def legal_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         **common,
         "purpose": rng.choice(T.PURPOSES),
         "effective": s.date(t_nda),
-        "arbitration": s.pick(ARBITRATION[rng.randrange(len(ARBITRATION))]),
+        "arbitration": s.pool("arbitration")[rng.randrange(len(s.pool("arbitration")))],
         "signatory": rng.choice([gc, coo]).name,
         "partner_rep": s.outsider(),
     }
@@ -285,7 +284,11 @@ def legal_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     deadlines = [t_cm + timedelta(days=rng.randint(20, 60))]
     for _ in range(1, n_versions(rng, 0.4)):
         deadlines.append(deadlines[-1] + timedelta(days=rng.randint(14, 40)))
-    cm_f = {**common, "topic": s.pick(COMPLIANCE_TOPICS[rng.randrange(len(COMPLIANCE_TOPICS))]), "owner": owner.name}
+    cm_f = {
+        **common,
+        "topic": s.pool("compliance_topics")[rng.randrange(len(s.pool("compliance_topics")))],
+        "owner": owner.name,
+    }
     memo = new_doc(
         s,
         key="compliance",

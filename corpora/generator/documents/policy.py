@@ -10,19 +10,16 @@ from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, 
 from drivebench.corpora.generator.model import UnitOutput
 
 M = "policy"
-LEAVE = (("5天", "5 days"), ("7天", "7 days"), ("10天", "10 days"))
-HOTEL = ((500, 200), (600, 250), (650, 275))
-PASSWORD = (("8 位", "8 characters"), ("10 位", "10 characters"), ("12 位", "12 characters"))
 
 
 def policy_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     notes = s.common.VERSION_NOTES
     policies = s.folder(f"/{s.name('public')}/{s.name('policies')}", kind="shared")
     news = s.folder(f"/{s.name('public')}/{s.name('news')}", kind="shared")
-    zh = s.lang == "zh"
+    st = s.story
     out = UnitOutput()
     nv = rng.choice([2, 3])
-    hb_f = {"hours": "9:00-18:00" if zh else "9:00 am to 6:00 pm", "probation": "六个月" if zh else "six months"}
+    hb_f = {"hours": st["office_hours"], "probation": st["probation"]}
     handbook = new_doc(
         s,
         key="handbook",
@@ -37,18 +34,18 @@ def policy_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         rng=rng,
         gap=(40, 90),
         notes=[notes["leave"]] * 2,
-        facts=[{**hb_f, "leave": s.pick(x)} for x in LEAVE[:nv]],
+        facts=[{**hb_f, "leave": x} for x in st["annual_leave"][:nv]],
     )
     for fact, ans in (("leave", "what"), ("probation", "what"), ("hours", "what")):
         hook(s, M, handbook, fact, ans)
 
     nv = rng.choice([2, 3])
-    money = [(s.money(h[0] if zh else h[1])) for h in HOTEL]
+    money = [s.money(h) for h in st["hotel_limit"]]
     ep_f = {
-        "hotel2": s.money(450 if zh else 180),
-        "hotel3": s.money(350 if zh else 150),
-        "per_diem": s.money(100 if zh else 60),
-        "threshold": s.money(20000 if zh else 5000),
+        "hotel2": s.money(st["hotel_limit_tier2"]),
+        "hotel3": s.money(st["hotel_limit_tier3"]),
+        "per_diem": s.money(st["per_diem"]),
+        "threshold": s.money(st["approval_threshold"]),
     }
     expense = new_doc(
         s,
@@ -71,7 +68,7 @@ def policy_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
 
     nv = rng.choice([2, 3])
     admin = s.org.first("it", "admin")
-    it_f = {"rotation": "90 天" if zh else "90 days", "contact": s.org.in_dept("it", "admin")[1].name}
+    it_f = {"rotation": st["password_rotation"], "contact": s.org.in_dept("it", "admin")[1].name}
     security = new_doc(
         s,
         key="it_security",
@@ -86,7 +83,7 @@ def policy_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         rng=rng,
         gap=(30, 80),
         notes=[notes["password"]] * 2,
-        facts=[{**it_f, "length": s.pick(x)} for x in PASSWORD[:nv]],
+        facts=[{**it_f, "length": x} for x in st["password_length"][:nv]],
     )
     for fact, ans in (("length", "what"), ("rotation", "what"), ("contact", "who")):
         hook(s, M, security, fact, ans)

@@ -22,7 +22,7 @@ from drivebench.corpora.generator.documents.base import (
     subject,
 )
 from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, UnitOutput, day
-from drivebench.corpora.generator.names import ARCHITECTURES, DATABASES, PROJECT_CODENAMES, PROJECT_TOPICS
+from drivebench.corpora.generator.names import story
 from drivebench.corpora.generator.organisation import Person
 
 M = "project"
@@ -87,9 +87,10 @@ def _split(total: int, parts: int, rng: random.Random) -> list[int]:
 
 def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     n = s.seq("project")
-    ci, ti = s.combo("project", len(PROJECT_CODENAMES), len(PROJECT_TOPICS))
-    sep = "" if s.lang == "zh" else " "
-    project = s.pick(PROJECT_CODENAMES[ci]) + sep + s.pick(PROJECT_TOPICS[ti])
+    ci, ti = s.combo("project", len(s.pool("project_codenames")), len(s.pool("project_topics")))
+    project = s.story["project_name"].format(
+        codename=s.pool("project_codenames")[ci], topic=s.pool("project_topics")[ti]
+    )
     pid = f"prj-{n:03d}"
     members, ppl = _members(s, rng, n, base)
     team = ppl["head"].department
@@ -116,8 +117,8 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         "minutes_no": minutes_no,
         "budget_no": budget_no,
     }
-    arch = s.pick(ARCHITECTURES[rng.randrange(len(ARCHITECTURES))])
-    db = rng.choice(DATABASES)
+    arch = s.pool("architectures")[rng.randrange(len(s.pool("architectures")))]
+    db = rng.choice(story()["databases"])
     goal = T.GOALS[ti]
     risk = rng.choice(T.RISKS)
     out = UnitOutput()
