@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -30,9 +31,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("DRIVEBENCH_TOKEN_SECRET", "bench-workers-" + "0" * 32)  # the servers' tokens, known here
 
-import httpx
 
 from drivebench.api import load_simulator
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: python benchmarks/bench_workers.py
+from benchmarks.bench_recall_http import throughput
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.schema import load_evalset
 from drivebench.server import ReplicaSpec, limit_search_threads, start_replicas
@@ -47,34 +50,6 @@ WORKERS = (1, 2)
 IN_FLIGHT = (1, 4)
 REQUESTS = int(os.environ.get("BENCH_REQUESTS", 120 if QUICK else 400))
 TARGET = 1.5
-
-
-def throughput(url: str, headers: dict[str, str], bodies: list[dict[str, Any]], in_flight: int) -> float:
-    """Requests/s with ``in_flight`` client threads, each on its own keep-alive connection."""
-    shares = [bodies[i::in_flight] for i in range(in_flight)]
-    errors: list[str] = []
-    barrier = threading.Barrier(in_flight + 1)
-
-    def run(share: list[dict[str, Any]]) -> None:
-        with httpx.Client(base_url=url, headers=headers, timeout=120) as http:
-            http.post("/api/mcp/recall", json=share[0])  # connected (and warm) before the clock starts
-            barrier.wait()
-            for body in share:
-                r = http.post("/api/mcp/recall", json=body)
-                if r.status_code != 200:
-                    errors.append(r.text)
-
-    threads = [threading.Thread(target=run, args=(s,)) for s in shares]
-    for t in threads:
-        t.start()
-    barrier.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    elapsed = time.perf_counter() - t0
-    if errors:
-        raise RuntimeError(f"{len(errors)} failed requests: {errors[:2]}")
-    return len(bodies) / elapsed
 
 
 def batcher_in_process(sim: Any, queries: list[Any], principals: dict[str, Any]) -> dict[str, float]:
