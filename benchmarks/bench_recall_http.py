@@ -28,6 +28,7 @@ import statistics
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
@@ -202,12 +203,18 @@ def main() -> None:
         f"default ({DEFAULT_PIPELINE}) p50 = {result['default_over_floor_p50']:.2f}x the query-embedding floor; "
         f"{result['default_over_bm25_p50']:.2f}x bm25; dense in-process {result['dense_inprocess_over_floor_p50']:.2f}x"
     )
+    report_checks(result, checks, OUT)
+
+
+def report_checks(result: dict[str, Any], checks: dict[str, bool], out: Path) -> None:
+    """Print each target met/MISSED, write ``result`` (with the checks) to ``out`` as JSON, and exit 1 when a
+    target was missed (``python -m benchmarks`` reads the exit code)."""
     for name, ok in checks.items():
         print(f"  {'met   ' if ok else 'MISSED'} {name}")
     result["checks"] = checks
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {OUT}")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=1) + "\n")
+    print(f"wrote {out}")
     raise SystemExit(0 if all(checks.values()) else 1)
 
 

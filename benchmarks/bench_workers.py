@@ -19,7 +19,6 @@ Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_wor
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
@@ -35,7 +34,7 @@ os.environ.setdefault("DRIVEBENCH_TOKEN_SECRET", "bench-workers-" + "0" * 32)  #
 from drivebench.api import load_simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: python benchmarks/bench_workers.py
-from benchmarks.bench_recall_http import throughput
+from benchmarks.bench_recall_http import report_checks, throughput
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.schema import load_evalset
 from drivebench.server import ReplicaSpec, limit_search_threads, start_replicas
@@ -130,12 +129,7 @@ def main() -> None:
         f"{batching['queries_per_encode_4']} at 4 in flight"
     )
     result["dense_batcher_in_process"] = batching
-    for name, ok in checks.items():
-        print(f"  {'met   ' if ok else 'MISSED'} {name}")
-    result["checks"] = checks
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {OUT}")
+    report_checks(result, checks, OUT)  # exits 1 when a target was missed
 
 
 if __name__ == "__main__":
