@@ -9,7 +9,6 @@ vector packs (``vector_packs``: verified against the embedder before first use),
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 from collections.abc import Callable
@@ -18,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from drivebench.simulator.index.embedders import Embedder
-from drivebench.simulator.index.vector_packs import VectorPacks
+from drivebench.simulator.index.vector_packs import VectorPacks, text_digest
 
 SLICE_BATCHES = 8  # with progress: encode calls of 8 model batches (smooth bar, little padding lost)
 
@@ -49,7 +48,7 @@ class EmbeddingCache:
 
     @staticmethod
     def _key(fingerprint: str, text: str) -> str:
-        return f"{fingerprint}/" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+        return f"{fingerprint}/" + text_digest(text).hex()  # the vector packs' key, with the fingerprint
 
     def missing(self, embedder: Embedder, texts: list[str]) -> int:
         """How many distinct texts of ``texts`` would have to be encoded (not in the cache)."""
