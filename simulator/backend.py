@@ -166,7 +166,7 @@ class Simulator:
         )
         for r in report.rejected:
             log.warning("rejected %s %s: %s (%s)", r.doc_id, r.version_id, r.reason, r.message)
-        self.store.lexical.compact()  # a bulk load: no spare capacity left in the postings
+        self.store.compact()  # a bulk load: no spare capacity left in the postings or the flat index
         if self.cache.packs is not None:
             self.cache.packs.release()  # the packs' vectors are in the index now: ~5 MB not kept twice
         release_free_memory()  # the load's transient parse/tokenise buffers (issue #14: ~0.9 KB/chunk at 3,000 docs)

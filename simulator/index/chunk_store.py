@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,7 +61,8 @@ class ChunkStore:
         self.ordinals: list[int] = []
         self.alive = np.zeros(0, dtype=bool)  # a view of _alive_buf's first len(self) entries, republished per add
         self._alive_buf = self.alive
-        self.by_version: dict[str, list[int]] = {}
+        # a version's chunk ids, contiguous when added here: a range (48 bytes) instead of a list of ints (~36 per chunk)
+        self.by_version: dict[str, Sequence[int]] = {}
         self.lexical = LexicalIndex()  # positional: lexical row i is chunk id i
         self.lock = threading.RLock()
         self.vector_backend: Any = None  # issue 16 hook: an external vector store (Milvus) mirroring adds/removals
@@ -93,7 +95,7 @@ class ChunkStore:
                 self.ordinals.append(ordinal)
             self.lexical.add([text for text, _ in chunks])
             self._grow_alive(len(chunks))
-            self.by_version[version_id] = ids.tolist()
+            self.by_version[version_id] = range(start, start + len(chunks))
             if self.vector_backend is not None:  # issue 16 hook (vector_store.py): queue the rows for Milvus
                 self.vector_backend.added(ids.tolist())
             return ids.tolist()
@@ -112,9 +114,26 @@ class ChunkStore:
         buf[n : n + k] = True
         self.alive = buf[: n + k]
 
+    def compact(self) -> None:
+        """After a bulk load: the BM25 postings merged into one segment, and the flat index rebuilt at its
+        exact size. FAISS keeps its vectors in a std::vector that grew by doubling while versions were added
+        one by one: up to half of it spare (6.6 MB beyond 18.5 MB of vectors at 10,000 documents). The copy
+        holds the same vectors under the same ids (searches equal bit for bit); it is swapped in under the
+        lock, so no search sees a half-built index."""
+        self.lexical.compact()
+        with self.lock:
+            flat = faiss.downcast_index(self.index.index)
+            n = int(flat.ntotal)
+            vectors = flat.reconstruct_n(0, n) if n else np.zeros((0, self.dim), dtype=np.float32)
+            ids = faiss.vector_to_array(self.index.id_map).astype(np.int64)
+            fresh = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
+            if n:
+                fresh.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+            self.index = fresh
+
     def remove_version(self, version_id: str) -> int:
         with self.lock:
-            ids = self.by_version.pop(version_id, [])
+            ids = list(self.by_version.pop(version_id, []))
             if ids:
                 self.index.remove_ids(np.array(ids, dtype=np.int64))
                 if self.ann is not None:

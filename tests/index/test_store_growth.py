@@ -51,3 +51,22 @@ def test_compact_trims_capacity_and_changes_no_score() -> None:
     assert index.scores("预算", len(index))[-1] > 0 and set(index._postings) == {"预算", "budget"}
     index.compact()  # a second segment merges the first with what came since
     assert index._postings == {} and index.scores("预算", len(index))[-1] > 0
+
+
+def test_store_compact_rebuilds_the_flat_index_with_the_same_answers() -> None:
+    store = ChunkStore(8, "flat")
+    for i in range(120):
+        store.add(f"d{i}", f"d{i}-v1", [(TEXTS[i % 5], "p"), (TEXTS[(i + 2) % 5], "p")], _vectors(2 * i + 2)[:2])
+    store.remove_version("d3-v1")  # a hole in the ids
+    queries, mask = _vectors(5), np.ones(len(store), dtype=bool)
+    mask[::3] = False
+    before = [store.search(q, mask, 7) for q in queries] + [store.search(q, store.alive, 240) for q in queries]
+    old = store.index
+    store.compact()
+    assert store.index is not old and store.index.ntotal == old.ntotal == 238
+    after = [store.search(q, mask, 7) for q in queries] + [store.search(q, store.alive, 240) for q in queries]
+    assert after == before  # same ids, same scores, same order
+    store.remove_version("d5-v1")  # the rebuilt index still maps ids: removal and additions work as before
+    store.add("dz", "dz-v1", [("预算", "p")], _vectors(1))
+    hits = store.search(_vectors(1)[0], store.alive, 3)
+    assert hits[0].chunk_id == 240 and not {10, 11} & {h.chunk_id for h in store.search(queries[0], store.alive, 240)}
