@@ -452,14 +452,20 @@ class Simulator:
             if backend is not None:
                 generation = backend.sync(start, end, trash)
             t = to_us(at)
-            known = chunk_doc >= 0
-            allowed = np.zeros(len(chunk_doc), dtype=bool)
-            allowed[known] = doc_mask[chunk_doc[known]]
-            span_doc, span_lo, span_hi = self._closed_trash
-            in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)  # last slot: unknown documents
+            # per document, one extra slot last: chunk_doc is -1 for chunks of unknown documents, and
+            # take(-1) reads that slot (never allowed, never in the trash). O(chunks) in a few passes
+            # without boolean fancy indexing (1.0 -> 0.4 ms at 116,000 chunks; issue #14)
+            per_doc = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
+            per_doc[: len(doc_mask)] = doc_mask
+            mask = start <= t
+            mask &= end > t
+            mask &= trash > t
+            mask &= per_doc.take(chunk_doc)
             if historical:  # as_of: earlier stays in the trash count too
+                span_doc, span_lo, span_hi = self._closed_trash
+                in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
-            mask = allowed & (start <= t) & (t < end) & (t < trash) & ~in_trash[chunk_doc]
+                mask &= ~in_trash.take(chunk_doc)
             return vector_store.visible_mask(mask, t, generation)  # issue 16: the instant travels to Milvus
 
     # ------------------------------------------------------------------ recall
