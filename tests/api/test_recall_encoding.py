@@ -61,7 +61,9 @@ def outcomes(draw: st.DrawFn) -> tuple[RecallRequest, RecallOutcome, list[str]]:
 
 @settings(max_examples=200, deadline=None)
 @given(outcomes())
-def test_recall_json_is_the_response_models_json_byte_for_byte(case: tuple[RecallRequest, RecallOutcome, list[str]]) -> None:
+def test_recall_json_is_the_response_models_json_byte_for_byte(
+    case: tuple[RecallRequest, RecallOutcome, list[str]],
+) -> None:
     req, outcome, warnings = case
     assert recall_json(req, outcome, warnings) == to_response(req, outcome, warnings).model_dump_json().encode()
 
