@@ -12,7 +12,7 @@ Target: default p50 <= 1.5x the floor. Prints p50/p95 and the ratios; writes
 Issue #14 adds, in the same run: each pipeline's in-process ``Simulator.recall`` p50 next to its HTTP p50
 (target: HTTP <= in-process + 2 ms at one request in flight; dense in-process <= 1.3x the floor). Each query
 is recalled in-process right after its HTTP request, so both see the same machine load and the same caches
-(a recall served between a client's and a server's work runs ~0.2-0.4 ms slower at 300 documents than one
+(a recall served between a client's and a server's work ran 0.1-0.35 ms slower at 300 documents than one
 of a back-to-back loop, whose p50 is printed beside it, not judged). Also
 throughput at 1 and 4 requests in flight (4 client threads, one keep-alive connection each; target:
 4 in flight >= 1.5x one in flight, for BM25 and for dense, whose concurrent query encodes are
