@@ -13,6 +13,9 @@ History for point-in-time (``as_of``) questions lives on the records themselves:
 * ``DocumentRec.versions``: every kept version, each current from its ``created_at`` until the next.
 
 An empty history list means "always as it is now" (records built directly, e.g. by benchmarks).
+
+The records a drive holds one or more of per document use ``__slots__`` (issue #14: a slotted record is about a
+third of the memory of one with a ``__dict__``; at 100,000 documents that is tens of MB).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 
-@dataclass
+@dataclass(slots=True)
 class UserRec:
     user_id: str
     name: str
@@ -38,7 +41,7 @@ class DepartmentRec:
     parent: str | None
 
 
-@dataclass
+@dataclass(slots=True)
 class MembershipRec:
     user_id: str
     role: str
@@ -53,13 +56,13 @@ class ProjectRec:
     members: list[MembershipRec] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(slots=True)
 class FolderMove:
     since: datetime | None  # None: from the beginning
     parent_id: str | None
 
 
-@dataclass
+@dataclass(slots=True)
 class FolderNode:
     folder_id: str
     name: str
@@ -80,20 +83,20 @@ class FolderNode:
         return current
 
 
-@dataclass
+@dataclass(slots=True)
 class Placement:
     since: datetime | None  # None: from the beginning
     folder_id: str
     name: str
 
 
-@dataclass
+@dataclass(slots=True)
 class TrashSpan:
     start: datetime
     end: datetime | None = None  # None: still in the trash
 
 
-@dataclass
+@dataclass(slots=True)
 class VersionRec:
     version_id: str
     version: int
@@ -105,7 +108,7 @@ class VersionRec:
     restored_from: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class DocumentRec:
     doc_id: str
     name: str
@@ -151,7 +154,7 @@ class DocumentRec:
         return current
 
 
-@dataclass
+@dataclass(slots=True)
 class GrantRec:
     grant_id: str
     subject: str  # Casbin subject key: user:<id>, role:<name>, dept:<id>, project:<id>, everyone

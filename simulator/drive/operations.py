@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
@@ -194,14 +194,15 @@ class DriveOperations:
         """Call before changing a record in place: a failed write restores it."""
         undo = self._undo
         if undo is not None and id(record) not in undo.records:
-            undo.records[id(record)] = (record, copy.deepcopy(record.__dict__))
+            saved = {f.name: getattr(record, f.name) for f in fields(record)}  # type: ignore[arg-type]
+            undo.records[id(record)] = (record, copy.deepcopy(saved))
 
     def _rollback(self: Drive, undo: Undo | None) -> None:
         if undo is None:
             return
         for record, saved in undo.records.values():
-            record.__dict__.clear()
-            record.__dict__.update(saved)
+            for name, value in saved.items():
+                setattr(record, name, value)
         for name, saved_container in undo.containers.items():  # key by key: lock-free readers never see it empty
             container = getattr(self, name)
             for key in [k for k in container if k not in saved_container]:

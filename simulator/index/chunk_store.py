@@ -14,6 +14,7 @@ source of truth (it is what ``persistence`` writes), the ANN is derived from it.
 
 from __future__ import annotations
 
+import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -86,7 +87,7 @@ class ChunkStore:
                     self.ann.add(vectors, ids)
             for ordinal, (text, part) in enumerate(chunks):
                 self.texts.append(text)
-                self.parts.append(part)
+                self.parts.append(sys.intern(part))  # a handful of labels (body, page 3, ...) shared
                 self.doc_ids.append(doc_id)
                 self.version_ids.append(version_id)
                 self.ordinals.append(ordinal)

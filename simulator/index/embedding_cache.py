@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from drivebench.simulator.index.cache_db import connect
 from drivebench.simulator.index.embedders import Embedder
 from drivebench.simulator.index.vector_packs import VectorPacks, text_digest
 
@@ -41,10 +42,7 @@ class EmbeddingCache:
         self.encoded = 0  # texts this process had to encode (neither cached nor packed)
         self._conn: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
+            self._conn = connect(path, "CREATE TABLE IF NOT EXISTS emb (k TEXT PRIMARY KEY, v BLOB NOT NULL)")
 
     @staticmethod
     def _key(fingerprint: str, text: str) -> str:

@@ -15,6 +15,8 @@ import threading
 from functools import cache
 from pathlib import Path
 
+from drivebench.simulator.index.cache_db import connect
+
 _EXTRACT_DIR = Path(__file__).resolve().parents[1] / "extract"
 
 
@@ -32,10 +34,7 @@ class ExtractionCache:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("CREATE TABLE IF NOT EXISTS extraction (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
+            self._conn = connect(path, "CREATE TABLE IF NOT EXISTS extraction (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
 
     @staticmethod
     def key(blob: str, name: str, settings: dict[str, object]) -> str:

@@ -90,6 +90,15 @@ def write_pack(path: Path, fingerprint: str, texts: Iterable[str], vectors: np.n
     return len(order)
 
 
+def read_fingerprint(path: Path) -> str:
+    """A pack's fingerprint, without reading its arrays; raises ValueError when it is not a pack."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return str(data["fingerprint"])
+    except Exception as exc:  # zip, pickle refusal, missing array: all mean "not a pack"
+        raise ValueError(f"{path}: not a vector pack ({type(exc).__name__}: {exc})") from exc
+
+
 def read_pack(path: Path) -> VectorPack:
     """Read and check the shape of one pack; raises ValueError when it is not a well-formed pack."""
     try:
@@ -120,21 +129,32 @@ class VectorPacks:
         self._dirs = default_pack_dirs() if directories is None else directories
         self._warn = warn
         self._lock = threading.Lock()
-        self._packs: list[VectorPack] | None = None
+        self._packs: dict[str, list[VectorPack]] | None = None  # by fingerprint, read on first lookup
         self._state: dict[Path, bool] = {}  # path -> verified (True) or rejected (False)
         self.served = 0  # vectors served from packs in this process (shown by ingestion, counted by tests)
 
-    def _load(self) -> list[VectorPack]:
+    def _load(self, fingerprint: str) -> list[VectorPack]:
+        """The readable packs of ``fingerprint``. A pack of another embedder is never read beyond its
+        fingerprint (its vectors would be resident memory for nothing, issue #14)."""
         if self._packs is None:
+            self._packs = {}
+        if fingerprint not in self._packs:
             packs: list[VectorPack] = []
             for directory in self._dirs:
                 for path in sorted(directory.glob("*.npz")) if directory.is_dir() else []:
                     try:
-                        packs.append(read_pack(path))
+                        if read_fingerprint(path) == fingerprint:
+                            packs.append(read_pack(path))
                     except ValueError as exc:
                         self._warn(f"ignoring {exc}")
-            self._packs = packs
-        return self._packs
+            self._packs[fingerprint] = packs
+        return self._packs[fingerprint]
+
+    def release(self) -> None:
+        """Drop the packs' arrays (after a bulk load has taken what it needs); they are read again, without
+        a second verification, if a later passage asks for them."""
+        with self._lock:
+            self._packs = None
 
     def lookup(
         self, fingerprint: str, texts: list[str], encode: Callable[[list[str]], np.ndarray]
@@ -144,7 +164,7 @@ class VectorPacks:
         if not texts:
             return {}
         with self._lock:
-            packs = [p for p in self._load() if p.fingerprint == fingerprint and self._state.get(p.path, True)]
+            packs = [p for p in self._load(fingerprint) if self._state.get(p.path, True)]
         found: dict[str, np.ndarray] = {}
         for pack in packs:
             rows = {t: r for t in texts if t not in found and (r := pack.find(text_digest(t))) >= 0}

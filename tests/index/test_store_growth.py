@@ -39,9 +39,15 @@ def test_compact_trims_capacity_and_changes_no_score() -> None:
     index.add(TEXTS * 40)
     before = {q: index.scores(q, len(index)) for q in ("预算 budget", "合同", "report 报告 审批")}
     spare = sum(len(p.ids) - p.n for p in index._postings.values())
-    index.compact()
-    assert spare > 0 and all(len(p.ids) == p.n == len(p.tf) for p in index._postings.values())
+    postings = sum(p.n for p in index._postings.values())
+    vocabulary = index.vocabulary_size
+    index.compact()  # everything merged into one segment: two flat arrays, no per-term arrays left
+    segment = index._segment
+    assert spare > 0 and index._postings == {} and index.vocabulary_size == vocabulary == len(segment.rows)
+    assert len(segment.ids) == len(segment.tf) == postings == segment.off[-1]
     for q, want in before.items():
         np.testing.assert_array_equal(index.scores(q, len(index)), want)
-    index.add(["预算 预算 budget"])  # appends after a compact grow again
-    assert index.scores("预算", len(index))[-1] > 0
+    index.add(["预算 预算 budget"])  # appends after a compact grow again, as live postings
+    assert index.scores("预算", len(index))[-1] > 0 and set(index._postings) == {"预算", "budget"}
+    index.compact()  # a second segment merges the first with what came since
+    assert index._postings == {} and index.scores("预算", len(index))[-1] > 0

@@ -82,6 +82,34 @@ def test_a_pack_of_another_fingerprint_is_never_consulted(tmp_path: Path) -> Non
     assert embedder.calls == [len(TEXTS)] and cache.encoded == len(TEXTS) and warnings == []
 
 
+def test_a_pack_of_another_fingerprint_is_not_read_beyond_its_fingerprint(tmp_path: Path) -> None:
+    """Its arrays would be resident memory for nothing (issue #14): a malformed vectors member in another
+    embedder's pack is never even looked at, so it draws no warning."""
+    (tmp_path / "packs").mkdir()
+    with (tmp_path / "packs" / "other.npz").open("wb") as fh:
+        np.savez(fh, fingerprint=np.array("e5/other"), digests=np.zeros(3, np.uint8), vectors=np.zeros(3, np.float32))
+    embedder, warnings = CountingHash(), []
+    _cache(tmp_path, warnings).encode(embedder, TEXTS[:4])
+    assert warnings == [] and embedder.calls == [4]
+    # asked for by its own fingerprint, the same pack is read, and refused for its malformed arrays
+    found = VectorPacks([tmp_path / "packs"], warn=warnings.append).lookup("e5/other", TEXTS[:1], HashEmbedder().encode)
+    assert found == {} and len(warnings) == 1 and "not a vector pack" in warnings[0]
+
+
+def test_released_packs_are_read_again_without_a_second_verification(tmp_path: Path) -> None:
+    _pack(tmp_path)
+    embedder, warnings = CountingHash(), []
+    packs = VectorPacks([tmp_path / "packs"], warn=warnings.append)
+    cache = EmbeddingCache(None, packs)
+    first = cache.encode(embedder, TEXTS[:20])
+    assert embedder.calls == [VERIFY_SAMPLE]
+    packs.release()
+    assert packs._packs is None  # the arrays are gone
+    second = cache.encode(embedder, TEXTS[20:])
+    assert embedder.calls == [VERIFY_SAMPLE] and packs.served == len(TEXTS) and warnings == []
+    assert np.array_equal(np.vstack([first, second]), HashEmbedder().encode(TEXTS, kind="passage"))
+
+
 @pytest.mark.parametrize(
     "content",
     [b"not a zip file", b"PK\x03\x04 truncated"],
