@@ -9,11 +9,13 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import httpx
 import pytest
+from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivebench.corpora.format import SECRET_LEVELS
 from drivebench.evaluator.schema import EvalQuery
+from drivebench.simulator.api import body as body_module
 from drivebench.simulator.api.recall import recall_json, to_response
 from drivebench.simulator.api.schemas import RecallRequest
 from drivebench.simulator.backend import RecallHit, RecallOutcome, Simulator
@@ -112,3 +114,22 @@ def recall_json_example() -> bytes:
     p = Principal("u:x", "x", ("r",), "d", 0)
     hit = RecallHit(1, "d1", "v1", "n", "/p", "txt", 1.5, 3, "s", "body", 0)
     return recall_json(RecallRequest(query="q"), RecallOutcome(p, datetime(2026, 1, 1, tzinfo=UTC), [hit], "h", 1), [])
+
+
+def test_the_body_is_parsed_once_and_judged_as_before(
+    client: TestClient, sim: Simulator, asked: list[EvalQuery], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The boundary's JSON check hands its parse to the route (one ``parse_json`` per request); a body the
+    route must refuse is still refused when the parse comes from the boundary."""
+    calls: list[str] = []
+    real = body_module.parse_json
+    monkeypatch.setattr(body_module, "parse_json", lambda text: calls.append(text) or real(text))
+    auth = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
+    q = asked[0]
+    r = client.post(URL, json={"query": q.query, "user_id": q.user_id, "top_k": 3}, headers=auth)
+    assert r.status_code == 200, r.text
+    assert len(calls) == 1
+    r = client.post(URL, content=b'["not", "an", "object"]', headers={**auth, "Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert "must be a JSON object" in r.json()["error"]["message"]
+    assert len(calls) == 2
