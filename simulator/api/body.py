@@ -55,16 +55,21 @@ def parse_json(text: str) -> Any:
     return value
 
 
-def check_json(raw: bytes) -> None:
-    """Raise ``BadBody`` (400) unless ``raw`` is empty or UTF-8 JSON within the bounds of ``parse_json``."""
+PARSED_BODY = "drivebench.parsed_json"  # scope key: (body, its parsed JSON), set by the boundary's check
+
+
+def check_json(raw: bytes) -> tuple[bytes, Any] | None:
+    """Raise ``BadBody`` (400) unless ``raw`` is empty or UTF-8 JSON within the bounds of ``parse_json``;
+    returns ``(raw, parsed)`` (None for an empty body), which ``read_json_object`` reuses instead of parsing
+    the same bytes again."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadBody(f"body is not UTF-8 (byte {exc.start})") from None
     if not text.strip():
-        return  # the route says what it needs
+        return None  # the route says what it needs
     try:
-        parse_json(text)
+        return raw, parse_json(text)
     except ValueError as exc:
         raise BadBody(f"malformed JSON: {exc}") from None
 
@@ -84,6 +89,12 @@ async def read_json_object(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if len(raw) > MAX_BODY_BYTES:
         raise BadBody(f"body larger than {MAX_BODY_BYTES} bytes", status=413)
+    checked = request.scope.get(PARSED_BODY)
+    if checked is not None and checked[0] == raw:  # the boundary parsed these bytes already (bounded, UTF-8)
+        obj = checked[1]
+        if not isinstance(obj, dict):
+            raise BadBody(f"the body must be a JSON object, not {type(obj).__name__}")
+        return obj
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

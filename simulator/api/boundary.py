@@ -26,7 +26,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from drivebench.simulator.api.auth import NotAdmin, Unauthorized
-from drivebench.simulator.api.body import MAX_BODY_BYTES, BadBody, check_json
+from drivebench.simulator.api.body import MAX_BODY_BYTES, PARSED_BODY, BadBody, check_json
 from drivebench.simulator.drive.errors import DriveError
 
 log = logging.getLogger("drivebench.api")
@@ -243,10 +243,12 @@ class BoundaryMiddleware:
             more = message.get("more_body", False)
         body = b"".join(chunks)
         try:
-            check_json(body)
+            checked = check_json(body)
         except BadBody as exc:
             await error_response(exc)(scope, receive, send)
             return
+        if checked is not None:
+            scope[PARSED_BODY] = checked  # read_json_object takes it from here: one parse per request
         await self.app(scope, replay_body(body, receive), send)
 
 

@@ -7,17 +7,17 @@ from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
+from pydantic_core import to_json
 
 from drivebench.corpora.format import SECRET_LEVELS
 from drivebench.simulator.api.auth import bearer, current_token
 from drivebench.simulator.api.body import read_json_object
 from drivebench.simulator.api.schemas import (
+    API_VERSION,
     ErrorResponse,
-    PrincipalOut,
     RecallFilters,
     RecallRequest,
     RecallResponse,
-    RecallResultOut,
 )
 from drivebench.simulator.backend import RecallOutcome, Simulator
 
@@ -49,40 +49,54 @@ def filter_args(filters: RecallFilters | None) -> dict[str, Any]:
     return {"file_types": filters.file_types, "folder": filters.folder}
 
 
-def to_response(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> RecallResponse:
+def recall_fields(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> dict[str, Any]:
+    """The recall response as plain data, keys in ``RecallResponse`` field order: the one place its values are
+    taken from the outcome (``to_response`` validates it into the model, ``recall_json`` writes it as is)."""
     p = outcome.principal
-    return RecallResponse(
-        query=req.query,
-        top_k=req.top_k,
-        as_of=outcome.at,
-        principal=PrincipalOut(
-            user_id=p.user_id,
-            roles=list(p.roles),
-            department=p.department,
-            clearance=SECRET_LEVELS[p.clearance],
-            evaluated_as=p.evaluated_as,
-            caller=p.caller,
-        ),
-        results=[
-            RecallResultOut(
-                rank=h.rank,
-                doc_id=h.doc_id,
-                version_id=h.version_id,
-                name=h.name,
-                path=h.path,
-                file_type=h.file_type,
-                score=h.score,
-                chunk_id=h.chunk_id,
-                snippet=h.snippet,
-                part=h.part,
-                secret_level=SECRET_LEVELS[h.secret_level],
-            )
+    return {
+        "api_version": API_VERSION,
+        "query": req.query,
+        "top_k": req.top_k,
+        "as_of": outcome.at,
+        "principal": {
+            "user_id": p.user_id,
+            "roles": list(p.roles),
+            "department": p.department,
+            "clearance": SECRET_LEVELS[p.clearance],
+            "evaluated_as": p.evaluated_as,
+            "caller": p.caller,
+        },
+        "results": [
+            {
+                "rank": h.rank,
+                "doc_id": h.doc_id,
+                "version_id": h.version_id,
+                "name": h.name,
+                "path": h.path,
+                "file_type": h.file_type,
+                "score": h.score,
+                "chunk_id": h.chunk_id,
+                "snippet": h.snippet,
+                "part": h.part,
+                "secret_level": SECRET_LEVELS[h.secret_level],
+            }
             for h in outcome.hits
         ],
-        snapshot=outcome.snapshot,
-        policy_version=outcome.policy_version,
-        warnings=warnings,
-    )
+        "snapshot": outcome.snapshot,
+        "policy_version": outcome.policy_version,
+        "warnings": warnings,
+    }
+
+
+def to_response(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> RecallResponse:
+    return RecallResponse.model_validate(recall_fields(req, outcome, warnings))
+
+
+def recall_json(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> bytes:
+    """``to_response(...).model_dump_json()``, byte for byte, without building the 12 models: pydantic-core's
+    serializer writes the same values the same way from plain data (tests/api/test_recall_encoding.py proves
+    it equal); ~0.2 ms less per recall over HTTP (issue #14: HTTP path)."""
+    return to_json(recall_fields(req, outcome, warnings))
 
 
 @router.post(
@@ -111,7 +125,6 @@ async def recall(request: Request) -> Response:
         outcome = call()
     else:
         outcome = await run_in_threadpool(call)
-    # the response model is built once, here, and written as JSON by pydantic's serializer: returning a
-    # Response skips FastAPI's second validation + encoding pass of the same model (issue #14: HTTP path)
-    body = to_response(req, outcome, warnings).model_dump_json()
-    return Response(body, media_type="application/json")
+    # the body is written here (``recall_json``: the model's JSON, without building the model); returning a
+    # Response skips FastAPI's validation + encoding pass; the decorator's response_model documents it
+    return Response(recall_json(req, outcome, warnings), media_type="application/json")
