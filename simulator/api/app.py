@@ -27,7 +27,9 @@ log = logging.getLogger("drivebench.api")
 BODY_MODELS: list[type[BaseModel]] = [RecallRequest, AnswerRequest]
 
 
-def create_app(sim: Simulator) -> FastAPI:
+def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
+    """The app over ``sim``. ``recall_fast_path=False``: ``POST /api/mcp/recall`` through the framework's routing
+    instead of ``recall.RecallFastPath`` (the same endpoint and responses; tests compare the two)."""
     app = FastAPI(
         title="drivebench simulator",
         version=__version__,
@@ -46,6 +48,8 @@ def create_app(sim: Simulator) -> FastAPI:
     app.include_router(control_api.router)  # /_sim: reset, seed, clock, stats (faults: their own router)
     app.include_router(answer_api.router)
     app.include_router(faults_api.router)
+    if recall_fast_path:  # innermost: after the boundary's checks and the faults, the recall endpoint directly
+        app.add_middleware(recall.RecallFastPath)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
