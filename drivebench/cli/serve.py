@@ -102,6 +102,7 @@ def _serve_replicas(
     fault: list[str],
     data_dir: Path | None,
     workers: int,
+    access_log: bool = True,
 ) -> None:
     """issue #14: ``--workers N`` (N > 1): read-only replica processes (``drivebench.server.serve_replicas``)."""
     from drivebench.server import ReplicaSpec, serve_replicas
@@ -123,7 +124,7 @@ def _serve_replicas(
     spec = ReplicaSpec(str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file)
     base = f"http://{host}:{port}"
     console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
-    serve_replicas(spec, host, port, workers)
+    serve_replicas(spec, host, port, workers, access_log=access_log)
 
 
 def serve(
@@ -164,6 +165,12 @@ def serve(
         help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
         "several cores; writes, /_sim changes, MCP and the console answer 409). README: Several worker processes.",
     ),
+    access_log: bool = typer.Option(  # issue #14: HTTP path
+        True,
+        "--access-log/--no-access-log",
+        help="Print one line per request on stdout (uvicorn's access log; on by default). Off saves ~0.2 ms per "
+        "request; errors and warnings are logged either way.",
+    ),
 ) -> None:
     """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
     /docs) with uvicorn."""
@@ -173,7 +180,7 @@ def serve(
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
     if workers > 1:  # issue #14
-        _serve_replicas(corpus, host, port, pipeline, embedder, extract, index, fault, data_dir, workers)
+        _serve_replicas(corpus, host, port, pipeline, embedder, extract, index, fault, data_dir, workers, access_log)
         return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
         sim = load_with_progress(corpus, config)
@@ -190,6 +197,8 @@ def serve(
     if mcp_hosts:
         err_console.print(f"MCP endpoint also accepts Host: {', '.join(mcp_hosts)}")
     try:
-        serve_forever(sim, host, port, on_shutdown=sim.close)  # final index snapshot, even on SIGTERM
+        serve_forever(
+            sim, host, port, on_shutdown=sim.close, access_log=access_log
+        )  # final index snapshot, even on SIGTERM
     finally:
         sim.close()  # idempotent; releases the data directory
