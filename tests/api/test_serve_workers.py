@@ -4,6 +4,8 @@ and change nothing."""
 
 from __future__ import annotations
 
+import os
+
 import httpx
 import pytest
 from fastapi.testclient import TestClient
@@ -15,6 +17,7 @@ from drivebench.server import ReadOnlyReplica, ReplicaSpec, replica_refusal, sta
 from drivebench.simulator.api import create_app
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.drive.state import Drive
+from drivebench.simulator.index.embedders import EMBED_THREADS_ENV
 from drivebench.simulator.tokens import TokenRegistry
 
 
@@ -72,6 +75,10 @@ def test_two_worker_processes_serve_recall_with_the_same_tokens(monkeypatch: pyt
             assert r.status_code == 200, r.text
             answers.append([x["doc_id"] for x in r.json()["results"]])
         assert answers[0] and all(a == answers[0] for a in answers)  # replicas of one state answer alike
+        # the processes share the cores: each replica's query encoder gets its share of the threads
+        share = int(os.environ.get(EMBED_THREADS_ENV) or max(1, (os.cpu_count() or 1) // 2))
+        encoder = httpx.get(url + "/healthz").json()["index"]["query_encoder"]
+        assert encoder == {"workers": 1, "threads": share}
         r = httpx.post(url + "/_sim/reset", headers={"Authorization": f"Bearer {tokens.admin_token}"})
         assert r.status_code == 409 and r.json()["error"]["code"] == "read-only-replica"
         r = httpx.post(url + "/api/mcp/recall", json=body, headers={"Authorization": "Bearer wrong"})

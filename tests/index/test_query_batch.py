@@ -97,3 +97,64 @@ def test_batches_are_bounded_by_max_batch() -> None:
     assert sorted(q for c in embedder.calls[1:] for q in c) == sorted(QUERIES[1:])
     for q in QUERIES:
         np.testing.assert_allclose(results[q], embedder.inner.encode_queries([q])[0], rtol=1e-6, atol=1e-6)
+
+
+class PooledEmbedder(GatedEmbedder):
+    """Allows two concurrent calls and records the team size each call ran with (``use_threads`` is per
+    calling thread, as OpenMP's is); every call waits for the gate."""
+
+    concurrent_calls = 2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.local = threading.local()
+        self.teams: list[int] = []
+        self.running = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def use_threads(self, n: int) -> None:
+        self.local.team = n
+
+    def encode_queries(self, texts: list[str]) -> np.ndarray:
+        with self.lock:
+            self.calls.append(list(texts))
+            self.teams.append(self.local.team)
+            self.running += 1
+            self.peak = max(self.peak, self.running)
+        assert self.gate.wait(10)
+        with self.lock:
+            self.running -= 1
+        return self.inner.encode_queries(texts)
+
+
+def test_a_lone_query_gets_the_whole_thread_budget() -> None:
+    embedder = PooledEmbedder()
+    embedder.gate.set()
+    batcher = QueryBatcher(embedder, threads=2)
+    assert batcher.workers == 2
+    for q in QUERIES:
+        np.testing.assert_allclose(batcher.encode(q), embedder.inner.encode_queries([q])[0], atol=1e-6)
+    assert embedder.teams == [2] * len(QUERIES) and batcher.most_concurrent == 1
+
+
+def test_concurrent_queries_run_in_parallel_calls_that_share_the_budget() -> None:
+    embedder = PooledEmbedder()
+    batcher = QueryBatcher(embedder, threads=2)
+    results: dict[str, np.ndarray] = {}
+    threads = [threading.Thread(target=lambda q=q: results.__setitem__(q, batcher.encode(q))) for q in QUERIES[:2]]
+    threads[0].start()
+    deadline = time.monotonic() + 10
+    while not embedder.calls and time.monotonic() < deadline:  # the first worker is inside its call
+        time.sleep(0.001)
+    threads[1].start()
+    while len(embedder.calls) < 2 and time.monotonic() < deadline:  # the second worker, at the same time
+        time.sleep(0.001)
+    assert embedder.peak == 2, "the second query waited for the first call: the encoders are serialised"
+    assert embedder.teams == [2, 1]  # the lone call had both threads; the second one got its half
+    embedder.gate.set()
+    for t in threads:
+        t.join(10)
+    assert batcher.most_concurrent == 2
+    for q in QUERIES[:2]:
+        np.testing.assert_allclose(results[q], embedder.inner.encode_queries([q])[0], atol=1e-6)
