@@ -82,10 +82,11 @@ def test_clean_server_leaks_nothing_and_cites_its_sources(baseline: Evaluation) 
 def test_leaky_acl_is_caught_as_leaks(
     drivebench_server: ServedSimulator, seed_evalset: list[EvalQuery], drivebench_faults: FaultSet, baseline: Evaluation
 ) -> None:
+    before = drivebench_faults.injected["leaky-acl"]  # counts of earlier tests on the session's fault set
     drivebench_faults.enable("leaky-acl")
     ev = run_eval(drivebench_server.url, drivebench_server.sim, seed_evalset)
     assert m(ev, f"leak_rate@{K}") > 0.1
-    assert ev.result["leaks"]["documents"] and drivebench_faults.injected["leaky-acl"] > 0
+    assert ev.result["leaks"]["documents"] and drivebench_faults.injected["leaky-acl"] > before
     assert m(ev, f"stale_version_hit_rate@{K}") == 0.0
     # reproducible: the same faults again give the same leaks
     drivebench_faults.replace(parse_fault_specs("leaky-acl"))
