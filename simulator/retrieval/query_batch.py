@@ -13,8 +13,8 @@ instead hands the query to the batcher's encoder threads:
   waiting for company) and a burst shares calls;
 * the thread budget (``embed_threads()``) is divided among the calls running at that moment: a lone call
   gets every thread, two concurrent calls one half each (``use_threads``, the calling thread's team size).
-  Measured on 2 cores with ``e5``: one call on a 2-thread team 36-48 queries/s, two concurrent 1-thread
-  calls 61-67 (a single call's team keeps the cores only ~1.6 busy; independent calls keep them ~1.9 busy);
+  Measured on 2 cores with ``e5`` and acme-zh's queries: one call on a 2-thread team 24-25 queries/s (the
+  team keeps ~1.75 of 2 cores busy), two concurrent 1-thread calls 25-28, four 29-32 (~1.9 busy);
 * every caller gets its own query's row (encoders embed each text independently, so a batched vector
   equals the single one up to float rounding: tested);
 * an exception in the encode is re-raised in every caller of that batch (recall fails; never a wrong
