@@ -23,6 +23,7 @@ Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_wor
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import statistics
@@ -40,7 +41,8 @@ os.environ.setdefault("DRIVEBENCH_TOKEN_SECRET", "bench-workers-" + "0" * 32)  #
 from drivebench.api import load_simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: python benchmarks/bench_workers.py
-from benchmarks.bench_recall_http import report_checks, throughput
+from benchmarks.bench_recall_http import report_checks
+from benchmarks.http_harness import throughput
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.schema import load_evalset
 from drivebench.server import ReplicaSpec, limit_search_threads, start_replicas
@@ -148,7 +150,7 @@ def main() -> None:
     assert sim.corpus_dir is not None
     sim.use_token_secret(os.environ["DRIVEBENCH_TOKEN_SECRET"].encode())
     queries = [q for q in load_evalset(sim.corpus_dir / EVALSET_NAME) if q.user_id and q.as_of is None]
-    bodies = [{"query": q.query, "user_id": q.user_id, "top_k": 10} for q in queries]
+    bodies = [json.dumps({"query": q.query, "user_id": q.user_id, "top_k": 10}).encode() for q in queries]
     bodies = (bodies * (REQUESTS // max(1, len(bodies)) + 1))[:REQUESTS]
     headers = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
     principals = {q.user_id: sim.engine.user_principal(q.user_id) for q in queries if q.user_id}

@@ -65,8 +65,8 @@ class RunningServer:
 
 
 def start_in_thread(sim: Simulator, host: str = "127.0.0.1", port: int | None = None) -> RunningServer:
-    limit_search_threads()
     """Start uvicorn on ``host:port`` (a free port when None) in a daemon thread; returns once it listens."""
+    limit_search_threads()
     port = port or free_port(host)
     config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
@@ -242,22 +242,36 @@ class _TcpSocketConfig(uvicorn.Config):
 READY_LINE = "drivebench replica ready"  # printed to stderr by each worker once its simulator is loaded
 
 
-def start_replicas(spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", timeout: float = 900.0) -> tuple[Any, str]:
+def start_replicas(
+    spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", timeout: float = 900.0, access_log: bool = True
+) -> tuple[Any, str]:
     """Start ``drivebench serve --workers N`` as a child process (benchmarks, tests); returns (process, url)
     once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``."""
-    import subprocess
     import sys
-
-    import httpx
 
     port = free_port(host)
     args = [sys.executable, "-m", "drivebench", "serve", "--corpus", spec.corpus, "--host", host, "--port", str(port)]
     args += ["--pipeline", spec.pipeline, "--embedder", spec.embedder, "--index", spec.index]
-    args += ["--workers", str(workers)]
+    args += ["--workers", str(workers), "--access-log" if access_log else "--no-access-log"]
     for e in spec.extract:
         args += ["--extract", e]
     for f in spec.faults:
         args += ["--fault", f]
+    url = f"http://{host}:{port}"
+    # one worker: the plain single-process server, which prints no ready line
+    return spawn_server(
+        args, url, f"serve --workers {workers}", timeout, ready_lines=workers if workers > 1 else 0
+    ), url
+
+
+def spawn_server(args: list[str], url: str, what: str, timeout: float, ready_lines: int = 0) -> Any:
+    """Run ``args`` (a server) as a child process; return it once it has printed ``ready_lines`` lines with
+    ``READY_LINE`` on stderr and ``url/healthz`` answers 200. Raises with the last lines of its stderr when it
+    exits first, and stops it when it is not up within ``timeout`` seconds."""
+    import subprocess
+
+    import httpx
+
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     ready: list[str] = []
     tail: list[str] = []
@@ -268,18 +282,17 @@ def start_replicas(spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", tim
             (ready if READY_LINE in line else tail).append(line)
 
     threading.Thread(target=read, daemon=True).start()
-    url = f"http://{host}:{port}"
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
-            raise RuntimeError(f"serve --workers {workers} exited {proc.returncode}: {''.join(tail[-20:])}")
+            raise RuntimeError(f"{what} exited {proc.returncode}: {''.join(tail[-20:])}")
         if time.monotonic() > deadline:
             proc.terminate()
-            raise TimeoutError(f"serve --workers {workers} did not start within {timeout} s")
-        if len(ready) >= workers or workers == 1:  # one worker: the plain single-process server
+            raise TimeoutError(f"{what} did not start within {timeout} s")
+        if len(ready) >= ready_lines:
             try:
                 if httpx.get(url + "/healthz", timeout=10).status_code == 200:
-                    return proc, url
+                    return proc
             except httpx.HTTPError:
                 pass
         time.sleep(0.2)
