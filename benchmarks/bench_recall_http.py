@@ -15,8 +15,9 @@ in-process <= 1.3x the floor). Each query is recalled in-process beside its HTTP
 same machine load, each first on every other query (a back-to-back loop's p50 is printed beside it, not
 judged). Also throughput at 1 and
 4 requests in flight (4 client threads, one keep-alive connection each; target: 4 in flight >= 1.5x one in
-flight, for BM25 and for dense, whose concurrent query encodes run on the encoder pool). On a 2-core machine
-shared with other work every figure is an upper bound.
+flight, for BM25 and for dense, whose concurrent query encodes run on the encoder pool: printed here for one
+server process, judged by ``bench_workers`` over ``--workers 1`` and ``2``, since one Python process runs
+BM25 on one core at a time). On a 2-core machine shared with other work every figure is an upper bound.
 
 The client is ``http_harness.KeepAliveClient`` (the standard library's ``http.client``), and every server runs
 in its own process: a server in a thread of this process would time the hand-offs of the interpreter lock
@@ -271,8 +272,12 @@ def report(
         f"default p50 <= {TARGET}x floor": result["default_over_floor_p50"] <= TARGET,
         f"dense in-process p50 <= {DENSE_TARGET}x floor": result["dense_inprocess_over_floor_p50"] <= DENSE_TARGET,
         **{f"{p}: HTTP p50 <= in-process + {HTTP_OVERHEAD_MS} ms": overhead[p] <= HTTP_OVERHEAD_MS for p in PIPELINES},
-        **{f"{p}: 4 in flight >= {SCALING_TARGET}x 1 in flight": scaling[p] >= SCALING_TARGET for p in PIPELINES},
     }
+    print(
+        f"  throughput of one server process, 4 in flight over 1: {', '.join(f'{p} {scaling[p]:.2f}x' for p in PIPELINES)}"
+        f" (printed, not judged here: the target {SCALING_TARGET}x on 2 cores is judged by bench_workers, over"
+        " --workers 1 and 2)"
+    )
     print(
         f"default ({DEFAULT_PIPELINE}) p50 = {result['default_over_floor_p50']:.2f}x the query-embedding floor; "
         f"{result['default_over_bm25_p50']:.2f}x bm25; dense in-process {result['dense_inprocess_over_floor_p50']:.2f}x"
