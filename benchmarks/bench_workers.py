@@ -93,6 +93,28 @@ def cores_busy(pid: int, run: Any) -> tuple[float, float]:
     return out, (process_cpu_seconds(pid) - server0 + me.ru_utime + me.ru_stime - client0) / wall
 
 
+def measure_server(
+    spec: ReplicaSpec, workers: int, headers: dict[str, str], bodies: list[bytes]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``serve --workers N`` of ``spec``: requests/s at 1 and 4 in flight (best of two rounds in alternating
+    order, the least disturbed) and the cores busy in that best round, each keyed by the number in flight."""
+    proc, url = start_replicas(spec, workers)
+    try:
+        throughput(url, headers, bodies[:40], 4)  # warm every worker
+        best: dict[str, float] = {}
+        busy_at: dict[str, float] = {}
+        for rnd in range(2):  # 1 then 4, then 4 then 1
+            for n in IN_FLIGHT if rnd == 0 else IN_FLIGHT[::-1]:
+                got, busy = cores_busy(proc.pid, lambda n=n: throughput(url, headers, bodies, n))
+                if got >= best.get(str(n), 0.0):
+                    best[str(n)] = round(got, 1)
+                    busy_at[str(n)] = round(busy, 2)
+        return best, busy_at
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
 def batcher_in_process(sim: Any, queries: list[Any], principals: dict[str, Any]) -> dict[str, Any]:
     """Dense recall from 1 and from 4 threads in this process, side by side for two query encoders: the
     encoder pool (``QueryBatcher`` as the server runs it: the embedder's ``concurrent_calls`` encoder threads,
@@ -163,20 +185,10 @@ def main() -> None:
     for pipeline in PIPELINES:
         rps[pipeline] = {}
         for workers in WORKERS:
-            proc, url = start_replicas(ReplicaSpec(str(sim.corpus_dir), pipeline, EMBEDDER, []), workers)
-            try:
-                throughput(url, headers, bodies[:40], 4)  # warm every worker
-                best: dict[str, float] = {}
-                for rnd in range(2):  # 1 then 4, then 4 then 1: best of two, the least disturbed
-                    for n in IN_FLIGHT if rnd == 0 else IN_FLIGHT[::-1]:
-                        got, busy = cores_busy(proc.pid, lambda n=n, url=url: throughput(url, headers, bodies, n))
-                        if got >= best.get(str(n), 0.0):  # the best round's throughput and its cores busy
-                            best[str(n)] = round(got, 1)
-                            busy_at[str(n)][pipeline][str(workers)] = round(busy, 2)
-                rps[pipeline][str(workers)] = best
-            finally:
-                proc.terminate()
-                proc.wait(30)
+            spec = ReplicaSpec(str(sim.corpus_dir), pipeline, EMBEDDER, [])
+            rps[pipeline][str(workers)], busy = measure_server(spec, workers, headers, bodies)
+            for n, b in busy.items():
+                busy_at[n][pipeline][str(workers)] = b
     result: dict[str, Any] = {
         "corpus": CORPUS,
         "embedder": EMBEDDER,
