@@ -10,7 +10,7 @@ Why servers in their own processes: a server in a thread of the benchmark's proc
 lock with the client, and each request then also times the hand-offs of that lock between the two. A
 deployed server has a process of its own (``drivebench serve``).
 
-``python -m benchmarks.http_harness KIND --port P [...]`` serves one of the variants (``spawn_variant``).
+``python benchmarks/http_harness.py KIND --port P [...]`` serves one of the variants (``spawn_variant``).
 """
 
 from __future__ import annotations
@@ -99,11 +99,11 @@ def throughput(url: str, headers: dict[str, str], bodies: list[bytes], in_flight
 
 
 def spawn_variant(kind: str, corpus: str = "", response_file: str = "", timeout: float = 900.0) -> tuple[Any, str]:
-    """Start ``python -m benchmarks.http_harness KIND`` as a child process; returns (process, url) once it
+    """Start ``python benchmarks/http_harness.py KIND`` as a child process; returns (process, url) once it
     answers ``/healthz``. ``routed`` needs ``corpus`` (and $DRIVEBENCH_TOKEN_SECRET); the floors need
     ``response_file``, the bytes they answer every recall with."""
     port = free_port()
-    args = [sys.executable, "-m", "benchmarks.http_harness", kind, "--port", str(port)]
+    args = [sys.executable, __file__, kind, "--port", str(port)]  # as a script: from any working directory
     args += ["--corpus", corpus, "--response-file", response_file]
     url = f"http://127.0.0.1:{port}"
     return spawn_server(args, url, f"http_harness {kind}", timeout), url
