@@ -142,6 +142,7 @@ def main() -> None:
     inproc_warm: dict[str, list[float]] = {p: [] for p in PIPELINES}
     rps: dict[str, dict[int, float]] = {p: {} for p in PIPELINES}
     servers = start_servers(str(sim.corpus_dir), embedder.name)
+    response_file: str | None = None
     try:
         clients = {name: KeepAliveClient(url, headers) for name, (_, url) in servers.items()}
         for body in bodies[:5]:  # warm-up: model, engine, masks, connections
@@ -151,8 +152,9 @@ def main() -> None:
                 sim.recall(principals[queries[0].user_id], queries[0].query, 10, pipeline=p)
         with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as fh:
             fh.write(response)  # the floors answer with a real recall response
+            response_file = fh.name
         for kind in FLOORS:
-            servers[kind] = spawn_variant(kind.replace("http_", "fastapi_"), response_file=fh.name)
+            servers[kind] = spawn_variant(kind.replace("http_", "fastapi_"), response_file=response_file)
             clients[kind] = KeepAliveClient(servers[kind][1], headers)
             clients[kind].post(RECALL, bodies[0])
         beside = {"bm25_access_log": clients["bm25_access_log"], "bm25_routed": clients["bm25_routed"]}
@@ -163,9 +165,9 @@ def main() -> None:
                 for name in (pipeline, *beside) if pipeline == "bm25" else (pipeline,):
                     clients[name].post(RECALL, bodies[0])  # untimed: reconnect what idled past keep-alive
                 for i, (q, body) in enumerate(zip(queries, bodies, strict=True)):
-                    # the same recall in-process beside it (same machine load), first on every other query: the
-                    # one that runs second shares the cores with what the first leaves behind (e5's idle OpenMP
-                    # threads spin a while; the other process's cache misses)
+                    # the same recall in-process beside it (same machine load), first on every other query:
+                    # whichever ran second was slower (dense, measured: HTTP 48.1 vs in-process 53.8 ms apart,
+                    # 53.9 vs 47.3 interleaved with HTTP first), so neither side always pays for it
                     if i % 2:
                         timed_post(clients[pipeline], body, times[pipeline])
                     t0 = time.perf_counter()
@@ -203,6 +205,8 @@ def main() -> None:
                     rate = throughput(servers[pipeline][1], headers, load, n)
                     rps[pipeline][n] = max(rps[pipeline].get(n, 0.0), rate)
     finally:
+        if response_file is not None:
+            os.unlink(response_file)
         for proc, _ in servers.values():
             proc.terminate()
         for proc, _ in servers.values():
