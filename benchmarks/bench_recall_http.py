@@ -58,7 +58,7 @@ import httpx
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too
-from benchmarks.http_harness import RECALL, KeepAliveClient, spawn_variant, throughput
+from benchmarks.http_harness import RECALL, KeepAliveClient, recall_doc_ids, spawn_variant, throughput
 from drivebench.api import load_simulator
 from drivebench.corpora.format import EVALSET_NAME
 from drivebench.evaluator.schema import load_evalset
@@ -100,7 +100,9 @@ def paired_median(http: list[float], inproc: list[float], resamples: int = 2000)
     return float(np.median(d)), float(lo), float(hi)
 
 
-def timed_post(client: KeepAliveClient, body: bytes, into: list[float]) -> bytes:
+def timed_post(client: KeepAliveClient, body: bytes, into: list[float]) -> list[str]:
+    """POST one recall, append its milliseconds to ``into``; its doc ids, read after the clock stopped. Any
+    answer but a 200 recall response raises (a timed failure must fail the run)."""
     before = client.reconnects
     t0 = time.perf_counter()
     status, data = client.post(RECALL, body)
@@ -108,7 +110,7 @@ def timed_post(client: KeepAliveClient, body: bytes, into: list[float]) -> bytes
     TIMED_RECONNECTS[0] += client.reconnects - before
     if status != 200:
         raise RuntimeError(f"recall answered {status}: {data[:300]!r}")
-    return data
+    return recall_doc_ids(data)
 
 
 def start_servers(corpus: str, embedder: str) -> dict[str, tuple[Any, str]]:
@@ -141,6 +143,9 @@ def main() -> None:
     inproc: dict[str, list[float]] = {p: [] for p in PIPELINES}
     inproc_warm: dict[str, list[float]] = {p: [] for p in PIPELINES}
     rps: dict[str, dict[int, float]] = {p: {} for p in PIPELINES}
+    # per timed request: the HTTP answer's doc ids equal the in-process recall's (beside BM25: the bm25 server's)
+    answers: dict[str, list[bool]] = {k: [] for k in [*PIPELINES, *BESIDE_BM25]}
+    nonempty = dict.fromkeys(PIPELINES, 0)
     servers = start_servers(str(sim.corpus_dir), embedder.name)
     response_file: str | None = None
     try:
@@ -169,19 +174,22 @@ def main() -> None:
                     # whichever ran second was slower (dense, measured: HTTP 48.1 vs in-process 53.8 ms apart,
                     # 53.9 vs 47.3 interleaved with HTTP first), so neither side always pays for it
                     if i % 2:
-                        timed_post(clients[pipeline], body, times[pipeline])
+                        got = timed_post(clients[pipeline], body, times[pipeline])
                     t0 = time.perf_counter()
-                    sim.recall(principals[q.user_id], q.query, 10, pipeline=pipeline)
+                    outcome = sim.recall(principals[q.user_id], q.query, 10, pipeline=pipeline)
                     inproc[pipeline].append(1000 * (time.perf_counter() - t0))
                     if not i % 2:
-                        timed_post(clients[pipeline], body, times[pipeline])
+                        got = timed_post(clients[pipeline], body, times[pipeline])
+                    answers[pipeline].append(got == [h.doc_id for h in outcome.hits])
+                    nonempty[pipeline] += bool(got)
                     if pipeline == "bm25":  # the same request, side by side, where only one thing differs
                         for name, client in beside.items():
-                            timed_post(client, body, times[name])
+                            answers[name].append(timed_post(client, body, times[name]) == got)
                         t0 = time.perf_counter()
                         r = bm25_httpx.post(RECALL, content=body)
                         times["bm25_httpx"].append(1000 * (time.perf_counter() - t0))
                         assert r.status_code == 200, r.text
+                        answers["bm25_httpx"].append(recall_doc_ids(r.content) == got)
                 for q in queries:  # and back to back, nothing in between (printed, not judged)
                     t0 = time.perf_counter()
                     sim.recall(principals[q.user_id], q.query, 10, pipeline=pipeline)
@@ -212,17 +220,29 @@ def main() -> None:
         for proc, _ in servers.values():
             proc.wait(30)
     print(f"  {TIMED_RECONNECTS[0]} timed requests reconnected first (a keep-alive connection the server had closed)")
-    report(sim, embedder.name, len(queries), times, inproc, inproc_warm, rps)
+    agreement = {k: sum(v) / len(v) for k, v in answers.items()}
+    print("  HTTP answers equal to the in-process recall (beside bm25: to the bm25 server's), share of requests: ")
+    print("   " + ", ".join(f"{k} {v:.1%}" for k, v in agreement.items()))
+    same = {  # (an answer that is no 200 recall response already stopped the run: timed_post)
+        "every pipeline returned results for some query": all(nonempty.values()),
+        # lexical scoring is exact: the same corpus must rank the same; e5 vectors may differ in the last bits
+        # between thread-team sizes, so dense and hybrid are printed, not judged
+        "bm25 and the servers beside it answer exactly as in-process": all(
+            agreement[k] == 1.0 for k in ("bm25", *BESIDE_BM25)
+        ),
+    }
+    report(embedder.name, len(queries), times, inproc, inproc_warm, rps, same, agreement)
 
 
 def report(
-    sim: Any,
     embedder: str,
     n_queries: int,
     times: dict[str, list[float]],
     inproc: dict[str, list[float]],
     inproc_warm: dict[str, list[float]],
     rps: dict[str, dict[int, float]],
+    same: dict[str, bool],
+    agreement: dict[str, float],
 ) -> None:
     floor = pct(times["floor"], 0.5)
     p50 = {k: pct(v, 0.5) for k, v in times.items()}
@@ -245,6 +265,7 @@ def report(
         "http_overhead_p50_ms": overhead,
         "http_overhead_paired_median_ms": paired,
         "timed_requests_reconnected": TIMED_RECONNECTS[0],
+        "answers_equal_to_in_process": agreement,
         "http_floor_p50_ms": p50["http_floor"],
         "bare_asgi_floor_p50_ms": p50["bare_floor"],
         "overhead_beyond_http_floor_p50_ms": {p: overhead[p] - p50["http_floor"] for p in PIPELINES},
@@ -279,6 +300,7 @@ def report(
         f"+{result['bm25_access_log_adds_p50_ms']:.2f} ms, fast path off +{result['fast_path_saves_p50_ms']:.2f} ms"
     )
     checks = {
+        **same,
         f"default p50 <= {TARGET}x floor": result["default_over_floor_p50"] <= TARGET,
         f"dense in-process p50 <= {DENSE_TARGET}x floor": result["dense_inprocess_over_floor_p50"] <= DENSE_TARGET,
         **{f"{p}: HTTP p50 <= in-process + {HTTP_OVERHEAD_MS} ms": overhead[p] <= HTTP_OVERHEAD_MS for p in PIPELINES},

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import http.client
+import json
 import os
 import sys
 import threading
@@ -62,12 +63,25 @@ class KeepAliveClient:
         self.conn.close()
 
 
+def recall_doc_ids(data: bytes) -> list[str]:
+    """The ``doc_id`` of each result of a recall response; ValueError when ``data`` is not one (another shape,
+    an error body, HTML from a proxy): a timed answer that is no recall must fail the run, never count."""
+    try:
+        body = json.loads(data)
+        return [str(hit["doc_id"]) for hit in body["results"]]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"not a recall response ({exc!r}): {data[:200]!r}") from None
+
+
 def throughput(url: str, headers: dict[str, str], bodies: list[bytes], in_flight: int) -> float:
     """Requests per second with ``in_flight`` client threads (one ``KeepAliveClient`` each) sending ``bodies``
-    to the recall endpoint, each thread its own share. Any answer but 200 raises (a failure is no throughput)."""
+    to the recall endpoint, each thread its own share. Any answer but 200, an answer that is no recall response,
+    or only empty answers raise (a failure is no throughput); answers are read after the clock stops."""
     shares = [bodies[i::in_flight] for i in range(in_flight)]
     errors: list[str] = []
     barrier = threading.Barrier(in_flight + 1)
+
+    answers: list[bytes] = []
 
     def run(share: list[bytes]) -> None:
         client = KeepAliveClient(url, headers)
@@ -78,6 +92,7 @@ def throughput(url: str, headers: dict[str, str], bodies: list[bytes], in_flight
                 status, data = client.post(RECALL, body)
                 if status != 200:
                     errors.append(f"{status}: {data[:300]!r}")
+                answers.append(data)  # read after the clock stops
         except Exception as exc:
             errors.append(repr(exc))
             barrier.abort()
@@ -95,6 +110,8 @@ def throughput(url: str, headers: dict[str, str], bodies: list[bytes], in_flight
     elapsed = time.perf_counter() - t0
     if errors:
         raise RuntimeError(f"{len(errors)} failed requests at {in_flight} in flight: {errors[:3]}")
+    if not any(recall_doc_ids(data) for data in answers):  # raises on an answer that is no recall
+        raise RuntimeError(f"all {len(answers)} recalls at {in_flight} in flight came back empty")
     return len(bodies) / elapsed
 
 
