@@ -119,7 +119,7 @@ def start_servers(corpus: str, embedder: str) -> dict[str, tuple[Any, str]]:
     specs["bm25_access_log"] = (ReplicaSpec(corpus, "bm25", embedder, []), True)
     with ThreadPoolExecutor(len(specs) + 1) as pool:
         futures = {name: pool.submit(start_replicas, spec, 1, access_log=log) for name, (spec, log) in specs.items()}
-        futures["bm25_routed"] = pool.submit(spawn_variant, "routed", corpus=corpus)
+        futures["bm25_routed"] = pool.submit(spawn_variant, "routed", corpus=corpus, embedder=embedder)
         failed = [f.exception() for f in futures.values() if f.exception() is not None]
         if failed:  # stop the ones that did start, then report the first failure
             for f in futures.values():

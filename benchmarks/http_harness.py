@@ -115,24 +115,26 @@ def throughput(url: str, headers: dict[str, str], bodies: list[bytes], in_flight
     return len(bodies) / elapsed
 
 
-def spawn_variant(kind: str, corpus: str = "", response_file: str = "", timeout: float = 900.0) -> tuple[Any, str]:
+def spawn_variant(
+    kind: str, corpus: str = "", response_file: str = "", embedder: str = "e5", timeout: float = 900.0
+) -> tuple[Any, str]:
     """Start ``python benchmarks/http_harness.py KIND`` as a child process; returns (process, url) once it
     answers ``/healthz``. ``routed`` needs ``corpus`` (and $DRIVEBENCH_TOKEN_SECRET); the floors need
     ``response_file``, the bytes they answer every recall with."""
     port = free_port()
     args = [sys.executable, __file__, kind, "--port", str(port)]  # as a script: from any working directory
-    args += ["--corpus", corpus, "--response-file", response_file]
+    args += ["--corpus", corpus, "--embedder", embedder, "--response-file", response_file]
     url = f"http://127.0.0.1:{port}"
     return spawn_server(args, url, f"http_harness {kind}", timeout), url
 
 
-def _app(kind: str, corpus: str, response_file: str) -> Any:
+def _app(kind: str, corpus: str, embedder: str, response_file: str) -> Any:
     if kind == "routed":  # the simulator as ``drivebench serve`` loads it, recall through the framework's routing
         from drivebench.server import ReplicaSpec, limit_search_threads, load_replica
         from drivebench.simulator.api import create_app
 
         limit_search_threads()
-        return create_app(load_replica(ReplicaSpec(corpus, "bm25", "e5", [])), recall_fast_path=False)
+        return create_app(load_replica(ReplicaSpec(corpus, "bm25", embedder, [])), recall_fast_path=False)
     with open(response_file, "rb") as fh:
         payload = fh.read()
     if kind == "fastapi_floor":  # a bare FastAPI app: what any recall over FastAPI pays before its own work
@@ -172,10 +174,11 @@ def main() -> None:
     parser.add_argument("kind", choices=VARIANTS)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--corpus", default="")
+    parser.add_argument("--embedder", default="e5")
     parser.add_argument("--response-file", default="")
     args = parser.parse_args()
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    app = _app(args.kind, args.corpus, args.response_file)
+    app = _app(args.kind, args.corpus, args.embedder, args.response_file)
     lifespan = "on" if args.kind == "routed" else "off"
     uvicorn.run(app, host="127.0.0.1", port=args.port, log_level="warning", access_log=False, lifespan=lifespan)
 
