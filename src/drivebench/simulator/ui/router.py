@@ -24,6 +24,7 @@ from fastapi.templating import Jinja2Templates
 
 from drivebench import __version__
 from drivebench.corpora.format import SECRET_LEVELS
+from drivebench.resources import package_dir
 from drivebench.simulator.api import faults as faults_api
 from drivebench.simulator.api.auth import NotAdmin
 from drivebench.simulator.api.boundary import error_parts
@@ -34,7 +35,7 @@ from drivebench.simulator.permissions.engine import Principal
 from drivebench.simulator.ui import drive_view, recall_view, runs_view
 from drivebench.simulator.ui.session import COOKIE, Identity, check_csrf, check_origin, identify, sessions
 
-HERE = Path(__file__).parent
+HERE = package_dir("drivebench.simulator.ui")
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.globals["version"] = __version__
 router = APIRouter(prefix="/ui", include_in_schema=False)

@@ -25,12 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drivebench.corpora.format import MANIFEST_NAME, load_manifest
+from drivebench.resources import package_dir
 
 # The demo's and the server's default: acme-zh@2 passes `corpus validate` and every acceptance check of
 # `corpus audit` (issue 12; tests/corpora/test_acme_v2_audit.py). Pinned by version so that a newer version
 # becomes the default only by a decision; a bare "acme-zh" elsewhere means the newest version.
 DEFAULT_CORPUS = "acme-zh@2"
-_HERE = Path(__file__).resolve().parent
+_HERE = package_dir("drivebench.corpora")
 
 Builder = Callable[[Path, int | None, str | int | None], None]
 

@@ -28,8 +28,8 @@ class CacheLocation:
 
 def checkout_root() -> Path | None:
     """The source checkout this package was imported from, or None for an installed wheel."""
-    root = Path(__file__).resolve().parents[1]
-    looks_like_checkout = (root / "pyproject.toml").is_file() and (root / "simulator").is_dir()
+    root = Path(__file__).resolve().parents[2]  # <root>/src/drivebench/paths.py
+    looks_like_checkout = (root / "pyproject.toml").is_file() and (root / "src" / "drivebench" / "simulator").is_dir()
     return root if looks_like_checkout else None
 
 

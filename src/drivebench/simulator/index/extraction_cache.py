@@ -15,9 +15,10 @@ import threading
 from functools import cache
 from pathlib import Path
 
+from drivebench.resources import package_dir
 from drivebench.simulator.index.cache_db import connect
 
-_EXTRACT_DIR = Path(__file__).resolve().parents[1] / "extract"
+_EXTRACT_DIR = package_dir("drivebench.simulator.extract")
 
 
 @cache

@@ -51,6 +51,7 @@ from pathlib import Path
 import casbin
 import numpy as np
 
+from drivebench.resources import package_dir
 from drivebench.simulator.drive.errors import UnknownPrincipal
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions.actions import ACTIONS
@@ -67,11 +68,7 @@ from drivebench.simulator.permissions.compiler import (
 from drivebench.simulator.permissions.role_manager import BulkRoleManager
 from drivebench.simulator.permissions.timeutil import to_us, within
 
-MODEL_PATH = Path(__file__).resolve().parents[2] / "policies" / "drive_model.conf"
-if not MODEL_PATH.is_file():  # installed as a wheel: policies/ is the package drivebench.policies
-    from drivebench import policies as _policies
-
-    MODEL_PATH = Path(_policies.__file__).parent / "drive_model.conf"
+MODEL_PATH = package_dir("drivebench.policies") / "drive_model.conf"
 
 # Casbin's default role manager stops at 10 levels: deeper trees would silently lose inheritance.
 # The engine sets the limit to (number of names in the hierarchy + 1), never below this floor.

@@ -3,15 +3,14 @@ recall, history and fault functions the API uses (``router``). ``mount_console(a
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi import FastAPI
 from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
+from drivebench.resources import package_dir
 from drivebench.simulator.ui.router import router
 
-STATIC = Path(__file__).parent / "static"
+STATIC = package_dir("drivebench.simulator.ui") / "static"
 
 
 def mount_console(app: FastAPI) -> None:

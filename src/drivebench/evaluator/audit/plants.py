@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from drivebench.corpora.format import Grant, Manifest, Project, ProjectMember, Subject, level_rank
+from drivebench.resources import package_dir
 from drivebench.simulator.drive.state import Drive
 from drivebench.simulator.permissions import PermissionEngine
 
-SPEC_PATH = Path(__file__).with_name("planted_overshares.json")
+SPEC_PATH = package_dir("drivebench.evaluator.audit") / "planted_overshares.json"
 
 
 def load_spec(path: Path = SPEC_PATH) -> dict[str, Any]:

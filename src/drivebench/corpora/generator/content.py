@@ -40,8 +40,9 @@ from typing import Any
 import jinja2
 
 from drivebench.corpora.render.spec import DocSpec, Section, ZipMember
+from drivebench.resources import package_dir
 
-SCENARIO_DIR = Path(__file__).parent / "scenario"
+SCENARIO_DIR = package_dir("drivebench.corpora.generator") / "scenario"
 PATH_VARIABLE = "DRIVEBENCH_SCENARIO_PATH"  # more directories holding ``<lang>/`` data (os.pathsep-separated)
 
 

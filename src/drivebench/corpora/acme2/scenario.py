@@ -6,10 +6,11 @@ from __future__ import annotations
 import string
 import tomllib
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-SCENARIO_DIR = Path(__file__).resolve().parent / "scenario"
+from drivebench.resources import package_dir
+
+SCENARIO_DIR = package_dir("drivebench.corpora.acme2") / "scenario"
 
 
 @cache
