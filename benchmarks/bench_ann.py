@@ -19,8 +19,8 @@ from pathlib import Path
 import faiss
 import numpy as np
 
-from drivebench.simulator.index.ann import ANN_MIN_CHUNKS
-from drivebench.simulator.index.chunk_store import ChunkStore
+from drivebench.search.index.ann import ANN_MIN_CHUNKS
+from drivebench.search.index.chunk_store import ChunkStore
 
 OUT = Path(__file__).parent / "results" / "bench_ann.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

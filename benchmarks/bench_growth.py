@@ -106,7 +106,7 @@ def grow(drive: Any, scale: int, bodies: list[str]) -> None:
     import random
     from datetime import timedelta
 
-    from drivebench.simulator.drive.model import DocumentRec, GrantRec, Placement, VersionRec
+    from drivebench.drive.model import DocumentRec, GrantRec, Placement, VersionRec
 
     rng = random.Random(scale)
     folders, users = sorted(drive.folders), sorted(drive.users)
@@ -129,15 +129,15 @@ def grow(drive: Any, scale: int, bodies: list[str]) -> None:
 def child(scale: int) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from drivebench.corpora.builtin import resolve_corpus
-    from drivebench.corpora.format import EVALSET_NAME
-    from drivebench.evaluator.schema import load_evalset
-    from drivebench.server import limit_search_threads
+    from drivebench.formats.corpus import EVALSET_NAME
+    from drivebench.formats.evalset import load_evalset
+    from drivebench.server.process import limit_search_threads
     from drivebench.simulator.backend import SimConfig, Simulator
-    from drivebench.simulator.drive import access
-    from drivebench.simulator.drive.model import GrantRec
-    from drivebench.simulator.drive.state import Drive
-    from drivebench.simulator.index.tokenize import tokenize
-    from drivebench.simulator.retrieval.pipelines import Retriever
+    from drivebench.drive import access
+    from drivebench.drive.model import GrantRec
+    from drivebench.drive.state import Drive
+    from drivebench.search.index.tokenize import tokenize
+    from drivebench.search.retrieval.pipelines import Retriever
 
     limit_search_threads()  # one FAISS thread per search, as the server runs it
     tokenize("预热")  # jieba's dictionary: loaded before the baseline
@@ -233,7 +233,7 @@ def child(scale: int) -> dict[str, Any]:
     ack, _ = _ms(grant)
     first, _ = _ms(lambda: sim.recall(principals[-1], queries[0], 10))
     # side by side: what the same change cost before incremental compiles, a whole new engine
-    from drivebench.simulator.permissions.engine import PermissionEngine
+    from drivebench.drive.permissions.engine import PermissionEngine
 
     full, _ = _ms(lambda: PermissionEngine(sim.drive))
     out["grant_change"] = {

@@ -34,9 +34,9 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
-from drivebench.simulator.ingest import prepare
+from drivebench.drive.state import Drive
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
+from drivebench.search.ingest import prepare
 from drivebench.simulator.persistence import open_durable
 
 OUT = Path(__file__).parent / "results" / "bench_ingest.json"

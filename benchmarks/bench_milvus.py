@@ -41,9 +41,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from drivebench.simulator.index.chunk_store import ChunkStore
-from drivebench.simulator.index.milvus_store import MAX_US, MilvusVectors
-from drivebench.simulator.index.vector_store import IndexSpec, visible_mask
+from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.milvus_store import MAX_US, MilvusVectors
+from drivebench.search.index.vector_store import IndexSpec, visible_mask
 
 OUT = Path(__file__).parent / "results" / "bench_milvus.json"
 DIM = 384
@@ -201,7 +201,7 @@ def simulator_propagation() -> list[dict[str, Any]]:
 
     from drivebench.api import load_simulator
     from drivebench.simulator.backend import SimConfig
-    from drivebench.simulator.drive.model import GrantRec
+    from drivebench.drive.model import GrantRec
 
     out = []
     for backend in ("faiss", "milvus"):

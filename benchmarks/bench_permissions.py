@@ -36,8 +36,8 @@ from typing import Any
 import casbin
 from casbin.rbac.default_role_manager.role_manager import RoleManager
 
-from drivebench.simulator.drive.clock import SimClock
-from drivebench.simulator.drive.model import (
+from drivebench.drive.clock import SimClock
+from drivebench.drive.model import (
     DepartmentRec,
     DocumentRec,
     GrantRec,
@@ -46,11 +46,11 @@ from drivebench.simulator.drive.model import (
     UserRec,
     VersionRec,
 )
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine
-from drivebench.simulator.permissions.compiler import compile_drive, doc_obj
-from drivebench.simulator.permissions.engine import MODEL_PATH
-from drivebench.simulator.permissions.timeutil import to_us, within
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import compile_drive, doc_obj
+from drivebench.drive.permissions.engine import MODEL_PATH
+from drivebench.drive.permissions.timeutil import to_us, within
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ROLES = ("engineer", "manager", "finance", "hr", "legal", "sales", "it", "auditor")

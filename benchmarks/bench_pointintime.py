@@ -34,11 +34,11 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.permissions import pointintime
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions import pointintime
 
 OUT = Path(__file__).parent / "results" / "bench_pointintime.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

@@ -60,11 +60,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too
 from benchmarks.http_harness import RECALL, KeepAliveClient, recall_doc_ids, spawn_variant, throughput
 from drivebench.api import load_simulator
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.schema import load_evalset
-from drivebench.server import ReplicaSpec, start_replicas
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
+from drivebench.server.process import ReplicaSpec, start_replicas
 from drivebench.simulator.backend import SimConfig
-from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 
 OUT = Path(__file__).parent / "results" / "bench_recall_http.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

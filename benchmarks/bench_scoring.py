@@ -28,7 +28,7 @@ from typing import Any
 
 import pytrec_eval
 
-from drivebench.evaluator.schema import EvalQuery, GoldDoc, RunHit, RunRecord
+from drivebench.formats.evalset import EvalQuery, GoldDoc, RunHit, RunRecord
 from drivebench.evaluator.scoring import score
 
 KS = (1, 3, 5, 10)

@@ -2,7 +2,7 @@
 
 Python runs one thread at a time per process, so a single server process cannot spend two cores on recall:
 at 4 requests in flight it answers about as many requests per second as at 1 (``bench_recall_http``).
-``serve --workers N`` runs N read-only replica processes on one socket (``drivebench.server``). This
+``serve --workers N`` runs N read-only replica processes on one socket (``drivebench.server.process``). This
 benchmark starts real ``drivebench serve`` processes (the client runs in this process, as a real client
 would, one keep-alive connection per client thread) and prints, side by side in one run:
 
@@ -46,11 +46,11 @@ from drivebench.api import load_simulator
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: python benchmarks/bench_workers.py
 from benchmarks.bench_recall_http import report_checks
 from benchmarks.http_harness import throughput
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.schema import load_evalset
-from drivebench.server import ReplicaSpec, limit_search_threads, start_replicas
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
+from drivebench.server.process import ReplicaSpec, limit_search_threads, start_replicas
 from drivebench.simulator.backend import SimConfig
-from drivebench.simulator.retrieval.query_batch import QueryBatcher
+from drivebench.search.retrieval.query_batch import QueryBatcher
 
 OUT = Path(__file__).parent / "results" / "bench_workers.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

@@ -14,8 +14,8 @@ import sys
 import time
 
 from drivebench.corpora.vectors import PACKED_CORPORA, corpus_passages, pack_path
-from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, get_embedder
-from drivebench.simulator.index.vector_packs import read_pack, text_digest, write_pack
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER, get_embedder
+from drivebench.search.index.vector_packs import read_pack, text_digest, write_pack
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only report coverage; exit 1 if a pack is stale")
     parser.add_argument("--embedder", default=DEFAULT_EMBEDDER)
     args = parser.parse_args(argv)
-    from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
+    from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
 
     embedder = get_embedder(args.embedder)
     stale = 0

@@ -31,7 +31,7 @@ def main() -> int:
     from drivebench.api import load_simulator
     from drivebench.evaluator.history import HistoryStore
     from drivebench.evaluator.report.sample import sample_result
-    from drivebench.server import start_in_thread
+    from drivebench.server.process import start_in_thread
     from drivebench.simulator.backend import SimConfig
     from tests.ui.webdriver import Browser
 

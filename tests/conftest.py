@@ -15,9 +15,9 @@ os.environ.setdefault("DRIVEBENCH_HISTORY", "none")  # tests never write into ./
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.corpora.format import EVALSET_NAME, Manifest, load_manifest
-from drivebench.evaluator.schema import EvalQuery, load_evalset
-from drivebench.simulator.api import create_app
+from drivebench.formats.corpus import EVALSET_NAME, Manifest, load_manifest
+from drivebench.formats.evalset import EvalQuery, load_evalset
+from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
 
 

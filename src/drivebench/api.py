@@ -12,7 +12,7 @@ from pathlib import Path
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS, resolve_corpus
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.state import Drive
+from drivebench.drive.state import Drive
 
 
 def load_simulator(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.tokens import make_token
+from drivebench.drive.tokens import make_token
 from tests.conftest import bearer
 
 URL = "/api/mcp/recall"

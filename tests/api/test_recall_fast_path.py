@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.api import create_app
-from drivebench.simulator.api import recall as recall_api
+from drivebench.server.api import create_app
+from drivebench.server.api import recall as recall_api
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import parse_fault_specs
 from drivebench.testing import ServedSimulator

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.corpora.format import Manifest
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.corpus import Manifest
+from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.retrieval.pipelines import PIPELINES, Retriever
+from drivebench.search.retrieval.pipelines import PIPELINES, Retriever
 from tests.conftest import bearer
 
 URL = "/api/mcp/recall"

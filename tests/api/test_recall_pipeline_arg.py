@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.retrieval.pipelines import Retriever
+from drivebench.search.retrieval.pipelines import Retriever
 
 
 def test_another_pipeline_answers_like_its_own_retriever(sim: Simulator) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from drivebench.server import READY_LINE, free_port, spawn_server
+from drivebench.server.process import READY_LINE, free_port, spawn_server
 
 
 def test_a_server_that_exits_first_raises_with_its_stderr() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from drivebench import paths
 from drivebench.corpora.builtin import corpus_cache_root
-from drivebench.simulator.index.embedding_cache import default_cache_dir
+from drivebench.search.index.embedding_cache import default_cache_dir
 from tests.cli.clirun import DRIVEBENCH, REPO, clean_env, run
 
 

@@ -12,7 +12,7 @@ import pytest
 import typer
 
 from drivebench.cli.main import app
-from drivebench.config import ConfigFile, build_default_map, load_config
+from drivebench.cli.config import ConfigFile, build_default_map, load_config
 from drivebench.corpora.builtin import DEFAULT_CORPUS
 from tests.cli.clirun import invoke, run
 

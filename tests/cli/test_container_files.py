@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from drivebench.server import free_port
+from drivebench.server.process import free_port
 from tests.cli.clirun import DRIVEBENCH, REPO, clean_env, run
 
 

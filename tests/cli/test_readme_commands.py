@@ -14,7 +14,7 @@ import typer
 import yaml
 
 from drivebench.cli.main import app
-from drivebench.config import build_default_map, load_config
+from drivebench.cli.config import build_default_map, load_config
 from tests.cli.clirun import REPO, clean_env, run
 
 

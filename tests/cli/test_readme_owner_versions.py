@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.api import load_simulator
-from drivebench.simulator.api import create_app
+from drivebench.server.api import create_app
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.conftest import bearer
 

@@ -11,7 +11,7 @@ from tests.cli.clirun import REPO
 
 SCRIPT = """
 import sys
-import drivebench.cli.main, drivebench.cli.demo, drivebench.server
+import drivebench.cli.main, drivebench.cli.demo, drivebench.server.process
 from drivebench.api import load_simulator
 sim = load_simulator("acme-zh@2")
 principal = sim.engine.user_principal(sorted(sim.drive.users)[0])

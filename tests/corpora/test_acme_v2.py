@@ -18,9 +18,9 @@ from drivebench.corpora.acme2.distractors import perturb
 from drivebench.corpora.acme2.scenario import SCENARIO_DIR, fields, load
 from drivebench.corpora.builtin import corpus_version
 from drivebench.corpora.checksums import tree_checksums
-from drivebench.corpora.format import EVALSET_NAME, load_manifest
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.corpora.validate import validate_corpus
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.evalset import load_evalset
 
 
 @pytest.fixture(scope="module", params=["zh", "en"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivebench.corpora.audit import audit_corpus
+from drivebench.experiments.corpus_audit import audit_corpus
 from drivebench.corpora.builtin import resolve_corpus
 
 # acme-zh@1 (default embedder minilm): title-only Hit@10 0.866; bm25 Hit@10 1.000, Hit@1 0.897; chain shortcut

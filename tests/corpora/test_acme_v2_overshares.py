@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from drivebench.cli.main import app
 from drivebench.corpora.acme2.build import PLANTED
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import load_manifest
+from drivebench.formats.corpus import load_manifest
 from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
-from drivebench.evaluator.audit.plants import apply_plants, load_spec
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine
+from drivebench.corpora.plants import apply_plants, load_spec
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine
 
 
 @pytest.fixture(scope="module", params=["acme-zh@2", "acme-en@2"])

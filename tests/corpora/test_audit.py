@@ -13,10 +13,10 @@ import pytest
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
-from drivebench.corpora.audit import acceptance, audit_corpus, near_duplicates
+from drivebench.experiments.corpus_audit import acceptance, audit_corpus, near_duplicates
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator
 
 
@@ -80,8 +80,8 @@ def test_title_only_finds_a_question_that_is_a_title(seed_dir: Path, tmp_path: P
     questions reworded without title words: it does not."""
     import shutil
 
-    from drivebench.corpora.format import load_manifest
-    from drivebench.evaluator.schema import write_jsonl
+    from drivebench.formats.corpus import load_manifest
+    from drivebench.formats.evalset import write_jsonl
 
     corpus = tmp_path / "c"
     shutil.copytree(seed_dir, corpus)
@@ -149,7 +149,7 @@ def test_missing_gold_roles_are_what_the_fact_is() -> None:
     """A missing-gold candidate must state the answer in a role a gold passage gives it: the words before the
     fact in its clause. A name alone on a line (an author byline, a title slide's author) has no role, so a
     draft whose only mention of the answer is its author's name is not a candidate."""
-    from drivebench.corpora.audit import _roles
+    from drivebench.experiments.corpus_audit import _roles
 
     assert _roles("落实\n责任人：余洁\n*余洁*", "余洁") == {"责任人"}
     assert _roles("*余洁*", "余洁") == set()

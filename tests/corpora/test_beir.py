@@ -7,9 +7,9 @@ from pathlib import Path
 
 from drivebench.corpora.beir import IMPORT_USER, export_beir, import_beir
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import EVALSET_NAME, load_manifest
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.corpora.validate import validate_corpus
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.evalset import load_evalset
 
 
 def test_export_then_import_round_trip(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     EVALSET_NAME,
     MANIFEST_NAME,
     SECRET_LEVELS,
@@ -29,7 +29,7 @@ from drivebench.corpora.generator import build_acme
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import doc_count, plan
 from drivebench.corpora.validate import validate_corpus
-from drivebench.evaluator.schema import EvalQuery, load_evalset
+from drivebench.formats.evalset import EvalQuery, load_evalset
 
 ROLES = {"engineer", "manager", "finance", "hr", "legal", "designer", "intern", "contractor", "admin", "auditor"}
 TYPES = ("pdf", "docx", "xlsx", "pptx", "dxf", "zip")
@@ -181,7 +181,7 @@ def test_timeline(default: Built) -> None:
 
 def test_versions_change_facts(default: Built) -> None:
     """Consecutive versions of a document differ in their text (a fact changed)."""
-    from drivebench.simulator.extract import extract
+    from drivebench.extract import extract
 
     m = default.manifest
     for d in [d for d in m.documents if len(d.versions) > 1][:40]:
@@ -308,7 +308,7 @@ def _norm(text: str) -> str:
 
 def test_answer_facts_in_gold_text(default: Built) -> None:
     """Every answer fact appears in the extracted text of the gold version that answers it (the last hop)."""
-    from drivebench.simulator.extract import extract
+    from drivebench.extract import extract
 
     docs = {d.doc_id: d for d in default.manifest.documents}
     texts: dict[str, str] = {}
@@ -333,7 +333,7 @@ GENERIC_WORDS = {"drawing", "assembly", "图纸", "零件", "零件图", "装配
 def _words(text: str) -> set[str]:
     """The simulator's lexical tokens (jieba for Chinese) and finer ones: every ASCII letter or digit
     run, so ``DWG-GW-111-02`` also yields ``gw`` and ``111``."""
-    from drivebench.simulator.index.tokenize import tokenize
+    from drivebench.search.index.tokenize import tokenize
 
     return set(tokenize(text)) | {w.lower() for w in re.findall(r"[A-Za-z0-9]+", text)}
 

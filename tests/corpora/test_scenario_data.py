@@ -15,7 +15,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from drivebench.corpora.format import load_manifest
+from drivebench.formats.corpus import load_manifest
 from drivebench.corpora.generator import content, names
 from drivebench.corpora.generator.build import build_acme
 from drivebench.corpora.render.spec import DocSpec, Section, ZipMember

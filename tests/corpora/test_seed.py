@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     EVALSET_NAME,
     FILE_TYPES,
     MANIFEST_NAME,
@@ -19,7 +19,7 @@ from drivebench.corpora.format import (
 )
 from drivebench.corpora.seed import build_seed, compute_access
 from drivebench.corpora.seed.content import DOCS_BY_ID
-from drivebench.evaluator.schema import EvalQuery, load_evalset
+from drivebench.formats.evalset import EvalQuery, load_evalset
 
 # Hand-checked from the scenario in corpora/seed/org.py (who is in which department/project, which
 # grants exist, clearances). Kept independent of build.py's access logic on purpose.
@@ -247,7 +247,7 @@ def test_build_is_deterministic(tmp_path: Path, built: tuple[Path, Manifest, lis
 )
 def test_access_agrees_with_the_simulator(built: tuple[Path, Manifest, list[EvalQuery]], at: str) -> None:
     """The seed's own access logic and the simulator's permission engine must agree (both directions)."""
-    import drivebench.simulator.permissions.engine as engine_mod
+    import drivebench.drive.permissions.engine as engine_mod
 
     out, m, _ = built
     engine = engine_mod.PermissionEngine.from_manifest(m, out)

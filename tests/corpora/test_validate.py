@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import EVALSET_NAME, MANIFEST_NAME
+from drivebench.formats.corpus import EVALSET_NAME, MANIFEST_NAME
 from drivebench.corpora.validate import validate_corpus
 
 

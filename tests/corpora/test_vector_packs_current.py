@@ -11,8 +11,8 @@ import pytest
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.corpora.vectors import PACKED_CORPORA, corpus_passages, pack_path
-from drivebench.simulator.index.embedders import get_embedder
-from drivebench.simulator.index.vector_packs import VERIFY_SAMPLE, read_pack, text_digest
+from drivebench.search.index.embedders import get_embedder
+from drivebench.search.index.vector_packs import VERIFY_SAMPLE, read_pack, text_digest
 
 REBUILD = "stale vector pack: run `make vector-packs` and commit corpora/vectors/"
 

@@ -24,7 +24,7 @@ from drivebench.corpora.builtin import (
     resolve_corpus,
 )
 from drivebench.corpora.checksums import tree_checksums, tree_digest
-from drivebench.corpora.format import MANIFEST_NAME, load_manifest, write_manifest
+from drivebench.formats.corpus import MANIFEST_NAME, load_manifest, write_manifest
 
 CHECKSUMS = Path(__file__).parent / "data" / "acme_v1_checksums.json"
 V2_CHECKSUMS = Path(__file__).parent / "data" / "acme_v2_checksums.json"

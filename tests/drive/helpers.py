@@ -7,7 +7,7 @@ from typing import Any
 from fastapi.testclient import TestClient
 
 from drivebench.api import load_simulator
-from drivebench.simulator.api import create_app
+from drivebench.server.api import create_app
 from drivebench.simulator.backend import SimConfig, Simulator
 
 HASH = SimConfig(embedder="hash", pipeline="hybrid")  # documented test backend: real FAISS + BM25, no model

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.model import GrantRec
+from drivebench.drive.model import GrantRec
 from tests.drive.helpers import client_for, fresh_sim, hit_ids, recall
 
 Q = "项目X的技术方案审批人"

@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.server import start_in_thread
+from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
 from tests.drive.helpers import auth, client_for, fresh_sim, hit_ids, recall, upload

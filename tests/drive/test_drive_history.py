@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.simulator.drive.errors import Conflict, InvalidRequest, NotFound
-from drivebench.simulator.drive.history import PolicyView, effective_grant, history_grants
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.drive.operations import Retention
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine
+from drivebench.drive.errors import Conflict, InvalidRequest, NotFound
+from drivebench.drive.history import PolicyView, effective_grant, history_grants
+from drivebench.drive.model import GrantRec
+from drivebench.drive.operations import Retention
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine
 
 
 @pytest.fixture
@@ -173,7 +173,7 @@ def test_failed_journal_commit_makes_the_drive_read_only(drive: Drive) -> None:
         def commit(self, drive: Drive, dirty: object) -> None:
             raise OSError("disk full")
 
-    from drivebench.simulator.drive.errors import Unavailable
+    from drivebench.drive.errors import Unavailable
 
     drive.journal = Broken()
     with pytest.raises(Unavailable):

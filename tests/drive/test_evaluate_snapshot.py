@@ -7,12 +7,12 @@ from pathlib import Path
 
 import httpx
 
-from drivebench.corpora.format import EVALSET_NAME
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.evaluate import evaluate, write_outputs
 from drivebench.evaluator.runner import RunConfig
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
-from drivebench.server import start_in_thread
+from drivebench.server.process import start_in_thread
 from tests.drive.helpers import fresh_sim
 
 

@@ -18,8 +18,8 @@ import pytest
 
 from drivebench.api import load_simulator
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.drive.operations import Retention
+from drivebench.drive.model import GrantRec
+from drivebench.drive.operations import Retention
 from drivebench.simulator.persistence import DataDirLocked, open_durable
 from tests.drive.helpers import HASH, client_for, upload
 from tests.index.milvus_helpers import backend_params

@@ -23,7 +23,7 @@ import httpx
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import load_manifest
+from drivebench.formats.corpus import load_manifest
 from tests.drive.serverproc import ServerProc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

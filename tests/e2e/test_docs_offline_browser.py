@@ -6,7 +6,7 @@ with every host name but 127.0.0.1 unresolvable (``--host-resolver-rules``), run
 
 A control serves a stock ``FastAPI()`` app (its docs load Swagger UI from a CDN) the same way and finds no
 operation rendered and a failed load in the console: the flags really cut the network, so the simulator's pages
-pass only because their assets come from the server itself (``drivebench.simulator.api.docs``).
+pass only because their assets come from the server itself (``drivebench.server.api.docs``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 import uvicorn
 from fastapi import FastAPI
 
-from drivebench.server import RunningServer, free_port
+from drivebench.server.process import RunningServer, free_port
 from drivebench.testing import ServedSimulator
 from tests.e2e.test_html_report_browser import CONSOLE, FLAGS, chromium_binary
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
-from drivebench.corpora.format import EVALSET_NAME
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.targets.profile import load_profile
 from drivebench.testing import ServedSimulator
 from tests.e2e.test_real_endpoints import vendor_url  # noqa: F401  (module fixture: the vendor server)

@@ -25,8 +25,8 @@ import uvicorn
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.server import free_port
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.server.process import free_port
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
 from tests.e2e.vendor_server import FLAKY_USER, vendor_app, vendor_profile

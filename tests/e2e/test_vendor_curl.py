@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from drivebench.corpora.format import EVALSET_NAME
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

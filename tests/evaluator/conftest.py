@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 
 def make_query(qid: str, gold: list[Any] = (), **kw: Any) -> EvalQuery:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from drivebench.corpora.format import Manifest
+from drivebench.formats.corpus import Manifest
 from drivebench.evaluator.catalog import Catalog, CatalogDoc, fold
 
 T0 = "2025-01-01T00:00:00+00:00"

@@ -12,7 +12,7 @@ from drivebench.evaluator.metrics.hit_rate import hit_rate
 from drivebench.evaluator.metrics.mrr import mrr
 from drivebench.evaluator.metrics.ndcg import ndcg
 from drivebench.evaluator.metrics.recall import recall
-from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
 
 DOCS = [f"d{i}" for i in range(12)]

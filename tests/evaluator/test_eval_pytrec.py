@@ -8,7 +8,7 @@ import pytest
 import pytrec_eval
 
 from drivebench.evaluator.metrics.mrr import mrr
-from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
 
 KS = (1, 3, 5, 10)

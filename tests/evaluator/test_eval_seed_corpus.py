@@ -6,14 +6,14 @@ import pytest
 
 from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.citations import extract_citations
-from drivebench.evaluator.schema import RunRecord, load_evalset
+from drivebench.formats.evalset import RunRecord, load_evalset
 from drivebench.evaluator.scoring import score
 
 
 @pytest.fixture(scope="module")
 def seed():
     import drivebench.corpora.builtin as builtin
-    from drivebench.corpora.format import EVALSET_NAME, load_manifest
+    from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 
     corpus = builtin.resolve_corpus("seed")
     return load_manifest(corpus), load_evalset(corpus / EVALSET_NAME)

@@ -10,9 +10,9 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import load_manifest
+from drivebench.formats.corpus import load_manifest
 from drivebench.evaluator.idmap import IdMapper
-from drivebench.evaluator.schema import RunHit, RunRecord
+from drivebench.formats.evalset import RunHit, RunRecord
 
 
 def _rows(path: Path) -> list[dict[str, str]]:

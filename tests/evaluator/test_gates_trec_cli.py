@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from drivebench.cli.main import app
 from drivebench.evaluator.gates import GateError, check_gates, parse_gate
 from drivebench.evaluator.report.sample import sample_inputs
-from drivebench.evaluator.schema import write_jsonl
+from drivebench.formats.evalset import write_jsonl
 from drivebench.evaluator.scoring import score
 from drivebench.evaluator.trec import export_trec, read_qrels, read_trec_run
 
@@ -88,7 +88,7 @@ def test_bad_evalset_on_eval_run_exits_2_before_any_request(tmp_path: Path) -> N
 
 
 def test_score_reads_trec_run_and_qrels_like_jsonl(files: tuple[Path, Path], tmp_path: Path) -> None:
-    from drivebench.evaluator.schema import load_evalset, load_run
+    from drivebench.formats.evalset import load_evalset, load_run
 
     evalset, run = files
     queries, records = load_evalset(evalset), load_run(run)

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import Manifest, Move, load_manifest
+from drivebench.formats.corpus import Manifest, Move, load_manifest
 from drivebench.evaluator.idmap import IdMapError, IdMapper
-from drivebench.evaluator.schema import RunHit, RunRecord
+from drivebench.formats.evalset import RunHit, RunRecord
 from drivebench.evaluator.scoring import score
 
 

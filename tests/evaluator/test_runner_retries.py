@@ -7,7 +7,7 @@ import asyncio
 import httpx
 
 from drivebench.evaluator.runner import RunConfig, run_queries
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 from drivebench.evaluator.targets.http import HttpTarget
 
 OK = {"results": [{"doc_id": "d1", "version_id": "d1-v1", "score": 1.0, "rank": 1}], "as_of": "2026-11-01T00:00:00Z"}

@@ -7,9 +7,9 @@ from __future__ import annotations
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import DriveOracle, ProgressOracle, corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 from drivebench.evaluator.scoring import score
-from drivebench.evaluator.targets.inprocess import InProcessTarget
+from drivebench.simulator.target import InProcessTarget
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
 

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.evaluator.report.sample import sample_inputs
-from drivebench.evaluator.schema import EvalQuery, RunRecord, write_jsonl
+from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import score
 from drivebench.evaluator.trec import export_trec, qrels_lines, run_lines, trec_id
 

@@ -9,7 +9,7 @@ import zipfile
 import pytest
 
 from drivebench.corpora.render import DocSpec, Section
-from drivebench.simulator.extract import ExtractConfig, ExtractionError, extract
+from drivebench.extract import ExtractConfig, ExtractionError, extract
 
 
 def small_spec(file_type: str, title: str = "季度报告") -> DocSpec:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from drivebench.simulator.extract import Chunk, Extraction, Part, chunk_extraction
+from drivebench.extract import Chunk, Extraction, Part, chunk_extraction
 
 ALPHABET = (
     list(

@@ -10,8 +10,8 @@ import ezdxf
 import pytest
 
 from drivebench.corpora.render import render
-from drivebench.simulator.extract import STRATEGIES, ExtractConfig, detect_type, extract
-from drivebench.simulator.extract.pdf import join_wraps
+from drivebench.extract import STRATEGIES, ExtractConfig, detect_type, extract
+from drivebench.extract.pdf import join_wraps
 from tests.extract.builders import make_zip, small_spec
 
 

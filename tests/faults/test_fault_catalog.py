@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivebench.simulator.extract import ExtractConfig
+from drivebench.extract import ExtractConfig
 from drivebench.simulator.faults import (
     FAULT_NAMES,
     Fault,

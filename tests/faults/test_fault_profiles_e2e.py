@@ -20,19 +20,19 @@ from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.evaluate import Evaluation, evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.evaluator.schema import EvalQuery, load_evalset
+from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
-from drivebench.server import start_in_thread
+from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import FaultSet, parse_fault_specs
-from drivebench.simulator.faults.compare import (
+from drivebench.experiments.fault_comparison import (
     FaultComparison,
     comparison_table,
     corpus_catalog,
     fault_comparison,
     retries_of,
 )
-from drivebench.simulator.faults.scenarios import revoke_gold_access
+from drivebench.experiments.fault_scenarios import revoke_gold_access
 from drivebench.testing import ServedSimulator
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

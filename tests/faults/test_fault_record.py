@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import corpus_version, resolve_corpus
 from drivebench.evaluator.evaluate import server_faults
-from drivebench.evaluator.schema import RunRecord
+from drivebench.formats.evalset import RunRecord
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet, parse_fault_spec
 from drivebench.testing import ServedSimulator

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from drivebench.simulator.index.chunk_store import ChunkHit
+from drivebench.search.index.chunk_store import ChunkHit
 
 # Every backend the permission/version/durability tests run against. milvus-lite always runs (no skip); a real
 # Milvus server is added as a third backend when DRIVEBENCH_MILVUS_URI is set (e.g. http://localhost:19530;

@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from drivebench.simulator.index import ann
-from drivebench.simulator.index.ann import IVFIndex
-from drivebench.simulator.index.chunk_store import ChunkStore
+from drivebench.search.index import ann
+from drivebench.search.index.ann import IVFIndex
+from drivebench.search.index.chunk_store import ChunkStore
 
 DIM = 32
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
-from drivebench.simulator.index.cache_db import CACHE_KIB, connect
-from drivebench.simulator.index.embedders import HashEmbedder
-from drivebench.simulator.index.embedding_cache import EmbeddingCache
-from drivebench.simulator.index.extraction_cache import ExtractionCache
+from drivebench.search.index.cache_db import CACHE_KIB, connect
+from drivebench.search.index.embedders import HashEmbedder
+from drivebench.search.index.embedding_cache import EmbeddingCache
+from drivebench.search.index.extraction_cache import ExtractionCache
 
 
 def test_settings_are_applied(tmp_path: Path) -> None:

@@ -9,15 +9,15 @@ import httpx
 import pytest
 
 from drivebench.api import load_simulator
-from drivebench.corpora.format import EVALSET_NAME
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
-from drivebench.server import RunningServer, start_in_thread
+from drivebench.server.process import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.retrieval.pipelines import Retriever
+from drivebench.search.retrieval.pipelines import Retriever
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 

@@ -12,7 +12,7 @@ from sentence_transformers import SentenceTransformer
 from sentence_transformers.sentence_transformer.modules import Pooling, Transformer
 from transformers import BertConfig, BertModel, BertTokenizerFast
 
-from drivebench.simulator.index.embedders import (
+from drivebench.search.index.embedders import (
     Embedder,
     HashEmbedder,
     SentenceTransformerEmbedder,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from drivebench.simulator.retrieval.pipelines import (
+from drivebench.search.retrieval.pipelines import (
     DEFAULT_FUSION,
     HYBRID_DEPTH,
     RRF_K,

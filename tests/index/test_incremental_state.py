@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from drivebench.simulator.backend import Simulator, _DocumentDigests
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.retrieval.visibility import ChunkArrays
+from drivebench.drive.model import GrantRec
+from drivebench.search.retrieval.visibility import ChunkArrays
 from tests.drive.helpers import fresh_sim
 
 

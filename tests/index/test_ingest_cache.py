@@ -10,8 +10,8 @@ import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.index.embedders import HashEmbedder
+from drivebench.drive.state import Drive
+from drivebench.search.index.embedders import HashEmbedder
 
 
 class Counting(HashEmbedder):
@@ -63,7 +63,7 @@ def test_progress_counts_every_version_once_and_pipelining_changes_nothing(seed_
     calls: list[int] = []
     small_groups = _sim(seed_dir, tmp_path / "a", Counting("count/p"))
     items = [(d, v) for d in small_groups.drive.documents.values() for v in d.versions]
-    from drivebench.simulator.ingest import ingest
+    from drivebench.search.ingest import ingest
 
     report = ingest(
         small_groups.drive,

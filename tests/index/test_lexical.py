@@ -10,8 +10,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivebench.simulator.index.lexical import EMPTY, LexicalIndex
-from drivebench.simulator.index.tokenize import tokenize
+from drivebench.search.index.lexical import EMPTY, LexicalIndex
+from drivebench.search.index.tokenize import tokenize
 
 WORDS = ["预算", "审批", "合同", "项目", "报告", "budget", "approval", "contract", "plan", "report", "alpha", "x"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import yaml
 
-from drivebench.simulator.index.vector_store import parse_index_spec
+from drivebench.search.index.vector_store import parse_index_spec
 from tests.cli.clirun import REPO, run
 
 

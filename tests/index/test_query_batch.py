@@ -9,8 +9,8 @@ import time
 
 import numpy as np
 
-from drivebench.simulator.index.embedders import get_embedder
-from drivebench.simulator.retrieval.query_batch import QueryBatcher
+from drivebench.search.index.embedders import get_embedder
+from drivebench.search.retrieval.query_batch import QueryBatcher
 
 QUERIES = ["项目X的预算", "budget approval", "合同审批流程", "quarterly report"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from drivebench.simulator.index.chunk_store import ChunkStore
-from drivebench.simulator.index.lexical import LexicalIndex
+from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.lexical import LexicalIndex
 
 TEXTS = ["预算 审批 流程 budget", "合同 模板 contract", "budget review 预算", "季度 报告 report", "contract 合同 审批"]
 

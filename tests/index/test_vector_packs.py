@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from drivebench.simulator.index.embedders import HashEmbedder
-from drivebench.simulator.index.embedding_cache import EmbeddingCache
-from drivebench.simulator.index.vector_packs import VERIFY_SAMPLE, VectorPacks, read_pack, text_digest, write_pack
+from drivebench.search.index.embedders import HashEmbedder
+from drivebench.search.index.embedding_cache import EmbeddingCache
+from drivebench.search.index.vector_packs import VERIFY_SAMPLE, VectorPacks, read_pack, text_digest, write_pack
 
 TEXTS = [f"第{i}号采购订单 purchase order {i} for part P-{1000 + i}" for i in range(40)]
 
@@ -141,7 +141,7 @@ def test_read_pack_refuses_pickles_bad_shapes_and_unsorted_digests(tmp_path: Pat
 
 
 def test_packs_are_off_with_the_variable_or_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from drivebench.simulator.index.vector_packs import default_pack_dirs
+    from drivebench.search.index.vector_packs import default_pack_dirs
 
     monkeypatch.setenv("DRIVEBENCH_VECTOR_PACKS", "0")
     assert default_pack_dirs() == []
@@ -152,8 +152,8 @@ def test_packs_are_off_with_the_variable_or_without_the_cache(tmp_path: Path, mo
     from datetime import UTC, datetime
 
     from drivebench.simulator.backend import SimConfig, Simulator
-    from drivebench.simulator.drive.clock import SimClock
-    from drivebench.simulator.drive.state import Drive
+    from drivebench.drive.clock import SimClock
+    from drivebench.drive.state import Drive
 
     drive = Drive("empty", "en", SimClock(datetime(2026, 1, 1, tzinfo=UTC)))
     assert Simulator(drive, SimConfig(pipeline="bm25", use_cache=False), embedder=HashEmbedder()).cache.packs is None

@@ -6,10 +6,10 @@ from pathlib import Path
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.extract import ExtractConfig
-from drivebench.simulator.index.extraction_cache import ExtractionCache
-from drivebench.simulator.ingest import ChunkingConfig, prepare
+from drivebench.drive.state import Drive
+from drivebench.extract import ExtractConfig
+from drivebench.search.index.extraction_cache import ExtractionCache
+from drivebench.search.ingest import ChunkingConfig, prepare
 
 
 def test_cached_equals_fresh_and_keys_follow_settings(tmp_path: Path) -> None:

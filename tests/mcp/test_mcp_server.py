@@ -15,10 +15,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 
-from drivebench.evaluator.schema import EvalQuery
-from drivebench.simulator.api import create_app
+from drivebench.formats.evalset import EvalQuery
+from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.mcp import build_mcp_server
+from drivebench.server.mcp import build_mcp_server
 from drivebench.testing import ServedSimulator
 from tests.conftest import bearer
 

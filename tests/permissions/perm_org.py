@@ -20,7 +20,7 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     SECRET_LEVELS,
     Clock,
     Department,
@@ -35,8 +35,8 @@ from drivebench.corpora.format import (
     Version,
 )
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine, Principal
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine, Principal
 
 # ---------------------------------------------------------------------------- example budgets
 # `make test` runs the default profile (>= 2,000 examples over the property tests in this folder);
@@ -89,7 +89,7 @@ WORDS = [
     "安全",
 ]
 ACTIONS = ("list", "preview", "download", "upload", "edit", "delete", "share", "manage")
-# The corpus format's rule, written out independently of drivebench.simulator.permissions.actions:
+# The corpus format's rule, written out independently of drivebench.drive.permissions.actions:
 # an allow of X grants IMPLIES[X]; a deny of X takes away every action whose IMPLIES contains X.
 IMPLIES = {
     "list": {"list"},

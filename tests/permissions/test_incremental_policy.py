@@ -8,9 +8,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.permissions import PermissionEngine
-from drivebench.simulator.permissions.compiler import doc_obj
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import doc_obj
 from tests.permissions.perm_org import ACTIONS, QUERY_TIMES, build_drive, examples, orgs, principals
 
 

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.model import GrantRec
+from drivebench.drive.model import GrantRec
 from tests.drive.helpers import fresh_sim
 
 Q = "项目X的技术方案审批人"

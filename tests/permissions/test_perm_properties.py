@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.simulator.drive.errors import DriveError, InvalidRequest
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine, Principal
-from drivebench.simulator.permissions.compiler import compile_drive, doc_obj, folder_obj
-from drivebench.simulator.permissions.effective import effective_permissions
+from drivebench.drive.errors import DriveError, InvalidRequest
+from drivebench.drive.model import GrantRec
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine, Principal
+from drivebench.drive.permissions.compiler import compile_drive, doc_obj, folder_obj
+from drivebench.drive.permissions.effective import effective_permissions
 from tests.permissions.perm_org import (
     ACTIONS,
     IMPLIES,

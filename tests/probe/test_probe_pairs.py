@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.format import load_manifest
+from drivebench.formats.corpus import load_manifest
 from drivebench.evaluator.probe.groundtruth import REASONS, GroundTruth
 from drivebench.evaluator.probe.pairs import forbidden_pairs, sample_pairs
 from drivebench.evaluator.probe.queries import QueryBuilder, document_text
-from drivebench.simulator.drive.state import Drive
+from drivebench.drive.state import Drive
 
 
 @pytest.fixture(scope="module")

@@ -17,7 +17,7 @@ from pypdf import PdfReader
 
 from drivebench.corpora.render import RENDERERS, DocSpec, Section, render
 from drivebench.corpora.render._fixed import ZIP_DATE_TIME
-from drivebench.simulator.extract import extract
+from drivebench.extract import extract
 from tests.render.specs import FORMATS, en_spec, zh_spec
 
 

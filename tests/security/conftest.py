@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from mcp import Client
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.mcp import build_mcp_server
+from drivebench.server.mcp import build_mcp_server
 from tests.drive.helpers import client_for, fresh_sim
 
 

@@ -11,7 +11,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.state import Drive
+from drivebench.drive.state import Drive
 from tests.security.conftest import h
 
 

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.server import start_in_thread
+from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from tests.security.conftest import h
 

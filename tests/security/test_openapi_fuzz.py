@@ -24,7 +24,7 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
-from drivebench.simulator.api import create_app
+from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
 from tests.drive.helpers import fresh_sim
 

@@ -19,10 +19,10 @@ from datetime import datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.simulator.drive.errors import DriveError
-from drivebench.simulator.drive.model import GrantRec
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import Principal
+from drivebench.drive.errors import DriveError
+from drivebench.drive.model import GrantRec
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import Principal
 from tests.permissions.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
 
 ACTS = (["preview"], ["list"], ["download"], ["edit"])

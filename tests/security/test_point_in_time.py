@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.model import GrantRec
+from drivebench.drive.model import GrantRec
 from tests.security.conftest import h, mcp_call
 
 Q = "项目X的技术方案审批人"

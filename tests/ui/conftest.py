@@ -12,7 +12,7 @@ import pytest
 from drivebench.api import load_simulator
 from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.report.sample import sample_result
-from drivebench.server import RunningServer, start_in_thread
+from drivebench.server.process import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 
 USER_A, USER_B = "u001", "u004"  # 张伟 (R&D engineer, internal) and 陈静 (finance manager, secret)

@@ -18,7 +18,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from drivebench.server import RunningServer
+from drivebench.server.process import RunningServer
 from drivebench.simulator.backend import Simulator
 from tests.ui.conftest import DENIED_DOC, DENIED_USER, USER_A, USER_B, forbidden_names, previewable, token
 from tests.ui.webdriver import Browser

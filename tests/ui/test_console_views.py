@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from drivebench.simulator.api.schemas import RecallRequest
+from drivebench.server.api.schemas import RecallRequest
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.drive.errors import NotFound
-from drivebench.simulator.ui import drive_view, recall_view
+from drivebench.drive.errors import NotFound
+from drivebench.console import drive_view, recall_view
 
 SEPTEMBER = datetime(2026, 9, 1, tzinfo=UTC)  # before Emily's grant on /finance/budget expired (2026-10-01)
 

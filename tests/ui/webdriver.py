@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from drivebench.server import free_port
+from drivebench.server.process import free_port
 from tests.chromium_flags import CHROMIUM_FLAGS
 
 FLAGS = [

@@ -38,7 +38,7 @@ def oversharing(
 
     Exit codes: 0 nothing flagged; 1 a document was flagged; 2 usage error.
     """
-    from drivebench.corpora.format import SECRET_LEVELS, load_manifest
+    from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
     from drivebench.evaluator.audit.oversharing import audit_oversharing
     from drivebench.evaluator.audit.report import chain_text, flag_text, write_html
 
@@ -81,7 +81,7 @@ def plant(
     out: Path = typer.Option(..., "--out", help="Directory for the copy with the planted overshares."),
 ) -> None:
     """Copy a corpus with the documented planted overshares (evaluator/audit/planted_overshares.json)."""
-    from drivebench.evaluator.audit.plants import write_planted_corpus
+    from drivebench.corpora.plants import write_planted_corpus
 
     try:
         applied = write_planted_corpus(_corpus_dir(corpus), out)

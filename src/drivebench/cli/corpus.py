@@ -116,8 +116,8 @@ def audit(
     """Difficulty report of the eval set: title-only BM25, BM25/dense/hybrid Hit@1/Hit@10/MRR@10 per kind and
     phrasing, chain shortcut rate, missing-gold candidates, near-duplicate pairs, acceptance checks."""
     from drivebench.cli.common import progress_bar, quiet_libraries
-    from drivebench.corpora.audit import audit_corpus
-    from drivebench.simulator.retrieval.pipelines import PIPELINES
+    from drivebench.experiments.corpus_audit import audit_corpus
+    from drivebench.search.retrieval.pipelines import PIPELINES
 
     chosen = tuple(p.strip() for p in pipelines.split(",") if p.strip())
     if not chosen or any(p not in PIPELINES for p in chosen):

@@ -97,7 +97,7 @@ def resolve_target(
 
 
 def _load_queries(evalset: Path) -> list[Any]:
-    from drivebench.evaluator.schema import load_evalset
+    from drivebench.formats.evalset import load_evalset
 
     try:
         queries = load_evalset(evalset)
@@ -141,7 +141,7 @@ def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) 
 
     manifest = None
     if corpus_dir is not None:
-        from drivebench.corpora.format import load_manifest
+        from drivebench.formats.corpus import load_manifest
 
         manifest = load_manifest(corpus_dir)
     map_file = None
@@ -347,7 +347,7 @@ def run(
     oracle = catalog = None
     if corpus_dir is not None and not (pre is not None and pre.fatal):
         from drivebench.evaluator.oracle import corpus_oracle
-        from drivebench.simulator.faults.compare import corpus_catalog
+        from drivebench.experiments.fault_comparison import corpus_catalog
 
         with status("loading the corpus's policies (leak oracle) and catalog …"):  # issue #15: seconds
             oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
@@ -411,7 +411,7 @@ def score_cmd(
     """
     from drivebench.evaluator.evaluate import judge, with_status_first
     from drivebench.evaluator.report.terminal import print_details, print_summary
-    from drivebench.evaluator.schema import load_run
+    from drivebench.formats.evalset import load_run
     from drivebench.evaluator.scoring import score
     from drivebench.evaluator.trec import is_trec_run, read_qrels, read_trec_run
 

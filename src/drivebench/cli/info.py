@@ -99,7 +99,7 @@ def _embedder_info(embedder: str) -> dict[str, Any]:
 
 def _packs_info() -> dict[str, Any]:
     """The packaged passage vectors an embedder with a matching fingerprint would use (index.vector_packs)."""
-    from drivebench.simulator.index.vector_packs import ENV, default_pack_dirs, read_pack
+    from drivebench.search.index.vector_packs import ENV, default_pack_dirs, read_pack
 
     dirs = default_pack_dirs()
     packs: list[dict[str, Any]] = []
@@ -114,7 +114,7 @@ def _packs_info() -> dict[str, Any]:
 
 
 def _secret_info() -> dict[str, Any]:
-    from drivebench.simulator import tokens as token_module
+    from drivebench.drive import tokens as token_module
 
     describe = getattr(token_module, "secret_source", None)  # a richer description where the module offers one
     if callable(describe):
@@ -159,7 +159,7 @@ def info(
 ) -> None:
     """What drivebench would use here: versions, cache, config file, corpus, embedder, token secret."""
     meta = ctx.find_root().meta
-    data = collect(corpus, pipeline, embedder, meta.get("drivebench.config"), meta.get("drivebench.cache"))
+    data = collect(corpus, pipeline, embedder, meta.get("drivebench.cli.config"), meta.get("drivebench.cache"))
     if as_json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
         return

@@ -1,6 +1,6 @@
 """The ``drivebench`` command: the root group, its options and its one error handler.
 
-* ``--version``, ``--config PATH`` (config file: ``drivebench.config``), ``--quiet`` (no progress bars or summaries on
+* ``--version``, ``--config PATH`` (config file: ``drivebench.cli.config``), ``--quiet`` (no progress bars or summaries on
   stderr), ``--debug`` (tracebacks); shell completion via ``--install-completion`` / ``--show-completion``.
 * Every option also reads ``DRIVEBENCH_<COMMAND>_<OPTION>`` (e.g. ``DRIVEBENCH_SERVE_PORT``,
   ``DRIVEBENCH_EVAL_RUN_TARGET``): precedence command line > environment > config file > built-in default.
@@ -149,12 +149,12 @@ def root(
     Exit codes: 0 ok; 2 usage or input error (one line, file:line where there is one, and a hint); 70 internal
     error (a bug: rerun with --debug). `eval` commands add their own (see README).
     """
-    from drivebench.config import build_default_map, load_config
+    from drivebench.cli.config import build_default_map, load_config
 
     set_quiet(quiet)
     loaded = load_config(config)
     ctx.default_map = build_default_map(ctx, loaded)
-    ctx.meta["drivebench.config"] = loaded.path
+    ctx.meta["drivebench.cli.config"] = loaded.path
     # Every part of drivebench (and any child process) uses the same cache.
     from drivebench.paths import CACHE_ENV, cache_location
 

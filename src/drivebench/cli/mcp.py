@@ -29,7 +29,7 @@ def mcp(
     """Serve the corpus as an MCP server over stdio (tools recall, answer, get_document, list_versions)."""
     from drivebench.errors import DrivebenchError
     from drivebench.simulator.backend import SimConfig
-    from drivebench.simulator.mcp.server import build_mcp_server
+    from drivebench.server.mcp.server import build_mcp_server
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: nothing else may reach it
         sim = load_with_progress(

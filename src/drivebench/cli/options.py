@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
-from drivebench.simulator.extract.base import STRATEGIES, ExtractConfig
-from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, canonical_name
-from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.extract.base import STRATEGIES, ExtractConfig
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."

@@ -24,7 +24,7 @@ EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 def _english_titles(corpus: str | None) -> dict[str, str]:
     if corpus is None:
         return {}
-    from drivebench.corpora.format import load_manifest
+    from drivebench.formats.corpus import load_manifest
 
     manifest = load_manifest(_corpus_dir(corpus))
     return {d.doc_id: d.title or Path(d.name).stem for d in manifest.documents}
@@ -58,7 +58,7 @@ def probe(
 
     Exit codes: 0 no leak; 1 a leak; 2 usage error; 3 the probe failed (leaks not measured).
     """
-    from drivebench.corpora.format import load_manifest
+    from drivebench.formats.corpus import load_manifest
     from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.probe.groundtruth import GroundTruth
     from drivebench.evaluator.probe.pairs import sample_pairs
@@ -66,7 +66,7 @@ def probe(
     from drivebench.evaluator.probe.report import verdict, write_html, write_json
     from drivebench.evaluator.probe.run import ProbeConfig, plan, run_probe
     from drivebench.evaluator.targets.http import HttpTarget
-    from drivebench.simulator.drive.state import Drive
+    from drivebench.drive.state import Drive
 
     quiet_libraries()
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)

@@ -452,7 +452,7 @@ def export_trec_cmd(
     tag: str = typer.Option("drivebench", "--tag", help="Run tag (last column of run.trec)."),
 ) -> None:
     """Write run.trec and qrels.txt to cross-check with trec_eval (use `trec_eval -c`)."""
-    from drivebench.evaluator.schema import load_evalset, load_run
+    from drivebench.formats.evalset import load_evalset, load_run
     from drivebench.evaluator.trec import export_trec
 
     run_file = run / "run.jsonl" if run.is_dir() else run

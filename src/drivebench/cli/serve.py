@@ -10,7 +10,7 @@ from drivebench.cli.common import console, err_console, load_with_progress, quie
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
-from drivebench.simulator.tokens import SecretSource
+from drivebench.drive.tokens import SecretSource
 
 
 def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
@@ -39,7 +39,7 @@ def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
     non-wildcard, non-local ``--host``. Written back to the variable, which ``mount_mcp`` reads."""
     import os
 
-    from drivebench.simulator.mcp.server import ALLOWED_HOSTS_ENV, allowed_hosts_from_env
+    from drivebench.server.mcp.server import ALLOWED_HOSTS_ENV, allowed_hosts_from_env
 
     hosts = [h.strip() for value in extra for h in value.split(",") if h.strip()]
     hosts += allowed_hosts_from_env()
@@ -64,7 +64,7 @@ def _parse_faults(values: list[str]) -> list[Fault]:
 def token_secret(data_dir: Path | None, corpus: str) -> SecretSource:
     """The secret the server's tokens derive from (``simulator.tokens.resolve_secret``), with a warning
     and the command that prints the tokens whenever ``DRIVEBENCH_TOKEN_SECRET`` is not set."""
-    from drivebench.simulator.tokens import SECRET_ENV, resolve_secret
+    from drivebench.drive.tokens import SECRET_ENV, resolve_secret
 
     source = resolve_secret(data_dir)
     if source.origin == "env":
@@ -83,7 +83,7 @@ def token_secret(data_dir: Path | None, corpus: str) -> SecretSource:
 
 def _check_index(value: str) -> str:
     """issue 16: ``--index faiss|milvus[:URI]``."""
-    from drivebench.simulator.index.vector_store import VectorStoreError, parse_index_spec
+    from drivebench.search.index.vector_store import VectorStoreError, parse_index_spec
 
     try:
         return str(parse_index_spec(value))
@@ -105,7 +105,7 @@ def _serve_replicas(
     access_log: bool = True,
 ) -> None:
     """issue #14: ``--workers N`` (N > 1): read-only replica processes (``drivebench.server.serve_replicas``)."""
-    from drivebench.server import ReplicaSpec, serve_replicas
+    from drivebench.server.process import ReplicaSpec, serve_replicas
 
     if data_dir is not None:
         raise typer.BadParameter(
@@ -174,7 +174,7 @@ def serve(
 ) -> None:
     """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
     /docs) with uvicorn."""
-    from drivebench.server import serve_forever
+    from drivebench.server.process import serve_forever
 
     faults = _parse_faults(fault)  # issue #7
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15

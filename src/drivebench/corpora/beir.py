@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     EVALSET_NAME,
     Clock,
     Department,
@@ -33,8 +33,8 @@ from drivebench.corpora.format import (
     load_manifest,
     write_manifest,
 )
-from drivebench.evaluator.schema import EvalQuery, GoldDoc, load_evalset, write_jsonl
-from drivebench.simulator.extract import ExtractionError, extract
+from drivebench.formats.evalset import EvalQuery, GoldDoc, load_evalset, write_jsonl
+from drivebench.extract import ExtractionError, extract
 
 IMPORT_USER = "beir-reader"
 

@@ -24,21 +24,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from drivebench.corpora.format import MANIFEST_NAME, load_manifest
+from drivebench.formats.corpus import MANIFEST_NAME, load_manifest
 from drivebench.resources import package_dir
 
 # The demo's and the server's default: acme-zh@2 passes `corpus validate` and every acceptance check of
 # `corpus audit` (issue 12; tests/corpora/test_acme_v2_audit.py). Pinned by version so that a newer version
 # becomes the default only by a decision; a bare "acme-zh" elsewhere means the newest version.
 DEFAULT_CORPUS = "acme-zh@2"
-_HERE = package_dir("drivebench.corpora")
+_HERE = package_dir("drivebench")  # sources are named relative to the package root
 
 Builder = Callable[[Path, int | None, str | int | None], None]
 
 
 @dataclass(frozen=True)
 class BuiltinCorpus:
-    """One version of a built-in corpus: how to build it and which source files (relative to ``corpora/``)
+    """One version of a built-in corpus: how to build it and which source files (relative to the ``drivebench`` package)
     it depends on (``*.py`` and data files under a directory; the fingerprint of the cache key)."""
 
     name: str
@@ -86,11 +86,12 @@ def _acme_v2(language: str) -> Builder:
     return build
 
 
-_V1_SOURCES = ("generator", "render", "format.py")
-_V2_SOURCES = ("acme2", *_V1_SOURCES)  # version 2 builds on version 1's story
+_V1_SOURCES = ("corpora/generator", "corpora/render", "formats/corpus.py")
+# version 2 builds on version 1's story and plants overshares from its own spec
+_V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
-    BuiltinCorpus("seed", 1, _build_seed, ("seed", "render", "format.py"), "29 hand-written documents"),
+    BuiltinCorpus("seed", 1, _build_seed, ("corpora/seed", "corpora/render", "formats/corpus.py"), "29 hand-written documents"),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
     BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),
     BuiltinCorpus("acme-zh", 2, _acme_v2("zh"), _V2_SOURCES, "acme-zh with distractors and realistic questions"),

@@ -29,7 +29,7 @@ import shutil
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from drivebench.corpora.format import Document, Manifest, load_manifest
+from drivebench.formats.corpus import Document, Manifest, load_manifest
 
 DRIVE_DIR = "drive"
 

@@ -6,8 +6,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from drivebench.corpora.format import EVALSET_NAME, load_manifest
-from drivebench.evaluator.schema import load_evalset
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
+from drivebench.formats.evalset import load_evalset
 
 
 def corpus_stats(corpus_dir: Path) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from drivebench.corpora.format import Manifest
+    from drivebench.formats.corpus import Manifest
 
 _SPACES = re.compile(r"\s+")
 

@@ -21,7 +21,7 @@ from collections import Counter
 from typing import Any
 
 from drivebench.evaluator.metrics._run import Aligned, is_timeout
-from drivebench.evaluator.targets.base import ERROR_KINDS, http_error_kind
+from drivebench.formats.target import ERROR_KINDS, http_error_kind
 
 _HTTP = re.compile(r"\b(?:HTTP|MCP) (\d{3})\b")
 SAMPLE_QUERIES = 5

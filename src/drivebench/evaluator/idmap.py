@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from drivebench.evaluator.catalog import fold
-from drivebench.evaluator.schema import RunHit, RunRecord
+from drivebench.formats.evalset import RunHit, RunRecord
 
 if TYPE_CHECKING:
-    from drivebench.corpora.format import Manifest
+    from drivebench.formats.corpus import Manifest
 
 MATCH_MODES = ("doc_id", "path", "name")
 UNMAPPED_PREFIX = "unmapped:"

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from drivebench.evaluator.schema import EvalQuery, RunRecord
-from drivebench.evaluator.targets.base import Target, TargetError
+from drivebench.formats.evalset import EvalQuery, RunRecord
+from drivebench.formats.target import Target, TargetError
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ import re
 from collections.abc import Sequence
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 
 STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
 SHORT_MAX = 6.0

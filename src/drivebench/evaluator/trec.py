@@ -41,7 +41,7 @@ from pathlib import Path
 
 from drivebench.evaluator.metrics._common import grade_map
 from drivebench.evaluator.metrics._run import align
-from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 RUN_FILE = "run.trec"
 QRELS_FILE = "qrels.txt"
@@ -124,7 +124,7 @@ def read_trec_run(path: str | Path) -> list[RunRecord]:
     order. A ``docid#dupN`` placeholder (``export_trec``) is the document repeated: it keeps its
     slot. ValueError with ``file:line`` for a malformed line.
     """
-    from drivebench.evaluator.schema import RunHit
+    from drivebench.formats.evalset import RunHit
 
     rows: dict[str, list[tuple[float, int, int, str]]] = {}
     with Path(path).open(encoding="utf-8") as fh:
@@ -160,7 +160,7 @@ QRELS_PRINCIPAL = "(qrels: no principal)"
 def read_qrels(path: str | Path) -> list[EvalQuery]:
     """A TREC qrels file (``qid 0 docid grade``) as eval queries: grade > 0 is gold. The queries have
     no text and no principal, so permission metrics are not measured on them."""
-    from drivebench.evaluator.schema import GoldDoc
+    from drivebench.formats.evalset import GoldDoc
 
     gold: dict[str, list[GoldDoc]] = {}
     with Path(path).open(encoding="utf-8") as fh:

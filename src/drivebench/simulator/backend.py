@@ -17,25 +17,25 @@ from typing import Any
 
 import numpy as np
 
-from drivebench.simulator.drive.clock import as_utc
-from drivebench.simulator.drive.errors import Forbidden, UnknownPrincipal
-from drivebench.simulator.drive.history import PolicyView, epoch_of, epoch_start
-from drivebench.simulator.drive.model import DocumentRec, VersionRec
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.extract import ExtractConfig
+from drivebench.drive.clock import as_utc
+from drivebench.drive.errors import Forbidden, UnknownPrincipal
+from drivebench.drive.history import PolicyView, epoch_of, epoch_start
+from drivebench.drive.model import DocumentRec, VersionRec
+from drivebench.drive.state import Drive
+from drivebench.extract import ExtractConfig
 from drivebench.simulator.faults import FaultSet
-from drivebench.simulator.index import vector_store
-from drivebench.simulator.index.chunk_store import ChunkStore
-from drivebench.simulator.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
-from drivebench.simulator.index.embedding_cache import EmbeddingCache, default_cache_dir
-from drivebench.simulator.index.extraction_cache import ExtractionCache
-from drivebench.simulator.index.vector_packs import VectorPacks
-from drivebench.simulator.ingest import ChunkingConfig, IngestReport, ingest
-from drivebench.simulator.permissions import PermissionEngine, Principal, pointintime
-from drivebench.simulator.permissions.timeutil import to_us
-from drivebench.simulator.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.simulator.retrieval.visibility import ChangeCursor, ChunkArrays
-from drivebench.simulator.tokens import TokenInfo, TokenRegistry
+from drivebench.search.index import vector_store
+from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
+from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
+from drivebench.search.index.extraction_cache import ExtractionCache
+from drivebench.search.index.vector_packs import VectorPacks
+from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
+from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
+from drivebench.drive.permissions.timeutil import to_us
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.search.retrieval.visibility import ChangeCursor, ChunkArrays
+from drivebench.drive.tokens import TokenInfo, TokenRegistry
 
 log = logging.getLogger("drivebench.simulator")
 

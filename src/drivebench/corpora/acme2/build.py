@@ -29,12 +29,12 @@ from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
 from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.questions import Gen, build_evalset
 from drivebench.corpora.acme2.scenario import load, story
-from drivebench.corpora.format import EVALSET_NAME, Manifest, write_manifest
+from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, doc_count, plan, write_files
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
-from drivebench.evaluator.audit.plants import apply_plants
-from drivebench.evaluator.schema import EvalQuery, write_jsonl
+from drivebench.corpora.plants import apply_plants
+from drivebench.formats.evalset import EvalQuery, write_jsonl
 
 VERSION = 2
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}  # story documents; distractors come on top

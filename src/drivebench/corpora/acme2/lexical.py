@@ -11,7 +11,7 @@ import bm25s
 import numpy as np
 
 from drivebench.corpora.generator.model import DocPlan
-from drivebench.simulator.index.tokenize import tokenize
+from drivebench.search.index.tokenize import tokenize
 
 
 class TextIndex:

@@ -18,7 +18,7 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from drivebench.corpora.format import Grant, ProjectMember, Subject, level_rank
+from drivebench.formats.corpus import Grant, ProjectMember, Subject, level_rank
 from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan
 from drivebench.corpora.generator.names import extra_people

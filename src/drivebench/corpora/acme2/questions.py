@@ -35,7 +35,7 @@ from drivebench.corpora.acme2.scenario import fillable
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, Hook, day
-from drivebench.evaluator.schema import EvalQuery, GoldDoc
+from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84  # of the story's documents (distractors are not asked about)
 SHARES = {"hop": 0.08, "version": 0.12, "pairs": 0.07}  # pairs count twice

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     Department,
     Document,
     Folder,

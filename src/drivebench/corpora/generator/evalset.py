@@ -41,7 +41,7 @@ from datetime import datetime, timedelta
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, Hook, day
-from drivebench.evaluator.schema import EvalQuery, GoldDoc
+from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84
 SHARES = {"hop2": 0.17, "hop3": 0.15, "pairs": 0.11, "version": 0.14}  # pairs count twice

@@ -34,7 +34,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from drivebench.corpora.format import Grant, Subject
+from drivebench.formats.corpus import Grant, Subject
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, day

@@ -1,7 +1,7 @@
 """The generator's own scenario model: documents, versions, question hooks and hop chains.
 
 These are plans, language-neutral in structure; the ``lang`` and ``documents`` modules fill them
-with text. ``build`` turns them into the on-disk format of ``drivebench.corpora.format``.
+with text. ``build`` turns them into the on-disk format of ``drivebench.formats.corpus``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from drivebench.corpora.format import Move
+from drivebench.formats.corpus import Move
 from drivebench.corpora.render.spec import DocSpec
 
 AnswerKind = Literal["who", "amount", "date", "what", "number", "org"]

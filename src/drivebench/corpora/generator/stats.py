@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from drivebench.corpora.format import Manifest
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.corpus import Manifest
+from drivebench.formats.evalset import EvalQuery
 
 
 def corpus_stats(m: Manifest, queries: list[EvalQuery]) -> dict[str, Any]:

@@ -17,7 +17,7 @@ import random
 from collections import Counter
 from datetime import timedelta
 
-from drivebench.corpora.format import Move
+from drivebench.formats.corpus import Move
 from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.model import DocPlan, office_time
 

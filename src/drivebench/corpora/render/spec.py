@@ -1,7 +1,7 @@
 """What a document says, independent of its file format.
 
 Writers in this package turn a ``DocSpec`` into real file bytes of one format; the
-extractors in ``drivebench.simulator.extract`` read them back. Each format maps the
+extractors in ``drivebench.extract`` read them back. Each format maps the
 spec onto its own natural units:
 
 * ``md``/``txt``/``docx``/``pdf``: title, then each section as a heading, paragraphs and an optional table;

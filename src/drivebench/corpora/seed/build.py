@@ -12,7 +12,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     ACTIONS,
     EVALSET_NAME,
     Clock,
@@ -38,7 +38,7 @@ from drivebench.corpora.seed.content import (
 )
 from drivebench.corpora.seed.model import SeedDoc
 from drivebench.corpora.seed.queries import eval_queries
-from drivebench.evaluator.schema import write_jsonl
+from drivebench.formats.evalset import write_jsonl
 
 CORPUS_NAME = "seed"
 DESCRIPTION = (

@@ -18,7 +18,7 @@ leak shows up in one place:
 
 from __future__ import annotations
 
-from drivebench.corpora.format import (
+from drivebench.formats.corpus import (
     Department,
     Folder,
     Grant,

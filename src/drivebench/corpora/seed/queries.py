@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from drivebench.corpora.seed.content import DOCS_BY_ID, USERS
-from drivebench.evaluator.schema import EvalQuery, GoldDoc
+from drivebench.formats.evalset import EvalQuery, GoldDoc
 from drivebench.evaluator.strata import length_bucket
 
 

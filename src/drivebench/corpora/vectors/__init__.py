@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 
 from drivebench.resources import package_dir
-from drivebench.simulator.index.embedders import Embedder
-from drivebench.simulator.index.embedding_cache import EmbeddingCache
+from drivebench.search.index.embedders import Embedder
+from drivebench.search.index.embedding_cache import EmbeddingCache
 
 PACKED_CORPORA = ("acme-zh@2", "acme-en@2")
 PACK_DIR = package_dir("drivebench.corpora.vectors")
@@ -43,8 +43,8 @@ def corpus_passages(corpus: str) -> list[str]:
     real; the hash embedder stands in only to size the zero vectors, which are thrown away)."""
     from drivebench.corpora.builtin import resolve_corpus
     from drivebench.simulator.backend import SimConfig, Simulator
-    from drivebench.simulator.drive.state import Drive
-    from drivebench.simulator.index.embedders import HashEmbedder
+    from drivebench.drive.state import Drive
+    from drivebench.search.index.embedders import HashEmbedder
 
     sim = Simulator(Drive.from_corpus(resolve_corpus(corpus)), SimConfig(pipeline="bm25"), embedder=HashEmbedder())
     recorder = _RecordingCache()

@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from drivebench.corpora.format import SECRET_LEVELS, Manifest, level_rank
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine
-from drivebench.simulator.permissions.compiler import doc_obj
-from drivebench.simulator.permissions.effective import effective_permissions
+from drivebench.formats.corpus import SECRET_LEVELS, Manifest, level_rank
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import doc_obj
+from drivebench.drive.permissions.effective import effective_permissions
 
 BROAD_KINDS = ("everyone", "role", "department")
 PERSONAL_KINDS = ("user", "project")

@@ -29,7 +29,7 @@ from drivebench.evaluator.metrics.mrr import mrr_batch
 from drivebench.evaluator.metrics.ndcg import ndcg_batch
 from drivebench.evaluator.metrics.recall import recall_batch
 from drivebench.evaluator.metrics.version_exact import any_batch
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 
 Oracle = Callable[[EvalQuery, str], bool]
 _doc_id = attrgetter("doc_id")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from operator import attrgetter
 
-from drivebench.evaluator.schema import EvalQuery, RunHit, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunHit, RunRecord
 
 _doc_id = attrgetter("doc_id")
 

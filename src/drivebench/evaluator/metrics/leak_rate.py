@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 
 Oracle = Callable[[EvalQuery, str], bool]
 

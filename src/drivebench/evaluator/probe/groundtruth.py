@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from drivebench.corpora.format import SECRET_LEVELS, Manifest
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.permissions import PermissionEngine
-from drivebench.simulator.permissions.actions import allowed_by
-from drivebench.simulator.permissions.compiler import doc_obj, folder_obj
-from drivebench.simulator.permissions.effective import effective_permissions
+from drivebench.formats.corpus import SECRET_LEVELS, Manifest
+from drivebench.drive.state import Drive
+from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.actions import allowed_by
+from drivebench.drive.permissions.compiler import doc_obj, folder_obj
+from drivebench.drive.permissions.effective import effective_permissions
 
 REASONS: dict[str, str] = {
     "deny": "an explicit deny reaches the document",

@@ -17,7 +17,7 @@ import re
 from collections import Counter
 from pathlib import PurePosixPath
 
-from drivebench.simulator.drive.state import Drive
+from drivebench.drive.state import Drive
 
 QUERY_KINDS = ("title", "sentence", "identifiers", "filename", "sentence-2", "english")
 _CJK = re.compile(r"[\u3400-\u9fff]")
@@ -38,7 +38,7 @@ def _tokens(text: str) -> list[str]:
 
 def document_text(drive: Drive, doc_id: str) -> str:
     """The head version's text through the simulator's extractors ('' when it cannot be extracted)."""
-    from drivebench.simulator.extract.core import extract
+    from drivebench.extract.core import extract
 
     doc = drive.documents[doc_id]
     try:

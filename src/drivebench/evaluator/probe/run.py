@@ -25,8 +25,8 @@ from drivebench.evaluator.probe.groundtruth import GroundTruth, Why
 from drivebench.evaluator.probe.pairs import Pair
 from drivebench.evaluator.probe.queries import QueryBuilder
 from drivebench.evaluator.runner import RunConfig, run_queries
-from drivebench.evaluator.schema import EvalQuery, RunRecord
-from drivebench.evaluator.targets.base import ERROR_KINDS, Target
+from drivebench.formats.evalset import EvalQuery, RunRecord
+from drivebench.formats.target import ERROR_KINDS, Target
 
 SURFACES = ("recall", "answer")
 

@@ -20,7 +20,7 @@ import random
 from typing import Any
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
-from drivebench.evaluator.schema import EvalQuery, RunRecord
+from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
 
 DEPARTMENTS = ("finance", "hr", "rd", "legal")

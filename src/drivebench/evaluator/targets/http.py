@@ -16,8 +16,8 @@ from typing import Any
 
 import httpx
 
-from drivebench.evaluator.schema import EvalQuery, RunHit
-from drivebench.evaluator.targets.base import TargetError, TargetResponse, http_error_kind
+from drivebench.formats.evalset import EvalQuery, RunHit
+from drivebench.formats.target import TargetError, TargetResponse, http_error_kind
 from drivebench.evaluator.targets.profile import (
     ResponseSpec,
     TargetProfile,

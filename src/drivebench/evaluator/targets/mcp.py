@@ -25,8 +25,8 @@ import re
 from contextlib import AsyncExitStack
 from typing import Any
 
-from drivebench.evaluator.schema import EvalQuery
-from drivebench.evaluator.targets.base import TargetError, TargetResponse, http_error_kind, request_body
+from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.target import TargetError, TargetResponse, http_error_kind, request_body
 from drivebench.evaluator.targets.http import ResponseMapping, _dig, check_ok, parse_hits
 
 _STATUS = re.compile(r"\((\d{3})\)")

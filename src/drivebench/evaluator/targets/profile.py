@@ -43,7 +43,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from drivebench.evaluator.schema import EvalQuery
+from drivebench.formats.evalset import EvalQuery
 
 SIMULATOR_RECALL_PATH = "/api/mcp/recall"
 SIMULATOR_ANSWER_PATH = "/api/mcp/answer"

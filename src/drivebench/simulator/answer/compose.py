@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.simulator.index.tokenize import tokenize
+from drivebench.search.index.tokenize import tokenize
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import RecallHit, RecallOutcome, Simulator

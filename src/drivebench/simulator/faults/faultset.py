@@ -38,15 +38,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
-from drivebench.simulator.permissions.timeutil import to_us
+from drivebench.drive.permissions.timeutil import to_us
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator
-    from drivebench.simulator.drive.model import VersionRec
-    from drivebench.simulator.drive.state import Drive
-    from drivebench.simulator.extract import ExtractConfig
-    from drivebench.simulator.index.chunk_store import ChunkStore
-    from drivebench.simulator.permissions import PermissionEngine, Principal
+    from drivebench.drive.model import VersionRec
+    from drivebench.drive.state import Drive
+    from drivebench.extract import ExtractConfig
+    from drivebench.search.index.chunk_store import ChunkStore
+    from drivebench.drive.permissions import PermissionEngine, Principal
 
 log = logging.getLogger("drivebench.faults")
 _MAX_ATTEMPT_KEYS = 100_000
@@ -300,7 +300,7 @@ def reingest_file_type(sim: Simulator, file_type: str) -> int:
     """Re-extract and re-index every indexed version of ``file_type`` documents with the extraction
     config now in force (cad-blind switches dxf between ``entities+titleblock`` and ``filename-only``).
     Returns the number of versions re-indexed."""
-    from drivebench.simulator.ingest import ingest
+    from drivebench.search.ingest import ingest
 
     with sim._index_lock, sim.drive.lock:
         items = [

@@ -14,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from drivebench.simulator.drive.errors import NotFound
+from drivebench.drive.errors import NotFound
 
 
 def fsync_dir(path: Path) -> None:

@@ -32,14 +32,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drivebench.simulator.drive.state import Drive
+from drivebench.drive.state import Drive
 from drivebench.simulator.persistence.blobs import DiskBlobs
 from drivebench.simulator.persistence.index_files import IndexFiles, IndexSnapshot, config_fingerprint
 from drivebench.simulator.persistence.store import DriveStore
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import SimConfig, Simulator
-    from drivebench.simulator.index.embedders import Embedder
+    from drivebench.search.index.embedders import Embedder
 
 log = logging.getLogger("drivebench.persistence")
 
@@ -246,8 +246,8 @@ def open_durable(
 
 def install_store(sim: Simulator, store: Any, cursor: int) -> None:
     """Swap in a loaded chunk store (caller holds ``sim._index_lock``)."""
-    from drivebench.simulator.index import vector_store
-    from drivebench.simulator.retrieval.pipelines import Retriever
+    from drivebench.search.index import vector_store
+    from drivebench.search.retrieval.pipelines import Retriever
 
     # issue 16: a Milvus backend adopts the data dir's collection and reconciles it with the loaded store
     vector_store.attach(store, sim.config.vector_store, sim.config.vector_store_dir, reconcile=True)

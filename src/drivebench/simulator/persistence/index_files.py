@@ -33,8 +33,8 @@ from typing import Any
 import faiss
 import numpy as np
 
-from drivebench.simulator.index.chunk_store import ChunkStore
-from drivebench.simulator.ingest import Rejection
+from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.ingest import Rejection
 from drivebench.simulator.persistence.blobs import fsync_dir, write_atomic
 
 log = logging.getLogger("drivebench.persistence")

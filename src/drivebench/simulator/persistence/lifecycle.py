@@ -13,9 +13,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from drivebench.simulator.drive.operations import Retention
-from drivebench.simulator.drive.state import Drive
-from drivebench.simulator.index import vector_store
+from drivebench.drive.operations import Retention
+from drivebench.drive.state import Drive
+from drivebench.search.index import vector_store
 from drivebench.simulator.persistence.durable import blobs_to_disk
 
 if TYPE_CHECKING:

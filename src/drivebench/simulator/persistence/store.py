@@ -29,8 +29,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from drivebench.simulator.drive.clock import SimClock
-from drivebench.simulator.drive.model import (
+from drivebench.drive.clock import SimClock
+from drivebench.drive.model import (
     DepartmentRec,
     DocumentRec,
     FolderMove,
@@ -43,8 +43,8 @@ from drivebench.simulator.drive.model import (
     UserRec,
     VersionRec,
 )
-from drivebench.simulator.drive.operations import Change, Dirty, Retention
-from drivebench.simulator.drive.state import BlobBackend, Drive
+from drivebench.drive.operations import Change, Dirty, Retention
+from drivebench.drive.state import BlobBackend, Drive
 
 SCHEMA_VERSION = 1
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from drivebench.corpora.format import Folder, Project
+from drivebench.formats.corpus import Folder, Project
 from drivebench.corpora.generator.content import load
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, Hook, VersionPlan, office_time, sub_rng
 from drivebench.corpora.generator.names import extra_people, people, pool

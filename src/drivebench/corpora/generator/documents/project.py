@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.format import Project, ProjectMember
+from drivebench.formats.corpus import Project, ProjectMember
 from drivebench.corpora.generator.documents.base import (
     LATEST,
     ProjectSpace,

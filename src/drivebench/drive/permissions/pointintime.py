@@ -1,0 +1,174 @@
+"""Point-in-time (``as_of``) visibility: the one place every surface asks "may this principal see
+this document (or folder) as of T?".
+
+The rule (README, "Point-in-time semantics"):
+
+* **A principal acting as itself** (a user token, ``evaluated_as`` False) sees at ``as_of`` T what it
+  could preview at T **and** may still preview now: what it could see then, minus what has been taken
+  away since (a revoked or expired grant, a new deny, a move out of its reach, a lowered clearance).
+  A revocation therefore takes effect at once, for every ``as_of``.
+* **The evaluation token** (``evaluate-as`` scope, ``evaluated_as`` True) sees exactly what the named
+  principal could preview at T, with the permissions in force at T: replaying a past evaluation needs
+  it. Every such request is audited (``Simulator.principal_for``).
+* **The drive at T**: the version current at T, the trash at T, the folder tree at T (paths, the folder
+  a filter names) apply on every surface; the permission half of "now" uses today's tree, so a move
+  out of reach is a removal like any other.
+* ``as_of`` after the simulated clock is a 400 (the future is not known); ``as_of`` out of the
+  representable range is a 400 too (``drivebench.drive.clock.checked_utc``).
+
+Recall, answer, the MCP tools and resources, the drive API, the permissions API and the change feed all
+call these functions; none re-implements the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from drivebench.formats.corpus import FILE_TYPES  # a filter names a known type, not one present (no oracle)
+from drivebench.drive.clock import checked_utc
+from drivebench.drive.errors import InvalidRequest
+from drivebench.drive.model import DocumentRec
+from drivebench.drive.permissions.compiler import folder_obj
+from drivebench.drive.permissions.engine import PermissionEngine, Principal
+
+if TYPE_CHECKING:
+    from drivebench.simulator.backend import Simulator
+
+
+def resolve_as_of(sim: Simulator, as_of: datetime | None) -> datetime:
+    """The instant a request is judged at: the clock when ``as_of`` is None, else ``as_of`` in UTC.
+    After the clock: 400. Out of range: 400."""
+    now = sim.drive.clock.now()
+    if as_of is None:
+        return now
+    at = checked_utc(as_of, "as_of")
+    if at > now:
+        raise InvalidRequest(
+            f"as_of {at.isoformat()} is after the drive's clock ({now.isoformat()}): the future is not known"
+        )
+    return at
+
+
+def intersects_now(principal: Principal, at: datetime, now: datetime) -> bool:
+    """True when a decision at ``at`` must also hold now (a principal acting as itself, in the past)."""
+    return not principal.evaluated_as and at != now
+
+
+def _align(mask: np.ndarray, src: PermissionEngine, dst: PermissionEngine) -> np.ndarray:
+    """``mask`` (over ``src.doc_ids``) re-indexed over ``dst.doc_ids`` (absent documents: False)."""
+    if src.doc_ids is dst.doc_ids or src.doc_ids == dst.doc_ids:
+        return mask
+    out = np.zeros(len(dst.doc_ids), dtype=bool)
+    pos = src.doc_index
+    for i, d in enumerate(dst.doc_ids):
+        j = pos.get(d)
+        if j is not None:
+            out[i] = mask[j]
+    return out
+
+
+def allowed_mask(sim: Simulator, principal: Principal, act: str, at: datetime, now: datetime) -> np.ndarray:
+    """Boolean mask over ``sim.engine_at(at).doc_ids``: may ``principal`` do ``act`` on each document as
+    of ``at`` under the point-in-time rule (at ``at``, and now too when acting as itself)."""
+    engine = sim.engine_at(at)
+    mask = _mask(engine, principal, act, at)
+    if not intersects_now(principal, at, now):
+        return mask
+    current = sim.engine
+    return mask & _align(_mask(current, principal, act, now), current, engine)
+
+
+def _mask(engine: PermissionEngine, principal: Principal, act: str, at: datetime) -> np.ndarray:
+    if act == "preview":
+        return engine.previewable_mask(principal, at)
+    return engine.allowed_mask(principal, act, at)
+
+
+def may_doc(sim: Simulator, principal: Principal, doc_id: str, act: str, at: datetime, now: datetime) -> bool:
+    """``enforce`` under the point-in-time rule for one document (errors propagate: callers fail closed)."""
+    if not sim.engine_at(at).may(principal, doc_id, act, at):
+        return False
+    return not intersects_now(principal, at, now) or sim.engine.may(principal, doc_id, act, now)
+
+
+def may_folder(sim: Simulator, principal: Principal, folder_id: str, act: str, at: datetime, now: datetime) -> bool:
+    if not sim.engine_at(at).enforce(principal, folder_obj(folder_id), act, at, 0):
+        return False
+    return not intersects_now(principal, at, now) or sim.engine.enforce(principal, folder_obj(folder_id), act, now, 0)
+
+
+def document_as_of(sim: Simulator, principal: Principal, doc_id: str, at: datetime, now: datetime) -> DocumentRec:
+    """The document if ``principal`` may preview it as of ``at`` (it existed then, had a version, was not in
+    the trash, and the permission rule holds); otherwise the same ``NotFound`` as for an unknown id."""
+    from drivebench.drive.errors import NotFound
+
+    hidden = NotFound(f"no document {doc_id!r} you may preview")
+    doc = sim.drive.documents.get(doc_id)
+    if doc is None or doc.version_at(at) is None or doc.trashed_at_time(at):
+        raise hidden
+    if not may_doc(sim, principal, doc_id, "preview", at, now):
+        raise hidden
+    return doc
+
+
+def folder_as_of(sim: Simulator, path: str, at: datetime | None) -> str | None:
+    """The id of the folder at ``path`` in the tree as it stood at ``at`` (None: now); None if none."""
+    drive = sim.drive
+    norm = "/" + "/".join(p for p in path.split("/") if p)
+    if at is None:
+        try:
+            return drive.folder_by_path(norm).folder_id
+        except Exception:
+            return None
+    with drive.lock:
+        for fid in drive.folders:
+            if drive.folder_path_at(fid, at) == norm:
+                return fid
+    return None
+
+
+def recall_filter(
+    sim: Simulator,
+    principal: Principal,
+    at: datetime,
+    now: datetime,
+    file_types: list[str] | None,
+    folder: str | None,
+) -> Callable[[DocumentRec], bool] | None:
+    """Request filters as a document predicate, judged as of ``at``. A filter that cannot be applied is a
+    400; a folder the principal may not ``list`` (as of ``at``, under the point-in-time rule) answers
+    exactly like a missing one (no existence oracle)."""
+    if file_types is None and folder is None:
+        return None
+    types = None
+    if file_types is not None:
+        unknown = sorted(set(file_types) - set(FILE_TYPES))
+        if unknown or not file_types:
+            raise InvalidRequest(f"filters.file_types: unknown file type(s) {unknown}; known: {sorted(FILE_TYPES)}")
+        types = set(file_types)
+    prefix = None
+    when = None if at == now else at
+    if folder is not None:
+        missing = InvalidRequest(f"filters.folder: no folder {folder!r}")
+        fid = folder_as_of(sim, folder, when)
+        if fid is None:
+            raise missing
+        try:
+            visible = may_folder(sim, principal, fid, "list", at, now)
+        except Exception:
+            visible = False  # fail closed, and the same answer as a missing folder
+        if not visible:
+            raise missing
+        prefix = sim.drive.folder_path_at(fid, when).rstrip("/") + "/"
+    drive = sim.drive
+
+    def keep(doc: DocumentRec) -> bool:
+        if types is not None and doc.file_type not in types:
+            return False
+        return prefix is None or drive.doc_path_at(doc, when).startswith(prefix)
+
+    return keep

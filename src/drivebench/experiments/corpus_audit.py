@@ -1,0 +1,397 @@
+"""The difficulty report of an eval set: does it discriminate between retrieval systems?
+
+``audit_corpus(corpus_dir, embedder=None) -> dict`` runs the simulator's own retrieval pipelines
+(``bm25``, ``dense``, ``hybrid``; ``simulator/retrieval/pipelines.py``) in-process, each query asked as
+its principal at its time (``as_of`` or the corpus clock), and reports:
+
+* ``title_only``: BM25 over each document's title and file name alone (jieba/word tokens, the same
+  tokenizer as the simulator's lexical index), restricted to what the asker may see. A high Hit@10 means
+  the questions name their documents: any lexical system will look perfect.
+* ``pipelines``: Hit@1, Hit@10 and MRR@10 per pipeline, over the whole set, per ``tags.kind`` and per
+  ``tags.phrasing``. Only queries with gold are scored (a ``forbidden`` permission query has none).
+  Hit@k = a gold document in the top k (trec_eval ``success.k``); MRR@10 = 1 / rank of the first gold
+  document within the top 10, else 0.
+* ``chains``: the chain shortcut rate: multi-hop queries where a hop k >= 2 is in BM25's top 3 over the
+  question alone (the chain can be answered without following it).
+* ``missing_gold``: candidates: a non-gold document in some pipeline's top 5 with a passage (of the version
+  visible at the query's time) that holds every answer fact of a single-hop query in a role a gold passage
+  gives it (the words before it: ``审批人``, ``contract value is``; a name that is only an author byline or
+  another role does not count) and shares as many question terms as the gold's best passage.
+* ``answer_facts_missing``: answer facts absent from every pinned gold version's extracted text
+  (for multi-hop queries: from the last hop).
+* ``near_duplicates``: pairs of live documents whose head versions share >= 80% of their character
+  5-gram shingles (Jaccard), via MinHash banding, then exact Jaccard.
+* ``generation``: the generator's own report (``generation.json`` beside ``corpus.json``, written from
+  acme version 2 on: rejected chains, contradictions), when present.
+
+``acceptance(report)`` checks issue 12's thresholds; ``drivebench corpus audit`` prints both.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import re
+import zlib
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
+from drivebench.formats.evalset import EvalQuery, load_evalset
+
+PIPELINES = ("bm25", "dense", "hybrid")
+K = 10
+SHORTCUT_DEPTH = 3
+NEAR_DUPLICATE_JACCARD = 0.8
+GENERATION_REPORT = "generation.json"
+
+
+def default_embedder() -> str:
+    """The embedder registry's default (``get_embedder``'s default argument, or ``DEFAULT_EMBEDDER``)."""
+    from drivebench.search.index import embedders
+
+    named = getattr(embedders, "DEFAULT_EMBEDDER", None)
+    if isinstance(named, str):
+        return named
+    return str(inspect.signature(embedders.get_embedder).parameters["name"].default)
+
+
+@dataclass
+class Scored:
+    """One query's first-gold rank (1-based, None when no gold document is in the top ``K``)."""
+
+    query: EvalQuery
+    rank: int | None
+
+
+def _summary(rows: list[Scored]) -> dict[str, Any]:
+    n = len(rows)
+    if not n:
+        return {"n": 0, "hit@1": None, "hit@10": None, "mrr@10": None}
+    return {
+        "n": n,
+        "hit@1": round(sum(1 for r in rows if r.rank == 1) / n, 4),
+        "hit@10": round(sum(1 for r in rows if r.rank is not None) / n, 4),
+        "mrr@10": round(sum(1.0 / r.rank for r in rows if r.rank is not None) / n, 4),
+    }
+
+
+def _grouped(rows: list[Scored], tag: str) -> dict[str, dict[str, Any]]:
+    groups: dict[str, list[Scored]] = defaultdict(list)
+    for r in rows:
+        groups[r.query.tags.get(tag, "none")].append(r)
+    return {k: _summary(v) for k, v in sorted(groups.items())}
+
+
+def _first_gold(ranking: list[str], gold: set[str]) -> int | None:
+    return next((i for i, d in enumerate(ranking[:K], 1) if d in gold), None)
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", "", text)
+
+
+_CLAUSE = re.compile(r".*[。；;！？!?，,：:]")  # everything up to the last clause break before the fact
+_WORD = re.compile(r"[\w\u3400-\u9fff]")
+
+
+def _roles(text: str, fact: str) -> set[str]:
+    """What ``fact`` is in ``text``: for each line holding it, the words just before it in its clause
+    (``审批人：`` -> ``审批人``, ``the total contract value is`` -> ``thetotalcontractvalueis``, a table row
+    ``审批人 王芳`` -> ``审批人``), at most 12 characters. A name alone on a line (an author byline, a title
+    slide's author) has no role: it is not counted."""
+    out = set()
+    for line in text.splitlines():
+        n = _norm(line)
+        i = n.find(fact)
+        while i >= 0:
+            before = n[:i]
+            clause = before[len(m.group(0)) :] if (m := _CLAUSE.match(before)) else before
+            label = (clause or before.rstrip("：:，,")).rstrip("：:")[-12:]
+            if _WORD.search(label):
+                out.add(label)
+            i = n.find(fact, i + 1)
+    return out
+
+
+def _shingles(text: str, n: int = 5) -> set[int]:
+    t = _norm(text)
+    return {zlib.crc32(t[i : i + n].encode()) for i in range(max(1, len(t) - n + 1))}
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser: a well-mixed 64-bit hash of each value (wrapping multiplication)."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def near_duplicates(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_JACCARD) -> list[dict[str, Any]]:
+    """Pairs of ids whose texts' 5-gram shingle sets have Jaccard >= ``threshold`` (MinHash LSH, 32 hashes in
+    8 bands of 4, candidates verified exactly; deterministic)."""
+    ids = sorted(texts)
+    sets = [_shingles(texts[i]) for i in ids]
+    seeds = np.random.default_rng(12).integers(0, 2**63, size=32, dtype=np.uint64)
+    sigs = np.empty((len(ids), 32), dtype=np.uint64)
+    for row, s in enumerate(sets):
+        x = np.fromiter(s, dtype=np.uint64, count=len(s))
+        sigs[row] = _mix(x[:, None] ^ seeds[None, :]).min(axis=0)
+    candidates: set[tuple[int, int]] = set()
+    for band in range(8):
+        buckets: dict[bytes, list[int]] = defaultdict(list)
+        for row in range(len(ids)):
+            buckets[sigs[row, band * 4 : band * 4 + 4].tobytes()].append(row)
+        for rows in buckets.values():
+            candidates.update((x, y) for i, x in enumerate(rows) for y in rows[i + 1 :])
+    out = []
+    for x, y in sorted(candidates):
+        jac = len(sets[x] & sets[y]) / max(1, len(sets[x] | sets[y]))
+        if jac >= threshold:
+            out.append({"a": ids[x], "b": ids[y], "jaccard": round(jac, 3)})
+    return out
+
+
+class _TitleIndex:
+    """BM25 over ``title + file name`` per document (bm25s, the simulator's tokenizer)."""
+
+    def __init__(self, doc_ids: list[str], texts: list[str]) -> None:
+        import bm25s
+
+        from drivebench.search.index.tokenize import tokenize
+
+        self.tokenize = tokenize
+        self.doc_ids = doc_ids
+        self.position = {d: i for i, d in enumerate(doc_ids)}
+        self.bm25 = bm25s.BM25()
+        self.bm25.index([tokenize(t) or ["\u2205"] for t in texts], show_progress=False)
+
+    def search(self, query: str, allowed: set[str], k: int) -> list[str]:
+        known = [t for t in self.tokenize(query) if t in self.bm25.vocab_dict]
+        if not known:
+            return []
+        scores = self.bm25.get_scores(known)
+        order = sorted(
+            (i for i, d in enumerate(self.doc_ids) if d in allowed and scores[i] > 0),
+            key=lambda i: (-scores[i], self.doc_ids[i]),
+        )
+        return [self.doc_ids[i] for i in order[:k]]
+
+
+def _missing_gold(
+    q: EvalQuery,
+    rankings: dict[str, list[str]],
+    pipelines: tuple[str, ...],
+    gold: set[str],
+    allowed_chunks: np.ndarray,
+    store: Any,
+) -> list[dict[str, Any]]:
+    """Non-gold documents in some pipeline's top 5 with a visible passage that holds every answer fact in a
+    role a gold passage gives it (``_roles``: the words before the fact, e.g. ``审批人``; not merely the same
+    name as an author byline or as another role) and shares at least as many question terms as the gold's
+    best fact-holding passage does: they answer the question as well as the gold does (to be added to gold,
+    or the question made specific)."""
+    from drivebench.search.index.tokenize import tokenize
+
+    terms = {t for t in tokenize(q.query) if len(t) >= 2}
+    facts = [_norm(f) for f in q.answer_facts]
+
+    def best(doc_ids: set[str], roles: list[set[str]] | None = None) -> int:
+        scores = [
+            len(terms & set(tokenize(store.texts[c])))
+            for c in allowed_chunks
+            if store.doc_ids[c] in doc_ids
+            and all(f in _norm(store.texts[c]) for f in facts)
+            and (roles is None or all(_roles(store.texts[c], f) & r for f, r in zip(facts, roles, strict=True)))
+        ]
+        return max(scores, default=-1)
+
+    pinned = {g.version_id for g in q.gold if g.version_id}
+    gold_chunks = [c for v in pinned for c in store.by_version.get(v, [])]
+    gold_texts = [store.texts[c] for c in gold_chunks] or [
+        store.texts[c] for c in allowed_chunks if store.doc_ids[c] in gold
+    ]
+    gold_roles = [set().union(*(_roles(t, f) for t in gold_texts)) for f in facts]
+    gold_best = max(
+        (
+            len(terms & set(tokenize(store.texts[c])))
+            for c in gold_chunks
+            if all(f in _norm(store.texts[c]) for f in facts)
+        ),
+        default=best(gold),
+    )
+    if gold_best <= 0:
+        return []
+    candidates = sorted({d for p in pipelines for d in rankings[p][:5]} - gold)
+    return [
+        {"query_id": q.query_id, "doc_id": d, "facts": q.answer_facts}
+        for d in candidates
+        if best({d}, gold_roles) >= gold_best
+    ]
+
+
+def audit_corpus(
+    corpus_dir: Path,
+    *,
+    embedder: str | None = None,
+    pipelines: Iterable[str] = PIPELINES,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, Any]:
+    """The difficulty report of ``corpus_dir``'s eval set (see the module docstring)."""
+    from drivebench.simulator.backend import SimConfig, Simulator
+    from drivebench.drive.clock import as_utc
+    from drivebench.search.retrieval.pipelines import Retriever
+
+    corpus_dir = Path(corpus_dir)
+    manifest = load_manifest(corpus_dir)
+    queries = load_evalset(corpus_dir / EVALSET_NAME)
+    embedder = embedder or default_embedder()
+    pipelines = tuple(pipelines)
+    sim = Simulator.from_corpus(corpus_dir, SimConfig(pipeline="bm25", embedder=embedder))
+    store = sim.store
+    retrievers = {p: Retriever(store, sim.embedder, p) for p in pipelines}
+    live = [d for d in manifest.documents]
+    titles = _TitleIndex([d.doc_id for d in live], [f"{d.title} {d.name}" for d in live])
+    chunk_docs = np.array(store.doc_ids, dtype=object)
+
+    scored: dict[str, list[Scored]] = {p: [] for p in (*pipelines, "title_only")}
+    shortcut: list[dict[str, Any]] = []
+    n_chains = 0
+    missing_gold: list[dict[str, Any]] = []
+    facts_missing: list[dict[str, Any]] = []
+    visible_sizes: list[int] = []
+    unscored = 0
+
+    def version_text(version_id: str) -> str:
+        return "\n".join(store.texts[c] for c in store.by_version.get(version_id, []))
+
+    for n, q in enumerate(queries, 1):
+        if progress:
+            progress(n, len(queries))
+        engine = sim.engine
+        if q.user_id is not None:
+            principal = engine.user_principal(q.user_id)
+        else:
+            principal = engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]
+        at: datetime = as_utc(q.as_of) if q.as_of is not None else as_utc(manifest.clock.now)
+        mask = sim.visible_chunks(principal, at)
+        allowed_chunks = np.flatnonzero(mask)
+        allowed_docs = set(chunk_docs[allowed_chunks].tolist()) if allowed_chunks.size else set()
+        visible_sizes.append(len(allowed_docs))
+        rankings = {p: [h.doc_id for h in r.search(q.query, mask, K)] for p, r in retrievers.items()}
+        rankings["title_only"] = titles.search(q.query, allowed_docs, K)
+        gold = set(q.gold_ids)
+        hops = list(q.hops or [])
+        # answer facts in the pinned gold versions
+        if q.answer_facts and q.gold:
+            pinned = [g for g in q.gold if g.version_id] if not hops else [g for g in q.gold if g.doc_id == hops[-1]]
+            text = _norm("\n".join(version_text(g.version_id) for g in pinned if g.version_id))
+            absent = [f for f in q.answer_facts if _norm(f) not in text]
+            if pinned and absent:
+                facts_missing.append({"query_id": q.query_id, "facts": absent})
+        if not gold:
+            unscored += 1
+            continue
+        for p, ranking in rankings.items():
+            scored[p].append(Scored(q, _first_gold(ranking, gold)))
+        if len(hops) >= 2 and "bm25" in rankings:
+            n_chains += 1
+            top = rankings["bm25"][:SHORTCUT_DEPTH]
+            later = [h for h in hops[1:] if h in top]
+            if later:
+                shortcut.append({"query_id": q.query_id, "hops_in_top3": later})
+        if q.answer_facts and len(hops) < 2:
+            missing_gold += _missing_gold(q, rankings, pipelines, gold, allowed_chunks, store)
+
+    heads = {d.doc_id: version_text(d.versions[-1].version_id) for d in manifest.documents if d.trashed_at is None}
+    report: dict[str, Any] = {
+        "corpus": manifest.name,
+        "corpus_version": _version_label(corpus_dir),
+        "embedder": embedder,
+        "k": K,
+        "queries": len(queries),
+        "scored_queries": len(queries) - unscored,
+        "unscored_queries": unscored,
+        "visible_documents_median": float(np.median(visible_sizes)) if visible_sizes else None,
+        "title_only": _summary(scored["title_only"]),
+        "pipelines": {
+            p: {
+                "all": _summary(scored[p]),
+                "by_kind": _grouped(scored[p], "kind"),
+                "by_phrasing": _grouped(scored[p], "phrasing"),
+            }
+            for p in pipelines
+        },
+        "chains": {
+            "multi_hop_queries": n_chains,
+            "shortcuts": len(shortcut),
+            "shortcut_rate": round(len(shortcut) / n_chains, 4) if n_chains else None,
+            "examples": shortcut[:20],
+        },
+        "missing_gold": {
+            "count": len(missing_gold),
+            "queries": len({m["query_id"] for m in missing_gold}),
+            "examples": missing_gold[:20],
+        },
+        "answer_facts_missing": {"count": len(facts_missing), "examples": facts_missing[:20]},
+        "near_duplicates": {"pairs": (pairs := near_duplicates(heads)), "count": len(pairs)},
+        "generation": _generation(corpus_dir),
+    }
+    report["title_only"]["by_kind"] = _grouped(scored["title_only"], "kind")
+    report["title_only"]["by_phrasing"] = _grouped(scored["title_only"], "phrasing")
+    report["acceptance"] = acceptance(report)
+    return report
+
+
+def _version_label(corpus_dir: Path) -> str | None:
+    from drivebench.corpora.builtin import corpus_version
+
+    return corpus_version(corpus_dir)
+
+
+def _generation(corpus_dir: Path) -> dict[str, Any] | None:
+    path = corpus_dir / GENERATION_REPORT
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def acceptance(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Issue 12's thresholds for a discriminating eval set; each check: name, value, threshold, ok.
+    A value that could not be measured is ``None`` and fails its check (never counted as a pass)."""
+    pipes = report["pipelines"]
+    allp = {p: v["all"] for p, v in pipes.items()}
+    mrr = [v["mrr@10"] for v in allp.values() if v["mrr@10"] is not None]
+    gen = report.get("generation") or {}
+    checks = [
+        ("title-only BM25 Hit@10", report["title_only"]["hit@10"], "<= 0.40", lambda v: v <= 0.40),
+        (
+            "max pipeline Hit@10",
+            max((v["hit@10"] for v in allp.values() if v["hit@10"] is not None), default=None),
+            "< 0.95",
+            lambda v: v < 0.95,
+        ),
+        (
+            "max pipeline Hit@1",
+            max((v["hit@1"] for v in allp.values() if v["hit@1"] is not None), default=None),
+            "< 0.85",
+            lambda v: v < 0.85,
+        ),
+        (
+            "best - worst MRR@10",
+            round(max(mrr) - min(mrr), 4) if len(mrr) >= 2 else None,
+            ">= 0.15",
+            lambda v: v >= 0.15,
+        ),
+        ("chain shortcut rate", report["chains"]["shortcut_rate"], "<= 0.10", lambda v: v <= 0.10),
+        ("contradictions", gen.get("contradictions"), "== 0", lambda v: v == 0),
+        ("answer facts not in pinned gold", report["answer_facts_missing"]["count"], "== 0", lambda v: v == 0),
+    ]
+    return [
+        {"check": name, "value": value, "threshold": threshold, "ok": value is not None and bool(test(value))}
+        for name, value, threshold, test in checks
+    ]

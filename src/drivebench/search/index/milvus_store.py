@@ -1,0 +1,435 @@
+"""Dense search in Milvus (pymilvus ``MilvusClient``: milvus-lite embedded, or a Milvus server), with the
+permission filter pushed into the search as a filter expression: never a post-filter, never under-filled.
+
+Collection (one per chunk store; FLAT index, inner product, ``Strong`` consistency)::
+
+    id          INT64 primary key   the chunk id (position in ``ChunkStore``, never reused)
+    vector      FLOAT_VECTOR(dim)
+    doc_no      INT64               the document's number: the rank of its first chunk in the store
+    valid_from  INT64 (µs)          when the chunk's version became current
+    valid_to    INT64 (µs)          when the next version replaced it (int64 max: still current)
+    trashed_at  INT64 (µs)          when the document went to the trash (int64 max: not trashed)
+
+Filter expression of a recall judged at instant ``t`` (``Simulator.visible_chunks``, ``VisibleMask``)::
+
+    doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t
+
+(or ``doc_no not in [denied]`` when the documents with rows that are not permitted are fewer, and no document
+term at all when every document in the collection is permitted: the same rows, a shorter expression)
+
+``docs`` is the permitted document set: documents the principal may preview at ``t`` (Casbin, compiled;
+``permissions.pointintime``), accepted by the request filters, and not in the trash at ``t`` (closed trash
+spans of a past ``as_of`` are document-level and folded in here); the three range terms are the version and
+trash validity stored on each chunk. Both sides come from the same arrays the FAISS bitmap is built from, so
+the rows this expression selects are exactly the chunk ids of the FAISS mask: the two searches are the same
+exact top-k (proven by tests/index/test_milvus_equivalence.py). The lists are written into the expression
+text (milvus-lite 3.2 rejects template expressions with ``filter_params``); document numbers are small ranks,
+not hashes, to keep the text short and collisions impossible.
+
+When the mask carries no instant (a caller outside ``recall``) or was judged against older validity than the
+collection now holds (a write landed between the mask and the search), the expression is the chunk id list
+itself (``id in [ids]``): still pushed down, still exact.
+
+What a change rewrites in Milvus:
+
+* a grant change (add, remove, expire, move of a folder or document): **nothing**. The permitted document set
+  is recompiled in the process (the Casbin engine, keyed by the policy version) and travels with the next
+  query; it takes effect at the next recall (measured: benchmarks/bench_milvus.py, ``grant_change``).
+* a new version: its chunks are inserted, and the previous version's chunks get their ``valid_to`` (upsert of
+  those rows: Milvus has no partial update of a vector row here). Trash and restore: ``trashed_at`` of the
+  document's chunks. Purge, retention: the chunks are deleted at once (``remove`` hook, under the store lock).
+
+Writes are lazy: ``ChunkStore.add`` queues the new chunk ids, and ``sync`` (called by ``visible_chunks``
+under the store lock, before any search) writes queued rows and changed validity in one upsert.
+
+Durability (``--data-dir``): the collection name is kept in ``<data-dir>/milvus/COLLECTION``. At start-up the
+store comes from its FAISS snapshot; ``reconcile`` reads the collection's ids and validity, deletes rows the
+store does not hold alive (ids past the snapshot are re-assigned by the replay), and queues missing rows. So
+after a restart or a SIGKILL the collection and the metadata agree before the first search.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import hashlib
+import logging
+import re
+import shutil
+import tempfile
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from drivebench.simulator.backend import PermissionCheckFailed
+from drivebench.search.index.chunk_store import ChunkHit, fit_mask
+from drivebench.search.index.vector_store import IndexSpec, VectorStoreError, mask_instant
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+    from drivebench.search.index.chunk_store import ChunkStore
+
+log = logging.getLogger("drivebench.milvus")
+MAX_US = int(np.iinfo(np.int64).max)
+MAX_TOPK = 16384  # Milvus's limit on topk
+WRITE_BATCH = 2000
+READ_BATCH = 4000
+PREFIX = "drivebench_"
+
+_clients: dict[str, MilvusClient] = {}
+_clients_lock = threading.Lock()
+_tempdir: Path | None = None
+
+
+class MilvusSearchError(PermissionCheckFailed):
+    """Milvus could not answer exactly (over its top-k limit, or answered outside the permitted set): the
+    request fails closed (503, like any permission check that cannot be completed), never a partial answer."""
+
+
+def client_for(uri: str) -> MilvusClient:
+    """One ``MilvusClient`` per URI in this process (milvus-lite serves one file per process)."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError as exc:  # the optional extra is missing: say how to get it, at start, not at a search
+        raise VectorStoreError(
+            "--index milvus needs pymilvus and milvus-lite: pip install 'drivebench[milvus]' (make installs them)"
+        ) from exc
+
+    with _clients_lock:
+        client = _clients.get(uri)
+        if client is None:
+            client = MilvusClient(uri)
+            _clients[uri] = client
+        return client
+
+
+def _process_tempdir() -> Path:
+    global _tempdir
+    if _tempdir is None:
+        _tempdir = Path(tempfile.mkdtemp(prefix="drivebench-milvus-"))
+        atexit.register(_cleanup)
+    return _tempdir
+
+
+def _cleanup() -> None:
+    for client in list(_clients.values()):
+        with contextlib.suppress(Exception):  # best effort at exit
+            client.close()
+    _clients.clear()
+    if _tempdir is not None:
+        shutil.rmtree(_tempdir, ignore_errors=True)
+
+
+def resolve_uri(spec: IndexSpec, data_dir: Path | None) -> str:
+    """The URI the client opens: the server URI, or a milvus-lite file (under the data dir when durable)."""
+    if spec.uri is not None:
+        return spec.uri
+    root = Path(data_dir) / "milvus" if data_dir is not None else _process_tempdir()
+    root.mkdir(parents=True, exist_ok=True)
+    return str(root / "vectors.db")
+
+
+def _int_list(values: np.ndarray) -> str:
+    return ",".join(map(str, np.asarray(values, dtype=np.int64).tolist()))
+
+
+class MilvusVectors:
+    """A chunk store's vectors in one Milvus collection; ``search`` filters inside Milvus."""
+
+    name = "milvus"
+
+    def __init__(self, store: ChunkStore, client: MilvusClient, uri: str, spec: IndexSpec, data_dir: Path | None):
+        self.store = store
+        self.client = client
+        self.uri = uri
+        self.spec = spec
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.collection: str | None = None  # created on the first write
+        self.dim = store.dim
+        self.lock = threading.RLock()
+        self._pending: set[int] = set()  # chunk ids added to the store, not yet written
+        self._present = np.zeros(0, dtype=bool)  # chunk ids in the collection
+        self._valid = np.zeros((0, 3), dtype=np.int64)  # valid_from, valid_to, trashed_at as written
+        self._doc_no = np.zeros(0, dtype=np.int64)  # per chunk id: its document's number
+        self._doc_rank: dict[str, int] = {}  # doc id -> number (order of first appearance in the store)
+        self.generation = 0  # bumped whenever the collection's rows or validity change
+        self.counters = {"searches": 0, "rows_written": 0, "rows_deleted": 0, "syncs": 0, "id_list_searches": 0}
+        self.last_sync_s = 0.0
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, store: ChunkStore, spec: IndexSpec, data_dir: Path | None, *, reconcile: bool) -> MilvusVectors:
+        uri = resolve_uri(spec, data_dir)
+        vectors = cls(store, client_for(uri), uri, spec, data_dir)
+        with store.lock:
+            vectors._pending = set(np.flatnonzero(store.alive).tolist())  # everything the store holds now
+            if reconcile:
+                vectors._reconcile()
+        return vectors
+
+    @property
+    def _pointer(self) -> Path | None:
+        return self.data_dir / "milvus" / "COLLECTION" if self.data_dir is not None else None
+
+    def _dir_tag(self) -> str:
+        """Collections of one data directory share a prefix (several data dirs may share one server)."""
+        if self.data_dir is None:
+            return "mem"
+        return hashlib.blake2b(str(self.data_dir.resolve()).encode(), digest_size=4).hexdigest()
+
+    def _create(self) -> str:
+        from pymilvus import DataType, MilvusClient
+
+        name = f"{PREFIX}{self._dir_tag()}_{uuid.uuid4().hex[:12]}"
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("id", DataType.INT64, is_primary=True)
+        schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
+        for field in ("doc_no", "valid_from", "valid_to", "trashed_at"):
+            schema.add_field(field, DataType.INT64)
+        index = self.client.prepare_index_params()
+        index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
+        self.client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
+        if self._pointer is not None:  # durable: this collection is the data dir's from now on
+            from drivebench.simulator.persistence.blobs import write_atomic
+
+            self._pointer.parent.mkdir(parents=True, exist_ok=True)
+            write_atomic(self._pointer, name.encode())
+            self._drop_others(keep=name)
+        return name
+
+    def _drop_others(self, keep: str) -> None:
+        prefix = f"{PREFIX}{self._dir_tag()}_"
+        for other in self.client.list_collections():
+            if other.startswith(prefix) and other != keep:
+                self.client.drop_collection(other)
+
+    def _reconcile(self) -> None:
+        """The store was loaded from a snapshot: adopt the data dir's collection and make it agree."""
+        pointer = self._pointer
+        name = pointer.read_text(encoding="utf-8").strip() if pointer is not None and pointer.exists() else ""
+        if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not self.client.has_collection(name):
+            return  # nothing to adopt: the first write creates a collection and queues every live chunk
+        self.collection = name
+        self.client.load_collection(name)
+        n = len(self.store)
+        self._grow(n)
+        stale: list[int] = []
+        fields = ["id", "doc_no", "valid_from", "valid_to", "trashed_at"]
+        it = self.client.query_iterator(name, batch_size=READ_BATCH, filter="id >= 0", output_fields=fields)
+        try:
+            while True:
+                rows = it.next()
+                if not rows:
+                    break
+                for r in rows:
+                    cid = int(r["id"])
+                    if cid >= n or not self.store.alive[cid] or int(r["doc_no"]) != self._doc_no[cid]:
+                        stale.append(cid)  # past the snapshot (re-assigned by the replay), dead, or another doc
+                        continue
+                    self._present[cid] = True
+                    self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
+        finally:
+            it.close()
+        if stale:
+            self._delete(stale)
+        self._pending = set(np.flatnonzero(self.store.alive[:n] & ~self._present[:n]).tolist())
+        self.generation += 1
+        log.info(
+            "milvus %s: %d rows kept, %d deleted, %d queued",
+            name,
+            int(self._present.sum()),
+            len(stale),
+            len(self._pending),
+        )
+
+    # ------------------------------------------------------------------ store hooks
+    def _grow(self, n: int) -> None:
+        have = len(self._present)
+        if n <= have:
+            return
+        self._present = np.concatenate([self._present, np.zeros(n - have, dtype=bool)])
+        self._valid = np.concatenate([self._valid, np.full((n - have, 3), -1, dtype=np.int64)])
+        new_docs = [self._doc_rank.setdefault(d, len(self._doc_rank)) for d in self.store.doc_ids[have:n]]
+        self._doc_no = np.concatenate([self._doc_no, np.asarray(new_docs, dtype=np.int64)])
+
+    def added(self, ids: list[int]) -> None:
+        """Hook from ``ChunkStore.add`` (store lock held): queue the rows; ``sync`` writes them."""
+        with self.lock:
+            self._pending.update(ids)
+
+    def removed(self, ids: list[int]) -> None:
+        """Hook from ``ChunkStore.remove_version`` (store lock held): delete the rows now."""
+        with self.lock:
+            self._pending.difference_update(ids)
+            gone = [i for i in ids if i < len(self._present) and self._present[i]]
+            if gone:
+                self._delete(gone)
+
+    def _delete(self, ids: list[int]) -> None:
+        assert self.collection is not None
+        for lo in range(0, len(ids), WRITE_BATCH):
+            self.client.delete(self.collection, ids=[int(i) for i in ids[lo : lo + WRITE_BATCH]])
+        known = [i for i in ids if i < len(self._present)]
+        self._present[known] = False
+        self.counters["rows_deleted"] += len(ids)
+        self.generation += 1
+
+    # ------------------------------------------------------------------ validity
+    def sync(self, start: np.ndarray, end: np.ndarray, trash: np.ndarray) -> int:
+        """Write queued rows and changed validity (arrays per chunk id, from ``Simulator._chunk_arrays``).
+        Returns the generation the collection is at afterwards."""
+        with self.lock:
+            n = min(len(self.store), len(start))
+            self._grow(n)
+            want = np.stack([start[:n], end[:n], trash[:n]], axis=1).astype(np.int64)
+            alive = np.asarray(self.store.alive[:n], dtype=bool)
+            changed = self._present[:n] & alive & (self._valid[:n] != want).any(axis=1)
+            queued = np.zeros(n, dtype=bool)
+            pend = [i for i in self._pending if i < n]
+            queued[pend] = True
+            write = np.flatnonzero((changed | queued) & alive)
+            if write.size:
+                started = time.perf_counter()
+                self._upsert(write, want[write])
+                self._pending.difference_update(write.tolist())
+                self.last_sync_s = time.perf_counter() - started
+                self.counters["syncs"] += 1
+            return self.generation
+
+    def sync_always_valid(self) -> int:
+        """Every live chunk valid from the epoch for ever (benchmarks, callers without a drive)."""
+        n = len(self.store)
+        lo, hi = np.zeros(n, dtype=np.int64), np.full(n, MAX_US, dtype=np.int64)
+        return self.sync(lo, hi, hi.copy())
+
+    def _upsert(self, ids: np.ndarray, validity: np.ndarray) -> None:
+        if self.collection is None:
+            self.collection = self._create()
+        vectors = self.store.index.reconstruct_batch(ids.astype(np.int64))
+        for lo in range(0, len(ids), WRITE_BATCH):
+            sl = slice(lo, lo + WRITE_BATCH)
+            rows = [
+                {
+                    "id": int(cid),
+                    "vector": vec.tolist(),
+                    "doc_no": int(self._doc_no[cid]),
+                    "valid_from": int(v[0]),
+                    "valid_to": int(v[1]),
+                    "trashed_at": int(v[2]),
+                }
+                for cid, vec, v in zip(ids[sl], vectors[sl], validity[sl], strict=True)
+            ]
+            self.client.upsert(self.collection, rows)
+        self._present[ids] = True
+        self._valid[ids] = validity
+        self.counters["rows_written"] += len(ids)
+        self.generation += 1
+
+    # ------------------------------------------------------------------ search
+    def filter_for(self, allowed: np.ndarray, at_us: int | None) -> str:
+        """The filter expression for the permitted chunk ids ``allowed`` judged at ``at_us``."""
+        if at_us is None:
+            return f"id in [{_int_list(np.flatnonzero(allowed))}]"
+        n = len(allowed)
+        docs = np.unique(self._doc_no[:n][allowed])
+        t = int(at_us)
+        validity = f"valid_from <= {t} and valid_to > {t} and trashed_at > {t}"
+        # the shorter list: every row in the collection belongs to a permitted or to a denied document
+        denied = np.setdiff1d(np.unique(self._doc_no[:n][self._present[:n]]), docs, assume_unique=True)
+        if denied.size == 0:
+            return validity
+        if denied.size < docs.size:
+            return f"doc_no not in [{_int_list(denied)}] and {validity}"
+        return f"doc_no in [{_int_list(docs)}] and {validity}"
+
+    def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
+        """Top-``k`` chunks by inner product among the ids where ``mask`` (and alive) is set, filtered in Milvus."""
+        with self.lock:
+            n = len(self.store)
+            if n == 0 or k <= 0:
+                return []
+            allowed = fit_mask(mask, n) & np.asarray(self.store.alive[:n], dtype=bool)
+            n_allowed = int(allowed.sum())
+            if n_allowed == 0:
+                return []
+            want = min(k, n_allowed)
+            if want > MAX_TOPK:
+                raise MilvusSearchError(f"top-{want} is over Milvus's limit of {MAX_TOPK} results per search")
+            if any(i < n and allowed[i] for i in self._pending):  # never under-fill silently
+                raise MilvusSearchError("permitted chunks are not written to Milvus yet: sync before searching")
+            at_us = mask_instant(mask)
+            if getattr(mask, "generation", None) != self.generation:
+                at_us = None  # the validity changed since the mask was judged: the exact chunk id list
+            self._grow(n)
+            expr = self.filter_for(allowed, at_us)
+            self.counters["searches"] += 1
+            self.counters["id_list_searches"] += at_us is None
+            if self.collection is None:
+                return []
+            # under the lock (as FAISS searches under the store lock): no sync changes the rows mid-search
+            res = self.client.search(
+                self.collection,
+                data=[np.asarray(query, dtype=np.float32).reshape(-1).tolist()],
+                limit=want,
+                filter=expr,
+                output_fields=["doc_no"],
+                search_params={"metric_type": "IP"},
+                consistency_level="Strong",
+            )
+        hits = [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
+        outside = [h.chunk_id for h in hits if h.chunk_id >= n or not allowed[h.chunk_id]]
+        if outside:  # never shown: a disagreement between the collection and the mask fails closed
+            raise MilvusSearchError(f"milvus returned chunks outside the permitted set: {outside[:5]}")
+        return hits
+
+    def unfiltered_search(self, query: np.ndarray, k: int) -> list[ChunkHit]:
+        """No filter at all (the benchmark's baseline)."""
+        assert self.collection is not None
+        res = self.client.search(
+            self.collection,
+            data=[np.asarray(query, dtype=np.float32).reshape(-1).tolist()],
+            limit=min(k, MAX_TOPK),
+            output_fields=["doc_no"],
+            search_params={"metric_type": "IP"},
+            consistency_level="Strong",
+        )
+        return [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
+
+    # ------------------------------------------------------------------ reporting
+    def row_ids(self) -> set[int]:
+        """Every id in the collection (tests: the collection agrees with the store)."""
+        if self.collection is None:
+            return set()
+        out: set[int] = set()
+        it = self.client.query_iterator(self.collection, batch_size=READ_BATCH, filter="id >= 0", output_fields=["id"])
+        try:
+            while True:
+                rows = it.next()
+                if not rows:
+                    break
+                out.update(int(r["id"]) for r in rows)
+        finally:
+            it.close()
+        return out
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "backend": "milvus",
+            "uri": self.uri if self.spec.uri is not None else "milvus-lite:" + self.uri,
+            "collection": self.collection,
+            "rows": int(self._present.sum()),
+            "pending": len(self._pending),
+            "filter": "doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t",
+            "last_sync_s": round(self.last_sync_s, 4),
+            **self.counters,
+        }
+
+    def drop(self) -> None:
+        if self.collection is not None:
+            self.client.drop_collection(self.collection)
+            self.collection = None

@@ -1,0 +1,152 @@
+"""Document-level retrieval inside an allowed set of chunks.
+
+Every pipeline returns at most ``top_k`` documents, one per document (its best chunk), by
+descending score, searching only chunks whose mask bit is set (pre-filtering). Pipelines:
+
+* ``dense``: the embedder's vectors in FAISS, or in Milvus with ``--index milvus`` (``index.vector_store``;
+  the filter pushed into Milvus as an expression), the query encoded with the embedder's query prefix.
+  Chunk search widens (x4) until ``top_k`` distinct documents are found or the allowed chunks are
+  exhausted, so the document ranking is exactly the brute-force ranking by best-chunk score and never
+  under-fills (with the ANN index of a large store: the ANN's ranking, still never under-filled).
+* ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
+* ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings (with Milvus: its
+  dense ranking fused with the in-process BM25 ranking, the same way):
+  ``score(d) = W_DENSE / (RRF_K + rank_dense(d)) + W_BM25 / (RRF_K + rank_bm25(d))`` with ``RRF_K = 1``,
+  ``W_DENSE = 1``, ``W_BM25 = 2``, each ranking taken to depth ``max(HYBRID_DEPTH, 5 * top_k)`` with
+  ``HYBRID_DEPTH = 50`` (``Fusion``; ``fuse`` is the pure function); a document missing from one ranking
+  gets nothing from it; ties broken by dense score, then doc id. The constants were tuned with a held-out
+  language (``benchmarks/bench_fusion.py``: chosen on acme-zh@2, checked on acme-en@2 and the reverse;
+  README "Embedders and pipelines"); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
+  dense ranking pull BM25's first hit down (held-out MRR@10 0.533 against 0.630).
+
+Query vectors come from the process's ``QueryBatcher`` for the embedder (``query_batch.py``): queries in
+flight at the same time share encode calls, run on as many encoder threads as the embedder allows (``e5``:
+one per core, each on its share of the thread budget), so dense throughput rises with concurrency.
+
+The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
+on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from drivebench.search.index.chunk_store import ChunkStore, fit_mask
+from drivebench.search.index.embedders import Embedder
+from drivebench.search.index.vector_store import dense_search
+from drivebench.search.retrieval.query_batch import shared_batcher
+
+PIPELINES = ("dense", "bm25", "hybrid")
+# Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; README "Embedders and pipelines"): hybrid
+# with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (README says when to pick it).
+DEFAULT_PIPELINE = "hybrid"
+# issue 13: tuned on one language, checked on the other (benchmarks/bench_fusion.py; README "Embedders and pipelines")
+RRF_K = 1
+HYBRID_DEPTH = 50
+W_DENSE = 1.0
+W_BM25 = 2.0
+_QUERY_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="query-embed")
+
+
+@dataclass(frozen=True)
+class DocHit:
+    doc_id: str
+    chunk_id: int
+    score: float
+
+
+def _best_per_doc(store: ChunkStore, ranked_chunks: list[tuple[int, float]], limit: int) -> list[DocHit]:
+    seen: dict[str, DocHit] = {}
+    for cid, score in ranked_chunks:
+        doc = store.doc_ids[cid]
+        if doc not in seen:
+            seen[doc] = DocHit(doc, cid, score)
+            if len(seen) >= limit:
+                break
+    return list(seen.values())
+
+
+@dataclass(frozen=True)
+class Fusion:
+    """The hybrid pipeline's reciprocal-rank fusion: ``k``, one weight per ranking, and the depth each
+    ranking is taken to (at least ``5 * top_k``)."""
+
+    k: float = RRF_K
+    w_dense: float = W_DENSE
+    w_bm25: float = W_BM25
+    depth: int = HYBRID_DEPTH
+
+    def depth_for(self, top_k: int) -> int:
+        return max(self.depth, 5 * top_k)
+
+
+DEFAULT_FUSION = Fusion()
+
+
+def fuse(dense: list[DocHit], lexical: list[DocHit], top_k: int, fusion: Fusion = DEFAULT_FUSION) -> list[DocHit]:
+    """Weighted reciprocal-rank fusion of two document rankings (each already cut to its depth): the
+    ``top_k`` best, scored ``sum of w / (k + rank)``; the dense best chunk is the shown one."""
+    fused: dict[str, float] = {}
+    for ranking, weight in ((dense, fusion.w_dense), (lexical, fusion.w_bm25)):
+        for rank, hit in enumerate(ranking, 1):
+            fused[hit.doc_id] = fused.get(hit.doc_id, 0.0) + weight / (fusion.k + rank)
+    best_chunk = {h.doc_id: h for h in lexical}
+    best_chunk.update({h.doc_id: h for h in dense})  # the dense best chunk wins as the shown snippet
+    dense_score = {h.doc_id: h.score for h in dense}
+    order = sorted(fused, key=lambda d: (-fused[d], -dense_score.get(d, -1.0), d))[:top_k]
+    return [DocHit(d, best_chunk[d].chunk_id, round(fused[d], 6)) for d in order]
+
+
+class Retriever:
+    def __init__(
+        self, store: ChunkStore, embedder: Embedder, pipeline: str = "hybrid", fusion: Fusion = DEFAULT_FUSION
+    ):
+        if pipeline not in PIPELINES:
+            raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)}")
+        self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
+        self.query_batcher = shared_batcher(embedder)  # concurrent queries share its encoder threads
+
+    def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        if self.pipeline == "dense":
+            return self.dense(query, mask, top_k)
+        if self.pipeline == "bm25":
+            return self.bm25(query, mask, top_k)
+        return self.hybrid(query, mask, top_k)
+
+    def _query_vector(self, query: str) -> np.ndarray:
+        return self.query_batcher.encode(query)
+
+    def dense(self, query: str, mask: np.ndarray, top_k: int, qvec: np.ndarray | None = None) -> list[DocHit]:
+        if qvec is None:
+            qvec = self._query_vector(query)
+        alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
+        n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
+        k = min(max(top_k * 4, 16), n_allowed)
+        while True:
+            hits = dense_search(self.store, qvec, mask, k)  # issue 16 hook: FAISS, or Milvus when attached
+            docs = _best_per_doc(self.store, [(h.chunk_id, h.score) for h in hits], top_k)
+            if len(docs) >= top_k or k >= n_allowed:
+                return docs
+            k = min(k * 4, n_allowed)
+
+    def bm25(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
+        n = len(alive)
+        scores = self.store.lexical.scores(query, n)
+        allowed = fit_mask(mask, n) & alive & (scores > 0)
+        ids = np.flatnonzero(allowed)
+        if ids.size == 0:
+            return []
+        order = ids[np.lexsort((ids, -scores[ids]))]
+        return _best_per_doc(self.store, [(int(i), float(scores[i])) for i in order], top_k)
+
+    def hybrid(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        depth = self.fusion.depth_for(top_k)
+        # the query embedding (C/torch code, GIL released) runs while BM25 scores in this thread
+        pending = _QUERY_POOL.submit(self._query_vector, query)
+        lexical = self.bm25(query, mask, depth)
+        dense = self.dense(query, mask, depth, pending.result())
+        return fuse(dense, lexical, top_k, self.fusion)

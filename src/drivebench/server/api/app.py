@@ -1,0 +1,88 @@
+"""The FastAPI application over one ``Simulator`` (the same object the pytest fixture uses)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel
+
+from drivebench import __version__
+from drivebench.server.api import answer as answer_api
+from drivebench.server.api import boundary, recall
+from drivebench.server.api import control as control_api
+from drivebench.server.api import faults as faults_api
+from drivebench.server.api import files as files_api
+from drivebench.server.api import permissions as permissions_api
+from drivebench.server.api.docs import mount_offline_docs
+from drivebench.server.api.schemas import AnswerRequest, RecallRequest
+from drivebench.simulator.backend import PermissionCheckFailed, Simulator
+from drivebench.server.mcp import mount_mcp
+from drivebench.console import mount_console
+
+log = logging.getLogger("drivebench.api")
+
+BODY_MODELS: list[type[BaseModel]] = [RecallRequest, AnswerRequest]
+
+
+def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
+    """The app over ``sim``. ``recall_fast_path=False``: ``POST /api/mcp/recall`` through the framework's routing
+    instead of ``recall.RecallFastPath`` (the same endpoint and responses; tests compare the two)."""
+    app = FastAPI(
+        title="drivebench simulator",
+        version=__version__,
+        description=(
+            "A fake enterprise cloud drive with permission-filtered recall shaped like the vendor's "
+            "`POST /api/mcp/recall`. Authenticate with `Authorization: Bearer <token>` "
+            "(`drivebench tokens` lists them)."
+        ),
+        docs_url=None,  # issue #15: Swagger UI and ReDoc come from packaged assets (api/docs.py), not a CDN
+        redoc_url=None,
+    )
+    mount_offline_docs(app)  # issue #15: /docs, /redoc offline
+    app.state.sim = sim
+    app.include_router(recall.router)
+    app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings
+    app.include_router(control_api.router)  # /_sim: reset, seed, clock, stats (faults: their own router)
+    app.include_router(answer_api.router)
+    app.include_router(faults_api.router)
+    if recall_fast_path:  # innermost: after the boundary's checks and the faults, the recall endpoint directly
+        app.add_middleware(recall.RecallFastPath)
+    app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
+    app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
+    mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
+    app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
+    mount_console(app)  # issue #18: the web console under /ui/ (simulator/ui)
+
+    @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
+    def healthz() -> dict[str, Any]:
+        return {
+            "status": "ok",
+            "corpus": sim.drive.name,
+            "documents": len(sim.drive.documents),
+            "chunks": sim.store.n_alive,
+            "pipeline": sim.config.pipeline,
+            "embedder": sim.embedder.name,
+            "index": sim.index_metadata(),
+        }
+
+    # one renderer for every error (boundary.error_response), the framework's own 404/405/413/415 included
+    for kind in (*boundary.HANDLED, PermissionCheckFailed):
+        app.add_exception_handler(kind, boundary.handle_error)
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema:
+            return app.openapi_schema
+        schema = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+        components = schema.setdefault("components", {}).setdefault("schemas", {})
+        for model in BODY_MODELS:
+            js = model.model_json_schema(ref_template="#/components/schemas/{model}")
+            components.update(js.pop("$defs", {}))
+            components[model.__name__] = js
+        app.openapi_schema = boundary.document_errors(schema)  # every error status, on every operation
+        return schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
+    return app

@@ -1,0 +1,193 @@
+"""The drive file API's boundary models and how drive records render into them (``api/files.py``)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from drivebench.formats.corpus import SECRET_LEVELS
+from drivebench.simulator.backend import Simulator
+from drivebench.drive.model import DocumentRec, VersionRec
+from drivebench.drive.operations import MAX_RETENTION_DAYS, MAX_VERSIONS_KEPT
+
+
+# ---------------------------------------------------------------------------- models
+class IndexStatusOut(BaseModel):
+    state: Literal["indexed", "rejected", "pending"] = Field(
+        description="indexed: searchable; rejected: no extractor could read it (never recalled); "
+        "pending: not indexed yet (only under the stale-index fault)."
+    )
+    chunks: int | None = None
+    reason: str | None = Field(default=None, description="The extractor's reason code when rejected (e.g. zip-bomb).")
+    message: str | None = None
+
+
+class VersionOut(BaseModel):
+    version_id: str
+    version: int
+    size: int
+    sha256: str
+    created_at: datetime
+    author: str | None
+    note: str | None
+    restored_from: str | None
+    is_head: bool
+    index: IndexStatusOut
+
+
+class FileOut(BaseModel):
+    doc_id: str
+    name: str
+    path: str
+    folder: str
+    file_type: str
+    secret_level: str
+    created_at: datetime
+    owner: str | None
+    trashed: bool
+    trashed_at: datetime | None
+    versions: int
+    head: VersionOut
+
+
+class UploadOut(BaseModel):
+    doc_id: str
+    version_id: str
+    version: int
+    name: str
+    path: str
+    size: int
+    sha256: str
+    created_at: datetime
+    index: IndexStatusOut
+
+
+class VersionsOut(BaseModel):
+    doc_id: str
+    versions: list[VersionOut]
+
+
+class FileListOut(BaseModel):
+    folder: str
+    files: list[FileOut]
+
+
+class PatchIn(BaseModel):
+    """Rename (``name``) and/or move (``folder``: the destination folder's path)."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str | None = Field(default=None, min_length=1, max_length=255)
+    folder: str | None = Field(default=None, min_length=1, max_length=4096)
+
+
+class ChangeOut(BaseModel):
+    seq: int
+    kind: str = Field(
+        description="created, updated, restored, renamed, moved, trashed, untrashed, acl_changed, "
+        "purged, version_deleted, settings"
+    )
+    at: datetime
+    doc_id: str | None = None
+    folder_id: str | None = None
+    version_id: str | None = None
+    grant_id: str | None = None
+    actor: str | None = None
+    detail: str | None = None
+
+
+class ChangesOut(BaseModel):
+    changes: list[ChangeOut]
+    next_cursor: int = Field(description="Pass as `cursor` to continue; entries you may not see are skipped.")
+    has_more: bool
+    latest_cursor: int
+
+
+class RetentionIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    versions_kept: int | None = Field(
+        default=None, ge=1, le=MAX_VERSIONS_KEPT, description="Keep at most this many versions per document."
+    )
+    days: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RETENTION_DAYS,
+        allow_inf_nan=False,
+        description="Delete versions superseded more than this many days ago.",
+    )
+    trash_days: float | None = Field(
+        default=None,
+        gt=0,
+        le=MAX_RETENTION_DAYS,
+        allow_inf_nan=False,
+        description="Purge documents in the trash this many days.",
+    )
+
+
+class RetentionOut(BaseModel):
+    retention: RetentionIn
+    deleted_versions: int = 0
+    purged_documents: int = 0
+
+
+class PurgeOut(BaseModel):
+    doc_id: str
+    purged: bool = True
+
+
+# ---------------------------------------------------------------------------- rendering
+def index_status(sim: Simulator, version_id: str) -> IndexStatusOut:
+    ids = sim.store.by_version.get(version_id)
+    if ids:
+        return IndexStatusOut(state="indexed", chunks=len(ids))
+    for r in reversed(sim.ingest_report.rejected):
+        if r.version_id == version_id:
+            return IndexStatusOut(state="rejected", reason=r.reason, message=r.message)
+    return IndexStatusOut(state="pending")
+
+
+def version_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> VersionOut:
+    return VersionOut(
+        version_id=v.version_id,
+        version=v.version,
+        size=v.size,
+        sha256=v.blob,
+        created_at=v.created_at,
+        author=v.author,
+        note=v.note,
+        restored_from=v.restored_from,
+        is_head=v is doc.versions[-1],
+        index=index_status(sim, v.version_id),
+    )
+
+
+def file_out(sim: Simulator, doc: DocumentRec) -> FileOut:
+    return FileOut(
+        doc_id=doc.doc_id,
+        name=doc.name,
+        path=sim.drive.doc_path(doc),
+        folder=sim.drive.folder_path(doc.folder_id),
+        file_type=doc.file_type,
+        secret_level=SECRET_LEVELS[doc.secret_level],
+        created_at=doc.created_at,
+        owner=doc.owner,
+        trashed=doc.trashed_at is not None,
+        trashed_at=doc.trashed_at,
+        versions=len(doc.versions),
+        head=version_out(sim, doc, doc.head),
+    )
+
+
+def upload_out(sim: Simulator, doc: DocumentRec, v: VersionRec) -> UploadOut:
+    return UploadOut(
+        doc_id=doc.doc_id,
+        version_id=v.version_id,
+        version=v.version,
+        name=doc.name,
+        path=sim.drive.doc_path(doc),
+        size=v.size,
+        sha256=v.blob,
+        created_at=v.created_at,
+        index=index_status(sim, v.version_id),
+    )

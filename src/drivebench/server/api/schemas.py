@@ -1,0 +1,156 @@
+"""Request and response models at the HTTP boundary (recall API v1)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
+
+from drivebench.drive.clock import MAX_TIME, MIN_TIME, as_utc
+
+API_VERSION = "1"
+MAX_TOP_K = 100
+MAX_QUERY_CHARS = 2000
+
+MAX_NAME_CHARS = 256  # user ids, roles, departments
+MAX_PATH_CHARS = 4096
+
+QueryText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUERY_CHARS)]
+NameText = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
+PathText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATH_CHARS)]
+
+
+def _in_range(value: datetime) -> datetime:
+    """Any offset is accepted, but the instant must convert to UTC and lie in [MIN_TIME, MAX_TIME)."""
+    try:
+        at = as_utc(value)
+    except (OverflowError, ValueError):
+        raise ValueError(f"out of range: give a time between {MIN_TIME.year} and {MAX_TIME.year - 1}") from None
+    if not MIN_TIME <= at < MAX_TIME:
+        raise ValueError(f"out of range: give a time between {MIN_TIME.year} and {MAX_TIME.year - 1}")
+    return value
+
+
+BoundedDatetime = Annotated[datetime, AfterValidator(_in_range)]
+
+
+class RecallFilters(BaseModel):
+    """Optional filters. An unknown filter key is a 400 (a filter that cannot be applied is never ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+    file_types: list[Annotated[str, StringConstraints(max_length=16)]] | None = Field(
+        default=None, max_length=16, description="Keep only these file types (pdf, docx, ...)."
+    )
+    folder: PathText | None = Field(
+        default=None,
+        description="Keep only documents under this folder path (as the tree stood at as_of). A folder you "
+        "may not list answers exactly like a missing one (400).",
+    )
+
+
+class RecallRequest(BaseModel):
+    """The vendor's recall request. Unknown fields are ignored and listed in ``warnings``."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={"examples": [{"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10}]},
+    )
+    query: QueryText = Field(description="The question, 1 to 2,000 characters.")
+    top_k: StrictInt = Field(default=10, ge=1, le=MAX_TOP_K, description="Documents to return, 1 to 100.")
+    user_role: NameText | None = Field(
+        default=None, description="A role the token's user holds (or, with evaluate-as, any role)."
+    )
+    user_id: NameText | None = Field(
+        default=None, description="Evaluate as this user (evaluate-as scope, or your own id)."
+    )
+    department: NameText | None = Field(
+        default=None, description="With user_role: evaluate as the role in this department."
+    )
+    as_of: BoundedDatetime | None = Field(
+        default=None,
+        description="Ask the drive as it stood at this time (ISO 8601), not after its clock (400). A user's "
+        "own token gets what it could preview then and still may now; the evaluation token gets what the "
+        "named principal could preview then.",
+    )
+    filters: RecallFilters | None = None
+
+
+class PrincipalOut(BaseModel):
+    user_id: str | None
+    roles: list[str]
+    department: str | None
+    clearance: str
+    evaluated_as: bool
+    caller: str | None = None
+
+
+class RecallResultOut(BaseModel):
+    rank: int
+    doc_id: str
+    version_id: str
+    name: str
+    path: str
+    file_type: str
+    score: float
+    chunk_id: int
+    snippet: str
+    part: str
+    secret_level: str
+
+
+class RecallResponse(BaseModel):
+    api_version: str = API_VERSION
+    query: str
+    top_k: int
+    as_of: datetime
+    principal: PrincipalOut
+    results: list[RecallResultOut]
+    snapshot: str = Field(description="Fingerprint of the drive state (documents, versions, grants, index) searched.")
+    policy_version: int
+    warnings: list[str] = Field(default_factory=list)
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    fields: list[str] = Field(default_factory=list)
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+CitationStyle = Literal["brackets", "ids", "footnotes"]
+
+
+class AnswerRequest(RecallRequest):
+    """The recall request plus how the answer cites its sources."""
+
+    model_config = ConfigDict(
+        extra="allow",
+        json_schema_extra={
+            "examples": [
+                {"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10, "citation_style": "brackets"}
+            ]
+        },
+    )
+    citation_style: CitationStyle = Field(
+        default="brackets",
+        description="`brackets`: [file name]; `ids`: [[doc-id]]; `footnotes`: [^n] with a reference list.",
+    )
+
+
+class CitationOut(BaseModel):
+    doc_id: str
+    version_id: str
+    name: str
+    marker: str = Field(description="The text that cites this document in the answer, e.g. `[报价单.pdf]`.")
+
+
+class AnswerResponse(RecallResponse):
+    citation_style: CitationStyle
+    answer: str = Field(
+        description="Extractive answer: sentences of the permitted results, each followed by its marker."
+    )
+    citations: list[CitationOut]

@@ -1,0 +1,500 @@
+"""The simulator as an MCP server (official ``mcp`` SDK 2.x, ``MCPServer``), mounted at ``/mcp``.
+
+Tools: ``recall`` and ``answer`` (the HTTP endpoints' request fields as arguments, the same
+response as JSON), ``get_document`` (one version's extracted text) and ``list_versions``.
+Resources: ``drive://documents/{doc_id}`` (the text of the version current now), listed per caller:
+a user token lists the documents its user may preview; a service token lists none and names a
+principal through the tools instead.
+
+Authentication: ``Authorization: Bearer <token>`` with the simulator's own tokens
+(``SimTokenVerifier`` asks ``sim.tokens``). A tool resolves the caller exactly like the HTTP API
+(``Simulator.principal_for``): a user token acts as its user only; the evaluation and admin tokens
+may name ``user_id`` or ``user_role`` (+ ``department``), and every such call is audited.
+In-process (``mcp.Client(server)``, no HTTP) there is no bearer header: build the server with
+``build_mcp_server(sim, token=...)`` to say whose token the in-process caller holds.
+
+Every tool result (errors too) carries the active faults in its ``_meta``, under ``drivebench/faults``, in the
+form of the HTTP API's ``X-Drivebench-Faults`` header (``none`` on a clean server), over every transport.
+
+Errors come back as tool errors (``is_error``) whose text starts ``<code> (<status>):``, the status
+the HTTP API would have answered (401, 400, 403, 404, 422, 429, 503...); a throttled call ends with
+``retry_after=<seconds>``. The ``latency``, ``errors`` and ``throttle`` faults apply to tool calls.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from datetime import datetime
+from typing import Any, TypeVar
+
+import anyio
+from fastapi import FastAPI
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.transport_security import TransportSecuritySettings
+from mcp_types import CallToolRequestParams, CallToolResult, ListResourcesResult, PaginatedRequestParams
+from mcp_types import Resource as MCPResource
+from pydantic import ValidationError
+
+from drivebench import __version__
+from drivebench.simulator.backend import PermissionCheckFailed, Simulator
+from drivebench.drive.errors import (
+    Conflict,
+    DriveError,
+    Forbidden,
+    InvalidRequest,
+    NotFound,
+    UnknownPrincipal,
+)
+from drivebench.extract import ExtractionError, extract
+from drivebench.simulator.faults import request_key
+from drivebench.drive.permissions import pointintime
+from drivebench.drive.tokens import TokenInfo
+
+T = TypeVar("T")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+ALLOWED_HOSTS_ENV = "DRIVEBENCH_MCP_ALLOWED_HOSTS"
+RESOURCE_PREFIX = "drive://documents/"
+MAX_DOCUMENT_CHARS = 200_000
+FAULTS_META = "drivebench/faults"  # issue #15: a tool result's _meta key naming the active faults
+
+INSTRUCTIONS = (
+    "drivebench: a simulated enterprise cloud drive with permission-filtered search. Use `recall` to find "
+    "documents the caller may preview, `answer` for an extractive answer that cites its sources, "
+    "`get_document` for one document's text and `list_versions` for its history. A user token acts as its "
+    "user; the evaluation token must name user_id or user_role."
+)
+
+
+class SimTokenVerifier:
+    """Bearer tokens are the simulator's own (``drivebench tokens``)."""
+
+    def __init__(self, sim: Simulator) -> None:
+        self.sim = sim
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        info = self.sim.tokens.resolve(token)
+        if info is None:
+            return None
+        return AccessToken(token=token, client_id=info.subject, scopes=list(info.scopes), subject=info.subject)
+
+
+def _status_error(exc: Exception) -> tuple[str, int, str]:
+    """(code, HTTP status, message) for an exception, as the HTTP API maps it."""
+    from drivebench.server.api.body import BadBody
+
+    if isinstance(exc, ValidationError):
+        fields = sorted({".".join(str(x) for x in e.get("loc", ())) for e in exc.errors()})
+        return "invalid-field", 422, "; ".join(f"{f}: invalid" for f in fields) or str(exc)
+    if isinstance(exc, PermissionCheckFailed):
+        return "permission-check-failed", 503, "the permission check failed; no results are returned"
+    if isinstance(exc, BadBody):
+        return "bad-body", exc.status, str(exc)
+    status = {
+        UnknownPrincipal: 400,
+        InvalidRequest: 400,
+        Forbidden: 403,
+        NotFound: 404,
+        Conflict: 409,
+    }
+    for kind, code in status.items():
+        if isinstance(exc, kind):
+            return exc.code, code, str(exc)  # type: ignore[attr-defined]
+    if isinstance(exc, DriveError):
+        return exc.code, 400, str(exc)
+    return "internal-error", 500, f"{type(exc).__name__}: the call failed; the server is still up"
+
+
+def tool_error(code: str, status: int, message: str) -> ToolError:
+    return ToolError(f"{code} ({status}): {message}")
+
+
+class DriveMCPServer(MCPServer):
+    def __init__(self, sim: Simulator, *, token: str | None = None) -> None:
+        # MCPServer calls logging.basicConfig (a rich handler on the root logger at INFO): keep the
+        # process's logging as the application configured it by giving basicConfig a handler to see.
+        root = logging.getLogger()
+        guard = logging.NullHandler() if not root.handlers else None
+        if guard is not None:
+            root.addHandler(guard)
+        try:
+            super().__init__(
+                name="drivebench",
+                version=__version__,
+                instructions=INSTRUCTIONS,
+                token_verifier=SimTokenVerifier(sim),
+                auth=AuthSettings(issuer_url="http://127.0.0.1", resource_server_url=None, required_scopes=["recall"]),
+                log_level="WARNING",
+            )
+        finally:
+            if guard is not None:
+                root.removeHandler(guard)
+        self.sim = sim
+        self.in_process_token = token
+        self._register()
+
+    # ------------------------------------------------------------------ who is calling
+    def caller(self, ctx: Context | None) -> TokenInfo:
+        access = get_access_token()
+        if access is None and ctx is not None:
+            try:
+                request = ctx.request_context.request
+            except ValueError:
+                request = None
+            user = request.scope.get("user") if request is not None and hasattr(request, "scope") else None
+            access = getattr(user, "access_token", None)
+        raw = access.token if access is not None else self.in_process_token
+        info = self.sim.tokens.resolve(raw) if raw else None
+        if info is None:
+            raise tool_error("unauthorized", 401, "missing or invalid bearer token")
+        return info
+
+    async def _call(self, ctx: Context | None, tool: str, args: dict[str, Any], fn: Callable[[TokenInfo], T]) -> T:
+        token = self.caller(ctx)
+        decision = self.sim.faults.request_fault(
+            request_key("mcp", tool, token.subject, json.dumps(args, sort_keys=True, default=str))
+        )
+        if decision is not None and decision.delay_s > 0:
+            await anyio.sleep(decision.delay_s)
+        if decision is not None and decision.status is not None:
+            suffix = f" retry_after={decision.retry_after_s:g}" if decision.retry_after_s is not None else ""
+            code = "throttled" if decision.status == 429 else "injected-fault"
+            raise tool_error(code, decision.status, decision.message + suffix)
+        try:
+            return await anyio.to_thread.run_sync(fn, token)
+        except ToolError:
+            raise
+        except Exception as exc:
+            raise tool_error(*_status_error(exc)) from exc
+
+    async def _handle_call_tool(self, ctx: Any, params: CallToolRequestParams) -> Any:  # type: ignore[override]
+        """Every tool result, errors included, with the active faults in ``_meta[FAULTS_META]`` (as at the call's
+        start, like the HTTP header), so an MCP client records what it was measured against."""
+        faults = self.sim.faults.header_value()
+        result = await super()._handle_call_tool(ctx, params)
+        if isinstance(result, CallToolResult):
+            result = result.model_copy(update={"meta": {**(result.meta or {}), FAULTS_META: faults}})
+        return result
+
+    # ------------------------------------------------------------------ tools and resources
+    def _register(self) -> None:
+        # imported here: drivebench.server.api imports this module (the app mounts the server)
+        from drivebench.server.api.answer import answer_for
+        from drivebench.server.api.recall import filter_args, to_response
+        from drivebench.server.api.schemas import AnswerRequest, RecallRequest
+
+        sim = self.sim
+
+        @self.tool(
+            name="recall",
+            description="Permission-filtered recall: at most top_k documents the principal may preview, one per "
+            "document (its best chunk), by descending score. Same fields and response as POST /api/mcp/recall.",
+        )
+        async def recall(
+            query: str,
+            top_k: int = 10,
+            user_id: str | None = None,
+            user_role: str | None = None,
+            department: str | None = None,
+            as_of: str | None = None,
+            file_types: list[str] | None = None,
+            folder: str | None = None,
+            ctx: Context | None = None,
+        ) -> dict[str, Any]:
+            args = _request_args(
+                query=query,
+                top_k=top_k,
+                user_id=user_id,
+                user_role=user_role,
+                department=department,
+                as_of=as_of,
+                file_types=file_types,
+                folder=folder,
+            )
+
+            def run(token: TokenInfo) -> dict[str, Any]:
+                req = RecallRequest.model_validate(args)
+                principal = sim.principal_for(
+                    token, user_id=req.user_id, user_role=req.user_role, department=req.department
+                )
+                outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
+                return to_response(req, outcome, []).model_dump(mode="json")
+
+            return await self._call(ctx, "recall", args, run)
+
+        @self.tool(
+            name="answer",
+            description="Recall plus a deterministic extractive answer built only from the permitted results, "
+            "citing every source it quotes. citation_style: brackets ([file name]), ids ([[doc-id]]) or "
+            "footnotes. Same response as POST /api/mcp/answer.",
+        )
+        async def answer(
+            query: str,
+            top_k: int = 10,
+            citation_style: str = "brackets",
+            user_id: str | None = None,
+            user_role: str | None = None,
+            department: str | None = None,
+            as_of: str | None = None,
+            file_types: list[str] | None = None,
+            folder: str | None = None,
+            ctx: Context | None = None,
+        ) -> dict[str, Any]:
+            args = _request_args(
+                query=query,
+                top_k=top_k,
+                citation_style=citation_style,
+                user_id=user_id,
+                user_role=user_role,
+                department=department,
+                as_of=as_of,
+                file_types=file_types,
+                folder=folder,
+            )
+
+            def run(token: TokenInfo) -> dict[str, Any]:
+                return answer_for(sim, token, AnswerRequest.model_validate(args)).model_dump(mode="json")
+
+            return await self._call(ctx, "answer", args, run)
+
+        @self.tool(
+            name="get_document",
+            description="The extracted text of one document version the principal may preview: the version "
+            "current at as_of (default now) unless version_id names one that existed then.",
+        )
+        async def get_document(
+            doc_id: str,
+            version_id: str | None = None,
+            user_id: str | None = None,
+            user_role: str | None = None,
+            department: str | None = None,
+            as_of: str | None = None,
+            max_chars: int = 20_000,
+            ctx: Context | None = None,
+        ) -> dict[str, Any]:
+            args = _request_args(
+                doc_id=doc_id,
+                version_id=version_id,
+                user_id=user_id,
+                user_role=user_role,
+                department=department,
+                as_of=as_of,
+                max_chars=max_chars,
+            )
+            return await self._call(ctx, "get_document", args, lambda token: self.document(token, **args))
+
+        @self.tool(
+            name="list_versions",
+            description="The versions of a document the principal may preview, oldest first, as of as_of.",
+        )
+        async def list_versions(
+            doc_id: str,
+            user_id: str | None = None,
+            user_role: str | None = None,
+            department: str | None = None,
+            as_of: str | None = None,
+            ctx: Context | None = None,
+        ) -> dict[str, Any]:
+            args = _request_args(
+                doc_id=doc_id, user_id=user_id, user_role=user_role, department=department, as_of=as_of
+            )
+            return await self._call(ctx, "list_versions", args, lambda token: self.versions(token, **args))
+
+        @self.resource(
+            RESOURCE_PREFIX + "{doc_id}",
+            name="document",
+            description="The text of a document the token's user may preview (version current now).",
+            mime_type="text/plain",
+        )
+        async def document_resource(doc_id: str, ctx: Context) -> str:
+            try:
+                token = self.caller(ctx)
+            except ToolError as exc:
+                raise ResourceError(str(exc)) from None
+            if token.user_id is None:
+                raise ResourceError(
+                    "forbidden (403): a service token has no principal of its own; "
+                    "use the get_document tool with user_id or user_role"
+                )
+            try:
+                doc = await anyio.to_thread.run_sync(lambda: self.document(token, doc_id=doc_id))
+            except Exception as exc:
+                raise ResourceError("{} ({}): {}".format(*_status_error(exc))) from None
+            return str(doc["text"])
+
+    # ------------------------------------------------------------------ documents
+    def _resolve(self, token: TokenInfo, doc_id: str, args: dict[str, Any]) -> tuple[Any, datetime, datetime | None]:
+        """(document, instant, instant for names/paths) under the point-in-time rule; a document the
+        principal may not preview as of then answers exactly like an unknown one."""
+        from drivebench.server.api.schemas import RecallRequest
+
+        sim = self.sim
+        req = RecallRequest.model_validate({"query": "-", **{k: v for k, v in args.items() if v is not None}})
+        principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
+        now = sim.drive.clock.now()
+        at = sim.resolve_as_of(req.as_of)
+        try:
+            doc = pointintime.document_as_of(sim, principal, doc_id, at, now)
+        except NotFound:
+            raise
+        except Exception as exc:  # fail closed
+            raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
+        return doc, at, (None if req.as_of is None else at)
+
+    def document(
+        self,
+        token: TokenInfo,
+        *,
+        doc_id: str,
+        version_id: str | None = None,
+        max_chars: int = 20_000,
+        **principal_args: Any,
+    ) -> dict[str, Any]:
+        sim = self.sim
+        if not 1 <= max_chars <= MAX_DOCUMENT_CHARS:
+            raise InvalidRequest(f"max_chars must be between 1 and {MAX_DOCUMENT_CHARS}")
+        doc, at, when = self._resolve(token, doc_id, principal_args)
+        if version_id is None:
+            version = doc.version_at(at)
+        else:
+            version = next((v for v in doc.versions if v.version_id == version_id and v.created_at <= at), None)
+        if version is None:
+            raise NotFound(f"document {doc_id} has no version {version_id or 'at that time'}")
+        config = sim.faults.extract_config(sim.config.extract)
+        try:
+            extraction = extract(sim.drive.blob(version.blob), doc.name, config)
+            text, parts = extraction.text, [p.label for p in extraction.parts]
+        except ExtractionError as exc:
+            raise InvalidRequest(f"document {doc_id} cannot be extracted ({exc.reason})") from None
+        return {
+            "doc_id": doc.doc_id,
+            "version_id": version.version_id,
+            "version": version.version,
+            "name": doc.placement_at(when)[1],
+            "path": sim.drive.doc_path_at(doc, when),
+            "file_type": doc.file_type,
+            "title": doc.title,
+            "created_at": version.created_at.isoformat(),
+            "parts": parts,
+            "text": text[:max_chars],
+            "truncated": len(text) > max_chars,
+        }
+
+    def versions(self, token: TokenInfo, *, doc_id: str, **principal_args: Any) -> dict[str, Any]:
+        doc, at, when = self._resolve(token, doc_id, principal_args)
+        current = doc.version_at(at)
+        rows = [
+            {
+                "version_id": v.version_id,
+                "version": v.version,
+                "created_at": v.created_at.isoformat(),
+                "author": v.author,
+                "size": v.size,
+                "note": v.note,
+                "restored_from": v.restored_from,
+                "current": current is not None and v.version_id == current.version_id,
+            }
+            for v in doc.versions
+            if v.created_at <= at
+        ]
+        name, path = doc.placement_at(when)[1], self.sim.drive.doc_path_at(doc, when)
+        return {"doc_id": doc.doc_id, "name": name, "path": path, "versions": rows}
+
+    # ------------------------------------------------------------------ resource listing, per caller
+    async def _handle_list_resources(  # type: ignore[override]
+        self, ctx: Any, params: PaginatedRequestParams | None
+    ) -> ListResourcesResult:
+        try:
+            token = self.caller(_ContextShim(ctx))
+        except ToolError:
+            return ListResourcesResult(resources=[])
+        return ListResourcesResult(resources=await anyio.to_thread.run_sync(self._listed, token))
+
+    def _listed(self, token: TokenInfo) -> list[MCPResource]:
+        sim = self.sim
+        if token.user_id is None:
+            return []
+        engine = sim.engine
+        at = sim.drive.clock.now()
+        mask = engine.previewable_mask(engine.user_principal(token.user_id), at)
+        out = []
+        for i in mask.nonzero()[0]:
+            doc = sim.drive.documents.get(engine.doc_ids[i])
+            if doc is None or doc.trashed_at is not None:
+                continue
+            out.append(
+                MCPResource(
+                    uri=RESOURCE_PREFIX + doc.doc_id,
+                    name=doc.name,
+                    title=doc.title,
+                    description=sim.drive.doc_path(doc),
+                    mime_type="text/plain",
+                )
+            )
+        return out
+
+
+class _ContextShim:
+    """Just enough of ``Context`` for ``caller``: the low-level request context of a list call."""
+
+    def __init__(self, request_context: Any) -> None:
+        self.request_context = request_context
+
+
+def _request_args(**values: Any) -> dict[str, Any]:
+    """A tool's arguments as a request body: unset values dropped, filters nested."""
+    args = {k: v for k, v in values.items() if v is not None}
+    filters = {k: args.pop(k) for k in ("file_types", "folder") if k in args}
+    if filters:
+        args["filters"] = filters
+    return args
+
+
+def allowed_hosts_from_env() -> list[str]:
+    """``DRIVEBENCH_MCP_ALLOWED_HOSTS``: comma-separated host names (``drivebench serve --mcp-allowed-host``)."""
+    return [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
+
+
+def build_mcp_server(sim: Simulator, *, token: str | None = None) -> DriveMCPServer:
+    """A new MCP server over ``sim``. ``token``: the bearer token an in-process client acts with."""
+    return DriveMCPServer(sim, token=token)
+
+
+def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None = None) -> DriveMCPServer:
+    """Mount a new MCP server at ``/mcp`` (``/mcp/`` is the endpoint) and run its session manager in
+    the app's lifespan (wrapping any lifespan the app already has). ``allowed_hosts``: extra host names
+    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port; ``*`` turns the check
+    off); default: the comma-separated ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (``drivebench serve
+    --mcp-allowed-host``). Also serves the RFC 9728 metadata (``simulator.mcp.oauth``)."""
+    from drivebench.server.mcp.oauth import ChallengeWithMetadata, add_metadata_routes
+
+    server = build_mcp_server(sim)
+    if allowed_hosts is None:
+        allowed_hosts = allowed_hosts_from_env()
+    hosts = [*LOCAL_HOSTS, *(h for h in allowed_hosts if h != "*")]
+    security = TransportSecuritySettings(
+        enable_dns_rebinding_protection="*" not in allowed_hosts,  # "*": any Host (behind a trusted proxy only)
+        allowed_hosts=[f"{h}:*" for h in hosts] + list(hosts),
+        allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
+        + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
+    )
+    add_metadata_routes(app)  # issue #15: RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
+    mcp_app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
+    app.mount("/mcp", ChallengeWithMetadata(mcp_app))  # a 401 names the metadata (RFC 9728 §5.1)
+    previous = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(a: Any) -> AsyncIterator[Any]:
+        async with server.session_manager.run(), previous(a) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    app.state.mcp = server
+    return server

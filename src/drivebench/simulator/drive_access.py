@@ -1,0 +1,252 @@
+"""The drive's file operations for a caller: who may do what, and what a caller may learn. No HTTP:
+``api/files.py`` translates these to routes, tests call them directly.
+
+Who may do what (a user acts as its user; the admin token, ``Caller.principal is None``, may do
+everything):
+
+====================================  =====================================================================
+new document                          ``upload`` on the destination folder
+new version, restore a version        ``edit`` on the document
+metadata, versions                    ``list`` on the document
+folder listing                        ``list`` on the folder; shows what you may list
+download                              ``download`` on the document
+rename / move                         ``edit`` on the document (+ ``upload`` on the destination folder)
+trash, untrash                        ``delete`` on the document
+purge, retention settings             the admin token
+change feed                           entries about documents (or folders) you could ``list`` when the
+                                      entry was written **and** may list now (point-in-time rule)
+====================================  =====================================================================
+
+What a user may learn: nothing about an item they may not ``list``. A document or folder they may not
+list answers 404 exactly like a missing one; a name held in a folder only by documents they may not list
+is free for them (no 409: both documents then exist, and path lookups pick the one they may list); the
+change feed skips entries about such items. An item they may list but not act on answers 403.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from drivebench.formats.corpus import SECRET_LEVELS
+from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, Unprocessable
+from drivebench.drive.model import DocumentRec, VersionRec
+from drivebench.drive.operations import Change
+from drivebench.drive.permissions import pointintime
+from drivebench.drive.permissions.engine import Principal
+from drivebench.drive.tokens import TokenInfo
+
+if TYPE_CHECKING:
+    from drivebench.simulator.backend import Simulator
+
+DEFAULT_LEVEL = 1  # internal
+
+
+@dataclass(frozen=True)
+class Caller:
+    token: TokenInfo
+    principal: Principal | None  # None: the admin token (may do everything)
+
+    @property
+    def actor(self) -> str:
+        return self.token.subject
+
+
+def caller_for(sim: Simulator, token: TokenInfo) -> Caller:
+    if token.user_id is not None:
+        return Caller(token, sim.engine.user_principal(token.user_id))
+    if token.has("admin"):
+        return Caller(token, None)
+    raise Forbidden("the files API needs a user token or the admin token (the evaluation token only evaluates recall)")
+
+
+def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> DocumentRec:
+    """The document if the caller may ``action`` it; 404 (as if missing) when they may not even list it."""
+    doc = sim.drive.doc(doc_id)
+    p = caller.principal
+    if p is None:
+        return doc
+    engine, now = sim.engine, sim.drive.clock.now()
+    if not engine.may(p, doc_id, "list", now):
+        raise NotFound(f"no document {doc_id!r}")
+    if action != "list" and not engine.may(p, doc_id, action, now):
+        raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
+    return doc
+
+
+def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> str:
+    """The folder id if the caller may ``action`` in it; 404 (as if missing) when they may not list it."""
+    try:
+        folder = sim.drive.folder_by_path(path.rstrip("/") or "/")
+    except InvalidRequest as exc:
+        raise InvalidRequest(f"folder: {exc}") from None
+    except NotFound:
+        raise NotFound(f"no folder {path}") from None
+    p = caller.principal
+    if p is None:
+        return folder.folder_id
+    engine, now = sim.engine, sim.drive.clock.now()
+    if not engine.may_on_folder(p, folder.folder_id, "list", now):
+        raise NotFound(f"no folder {path}")
+    if action != "list" and not engine.may_on_folder(p, folder.folder_id, action, now):
+        raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
+    return folder.folder_id
+
+
+def list_folder(sim: Simulator, caller: Caller, path: str, trashed: bool = False) -> tuple[str, list[DocumentRec]]:
+    """(the folder's path, the documents in it, or in its recycle bin, the caller may list), by name."""
+    folder_id = authorize_folder(sim, caller, path, "list")
+    with sim.drive.lock:
+        docs = sorted((d for d in sim.drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
+    engine, now = sim.engine, sim.drive.clock.now()
+    out = [
+        d
+        for d in docs
+        if (d.trashed_at is not None) == trashed
+        and (caller.principal is None or engine.may(caller.principal, d.doc_id, "list", now))
+    ]
+    return sim.drive.folder_path(folder_id), out
+
+
+def secret_level(value: str | None, caller: Caller) -> int:
+    if value is None:
+        level = DEFAULT_LEVEL
+    elif value in SECRET_LEVELS:
+        level = SECRET_LEVELS.index(value)
+    else:
+        raise InvalidRequest(f"secret_level must be one of {', '.join(SECRET_LEVELS)}")
+    if caller.principal is not None and level > caller.principal.clearance:
+        raise Forbidden(
+            f"{caller.actor} may not upload above their clearance ({SECRET_LEVELS[caller.principal.clearance]})"
+        )
+    return level
+
+
+def check_extractable(sim: Simulator, data: bytes, name: str) -> None:
+    from drivebench.extract import ExtractionError, extract
+
+    try:
+        extract(data, name, sim.config.extract)
+    except ExtractionError as exc:
+        raise Unprocessable(f"the file cannot be indexed: {exc.message}", reason=exc.reason) from None
+
+
+def after_write(sim: Simulator) -> None:
+    """Acknowledged = indexed: a recall that starts after the answer finds it; then retention."""
+    from drivebench.simulator.persistence import lifecycle
+
+    sim.sync_index()
+    lifecycle.enforce_retention(sim)
+
+
+def upload(
+    sim: Simulator,
+    caller: Caller,
+    folder: str,
+    name: str,
+    data: bytes,
+    level: str | None = None,
+    strict: bool = False,
+) -> DocumentRec:
+    """A new document in ``folder`` (a path). Validates everything before anything is stored."""
+    from drivebench.extract.detect import claimed_type
+
+    _check_text(name, "name")
+    folder_id = authorize_folder(sim, caller, folder, "upload")
+    rank = secret_level(level, caller)
+    if strict:
+        check_extractable(sim, data, name)
+    doc = sim.drive.create_document(
+        folder_id,
+        name,
+        data,
+        file_type=claimed_type(name) or "other",
+        secret_level=rank,
+        author=caller.actor,
+        visible=sim.doc_lister(caller.principal),
+    )
+    after_write(sim)
+    return doc
+
+
+def new_version(
+    sim: Simulator, caller: Caller, doc_id: str, data: bytes, note: str | None = None, strict: bool = False
+) -> tuple[DocumentRec, VersionRec]:
+    doc = authorize_doc(sim, caller, doc_id, "edit")
+    if note is not None:
+        _check_text(note, "note", 1000)
+    if strict:
+        check_extractable(sim, data, doc.name)
+    version = sim.drive.add_version(doc_id, data, caller.actor, note)
+    after_write(sim)
+    return doc, version
+
+
+def restore(sim: Simulator, caller: Caller, doc_id: str, version_id: str) -> tuple[DocumentRec, VersionRec]:
+    doc = authorize_doc(sim, caller, doc_id, "edit")
+    version = sim.drive.restore_version(doc_id, version_id, caller.actor)
+    after_write(sim)
+    return doc, version
+
+
+def rename_or_move(
+    sim: Simulator, caller: Caller, doc_id: str, name: str | None = None, folder: str | None = None
+) -> DocumentRec:
+    if name is None and folder is None:
+        raise InvalidRequest("give `name` (rename) and/or `folder` (move)")
+    authorize_doc(sim, caller, doc_id, "edit")
+    folder_id = authorize_folder(sim, caller, folder, "upload") if folder is not None else None
+    visible = sim.doc_lister(caller.principal)
+    doc = sim.drive.move_document(doc_id, folder_id, name, caller.actor, visible=visible)
+    sim.sync_index()
+    return doc
+
+
+def trash(sim: Simulator, caller: Caller, doc_id: str, restore: bool = False) -> DocumentRec:
+    authorize_doc(sim, caller, doc_id, "delete")
+    doc = sim.drive.untrash(doc_id, caller.actor) if restore else sim.drive.trash(doc_id, caller.actor)
+    sim.sync_index()
+    return doc
+
+
+def download(sim: Simulator, caller: Caller, doc_id: str, version_id: str | None) -> tuple[DocumentRec, VersionRec]:
+    doc = authorize_doc(sim, caller, doc_id, "download")
+    versions = list(doc.versions)
+    version = versions[-1] if version_id is None else next((v for v in versions if v.version_id == version_id), None)
+    if version is None:
+        raise NotFound(f"document {doc_id} has no version {version_id}")
+    return doc, version
+
+
+def visible_changes(sim: Simulator, caller: Caller, batch: list[Change]) -> list[Change]:
+    """The entries of ``batch`` the caller may see: all for the admin token; for a user, entries about a
+    document (or folder) they could list when the entry was written and may list now."""
+    p = caller.principal
+    if p is None:
+        return list(batch)
+    now = sim.drive.clock.now()
+    masks: dict[datetime, tuple[dict[str, int], np.ndarray]] = {}
+    out = []
+    for c in batch:
+        at = min(c.at, now)
+        if c.doc_id is not None:
+            if c.doc_id not in sim.drive.documents:
+                continue
+            if at not in masks:
+                engine = sim.engine_at(at)
+                masks[at] = (engine.doc_index, pointintime.allowed_mask(sim, p, "list", at, now))
+            index, mask = masks[at]
+            pos = index.get(c.doc_id)
+            if pos is not None and mask[pos]:
+                out.append(c)
+        elif c.folder_id in sim.drive.folders and pointintime.may_folder(sim, p, c.folder_id, "list", at, now):
+            out.append(c)
+    return out
+
+
+def _check_text(value: str, field: str, limit: int = 255) -> None:
+    if len(value) > limit:
+        raise InvalidRequest(f"{field}: at most {limit} characters")

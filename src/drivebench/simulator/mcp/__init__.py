@@ -1,5 +1,0 @@
-"""The simulator's MCP server (official ``mcp`` SDK), mounted on the same app at ``/mcp``."""
-
-from drivebench.simulator.mcp.server import DriveMCPServer, SimTokenVerifier, build_mcp_server, mount_mcp
-
-__all__ = ["DriveMCPServer", "SimTokenVerifier", "build_mcp_server", "mount_mcp"]

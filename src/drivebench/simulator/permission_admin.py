@@ -1,0 +1,303 @@
+"""Grant administration and effective permissions as domain operations (no HTTP): who may read and
+change grants, move items, and what a principal's effective permissions are on a path, as of a time.
+
+``api/permissions.py`` only translates these to HTTP; the MCP server and tests call them directly.
+
+Rules:
+
+* the admin token may do everything; a user may list, add and remove grants on a path where they hold
+  ``manage``, and move an item they ``manage`` into a folder where they may ``upload``;
+* anyone may read their own effective permissions; the evaluate-as token may read anyone's and list
+  grants anywhere, but only the admin token of the two may change them;
+* to a user, a path they may not ``list`` does not exist (404, exactly as for a missing path);
+* ``as_of`` on effective permissions follows the point-in-time rule (``pointintime``): acting as
+  oneself, an action counts as allowed at T only if it is allowed at T and now (otherwise its reason is
+  ``revoked``), and a path one may not list at T and now is missing; the evaluation token sees the
+  decisions in force at T. Paths are resolved in the tree as it stood at T.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Literal
+
+from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions import pointintime
+from drivebench.drive.permissions.compiler import doc_obj, folder_obj
+from drivebench.drive.permissions.effective import (
+    EffectivePermissions,
+    ExplanationMismatch,
+    effective_permissions,
+)
+from drivebench.drive.permissions.engine import PermissionEngine, Principal
+from drivebench.drive.tokens import TokenInfo
+
+if TYPE_CHECKING:
+    from drivebench.simulator.backend import Simulator
+
+
+@dataclass(frozen=True)
+class Target:
+    kind: Literal["folder", "document"]
+    ident: str  # folder id or doc id
+    obj: str  # Casbin object
+    level: int  # secret level (0 for folders)
+    path: str
+    trashed: bool = False
+
+
+def missing(path: str) -> NotFound:
+    return NotFound(f"no folder or document at {path!r}")
+
+
+def _check_failed(exc: Exception) -> Exception:
+    from drivebench.simulator.backend import PermissionCheckFailed
+
+    return PermissionCheckFailed(f"permission check failed: {type(exc).__name__}: {exc}")
+
+
+def resolve_path(
+    sim: Simulator, path: str, at: datetime | None = None, visible: Callable[[str], bool] | None = None
+) -> Target:
+    """A folder path, or a document path (its folder's path + its name), in the tree at ``at`` (None:
+    now). Folders win a name clash. Two documents may share a name in a folder when their uploaders could
+    not see each other: ``visible(doc_obj)`` then picks the one the caller may list."""
+    drive = sim.drive
+    norm = "/" + "/".join(p for p in path.split("/") if p)
+    fid = pointintime.folder_as_of(sim, norm, at)
+    if fid is not None:
+        return Target("folder", fid, folder_obj(fid), 0, drive.folder_path_at(fid, at))
+    parent, _, name = norm.rpartition("/")
+    if name:
+        folder_id = pointintime.folder_as_of(sim, parent or "/", at)
+        if folder_id is None:
+            raise missing(path)
+        with drive.lock:
+            candidates = [
+                d
+                for d in drive.documents.values()
+                if d.placement_at(at) == (folder_id, name) and (at is None or d.version_at(at) is not None)
+            ]
+        if visible is not None:
+            candidates = [d for d in candidates if visible(doc_obj(d.doc_id))] or candidates
+        for d in candidates:
+            trashed = d.trashed_at is not None if at is None else d.trashed_at_time(at)
+            return Target("document", d.doc_id, doc_obj(d.doc_id), d.secret_level, drive.doc_path_at(d, at), trashed)
+    raise missing(path)
+
+
+def target_of_grant(sim: Simulator, grant: GrantRec) -> Target:
+    drive = sim.drive
+    if grant.doc_id is not None:
+        d = drive.doc(grant.doc_id)
+        return Target(
+            "document", d.doc_id, doc_obj(d.doc_id), d.secret_level, drive.doc_path(d), d.trashed_at is not None
+        )
+    fid = grant.folder_id or ""
+    if fid not in drive.folders:
+        raise NotFound(f"no folder {fid}")
+    return Target("folder", fid, folder_obj(fid), 0, drive.folder_path(fid))
+
+
+def path_of(sim: Simulator, at: datetime | None = None) -> Callable[[str], str | None]:
+    drive = sim.drive
+
+    def name(obj: str) -> str | None:
+        kind, _, ident = obj.partition(":")
+        if kind == "fld" and ident in drive.folders:
+            return drive.folder_path_at(ident, at)
+        if kind == "doc" and ident in drive.documents:
+            return drive.doc_path_at(drive.documents[ident], at)
+        return None
+
+    return name
+
+
+@contextmanager
+def consistent(sim: Simulator, at: datetime | None = None) -> Iterator[PermissionEngine]:
+    """The engine for ``at`` (None: now) with the drive locked at the same policy version (engine first,
+    then the drive lock: the order the simulator itself takes them)."""
+    for _ in range(20):
+        engine = sim.engine if at is None else sim.engine_at(at)
+        with sim.drive.lock:
+            if engine.policy_version == sim.drive.policy_version:
+                yield engine
+                return
+    from drivebench.simulator.backend import PermissionCheckFailed
+
+    raise PermissionCheckFailed("the policy kept changing while the request was judged")
+
+
+def _may(engine: PermissionEngine, principal: Principal, obj: str, act: str, at: datetime, level: int) -> bool:
+    try:
+        return engine.enforce(principal, obj, act, at, level)
+    except Exception as exc:  # fail closed
+        raise _check_failed(exc) from exc
+
+
+def user_guard(sim: Simulator, engine: PermissionEngine, user_id: str, target: Target, action: str, shown: str) -> None:
+    """A user must be able to ``list`` the target to learn it exists, and hold ``action`` to act on it."""
+    principal = engine.user_principal(user_id)
+    now = sim.drive.clock.now()
+    if not _may(engine, principal, target.obj, "list", now, target.level):
+        raise missing(shown)
+    if not _may(engine, principal, target.obj, action, now, target.level):
+        raise Forbidden(f"you need {action!r} on {target.path} for this")
+
+
+def authorize_change(
+    sim: Simulator, engine: PermissionEngine, token: TokenInfo, target: Target, action: str, shown: str
+) -> None:
+    if token.has("admin"):
+        return
+    if token.user_id is None:
+        raise Forbidden(
+            "this token may read permissions but not change them: use the admin token or a user with manage"
+        )
+    user_guard(sim, engine, token.user_id, target, action, shown)
+
+
+def _lister(sim: Simulator, engine: PermissionEngine, token: TokenInfo) -> Callable[[str], bool] | None:
+    """For a user token: may it list an object now (picks among documents sharing a name)."""
+    if token.user_id is None:
+        return None
+    principal = engine.user_principal(token.user_id)
+    now = sim.drive.clock.now()
+    return lambda obj: engine.enforce(principal, obj, "list", now, 0 if obj.startswith("fld:") else _level(sim, obj))
+
+
+def _level(sim: Simulator, obj: str) -> int:
+    doc = sim.drive.documents.get(obj.partition(":")[2])
+    return doc.secret_level if doc is not None else 0
+
+
+# ---------------------------------------------------------------------------- operations
+@dataclass(frozen=True)
+class GrantListing:
+    target: Target
+    grants: list[tuple[GrantRec, bool]]  # (grant, inherited)
+    policy_version: int
+
+
+def list_grants(sim: Simulator, token: TokenInfo, path: str, inherited: bool = False) -> GrantListing:
+    with consistent(sim) as engine:
+        target = resolve_path(sim, path, visible=_lister(sim, engine, token))
+        if not token.has("admin") and not token.has("evaluate-as"):
+            if token.user_id is None:
+                raise Forbidden("this token may not read grants")
+            user_guard(sim, engine, token.user_id, target, "manage", path)
+        reach = engine.object_ancestors(target.obj) if inherited else frozenset({target.obj})
+        out = []
+        for g in sorted(sim.drive.grants.values(), key=lambda g: g.grant_id):
+            obj = doc_obj(g.doc_id) if g.doc_id is not None else folder_obj(g.folder_id or "")
+            if obj in reach:
+                out.append((g, obj != target.obj))
+        out.sort(key=lambda x: (x[1], x[0].grant_id))
+        return GrantListing(target, out, engine.policy_version)
+
+
+def add_grant(sim: Simulator, token: TokenInfo, path: str, make: Callable[[Target, str], GrantRec]) -> GrantRec:
+    """Add the grant ``make(target, default_grant_id)`` on ``path`` (needs ``manage`` there)."""
+    with consistent(sim) as engine:
+        target = resolve_path(sim, path, visible=_lister(sim, engine, token))
+        authorize_change(sim, engine, token, target, "manage", path)
+        grant = make(target, sim.drive.next_grant_id())
+        stored = sim.drive.add_grant(grant, actor=token.subject)
+    sim.sync_index()
+    return stored
+
+
+def remove_grant(sim: Simulator, token: TokenInfo, grant_id: str) -> GrantRec:
+    """Remove a grant (needs ``manage`` on its path); an invisible grant answers like a missing one."""
+    with consistent(sim) as engine:
+        grant = sim.drive.grants.get(grant_id)
+        if grant is None:
+            raise NotFound(f"no grant {grant_id!r}")
+        target = target_of_grant(sim, grant)
+        try:
+            authorize_change(sim, engine, token, target, "manage", target.path)
+        except NotFound:
+            raise NotFound(f"no grant {grant_id!r}") from None
+        sim.drive.remove_grant(grant_id, actor=token.subject)
+    sim.sync_index()
+    return grant
+
+
+@dataclass(frozen=True)
+class Effective:
+    target: Target
+    at: datetime
+    permissions: EffectivePermissions
+
+
+def effective(sim: Simulator, principal: Principal, path: str, as_of: datetime | None = None) -> Effective:
+    """Every action's decision on ``path`` for ``principal`` as of ``as_of`` (point-in-time rule)."""
+    now = sim.drive.clock.now()
+    at = sim.resolve_as_of(as_of)
+    when = None if at == now else at
+    past = pointintime.intersects_now(principal, at, now)
+    with consistent(sim, at) as engine:
+        current = sim.engine if past else engine
+        target = resolve_path(sim, path, when)
+        if not principal.evaluated_as:
+            sees = _may(engine, principal, target.obj, "list", at, target.level)
+            if sees and past:
+                sees = _may(current, principal, target.obj, "list", now, target.level)
+            if not sees:
+                raise missing(path)
+        try:
+            eff = effective_permissions(engine, principal, target.obj, at, target.level, path_of=path_of(sim, when))
+        except ExplanationMismatch as exc:
+            raise _check_failed(exc) from exc
+        except Exception as exc:  # fail closed: never a partial answer
+            raise _check_failed(exc) from exc
+        if past:  # what has been taken away since no longer counts
+            decisions = []
+            for a in eff.actions:
+                if a.allowed and not _may(current, principal, target.obj, a.action, now, target.level):
+                    a = replace(a, allowed=False, reason="revoked")
+                decisions.append(a)
+            eff = replace(eff, actions=tuple(decisions))
+        return Effective(target, at, eff)
+
+
+@dataclass(frozen=True)
+class Moved:
+    source: Target
+    new_path: str
+    policy_version: int
+
+
+def move(sim: Simulator, token: TokenInfo, path: str, to: str) -> Moved:
+    """Re-parent a folder (or move a document) into the folder ``to``: ``manage`` on the item, ``upload``
+    on the destination. Access below it is re-evaluated at once."""
+    with consistent(sim) as engine:
+        visible = _lister(sim, engine, token)
+        src = resolve_path(sim, path, visible=visible)
+        dst = resolve_path(sim, to, visible=visible)
+        authorize_change(sim, engine, token, src, "manage", path)
+        authorize_change(sim, engine, token, dst, "upload", to)
+        if dst.kind != "folder":
+            raise InvalidRequest(f"{to!r} is a document: move into a folder")
+        if src.kind == "folder":
+            sim.drive.move_folder(src.ident, dst.ident, actor=token.subject)
+            new_path = sim.drive.folder_path(src.ident)
+        else:
+            doc = sim.drive.move_document(
+                src.ident, folder_id=dst.ident, actor=token.subject, visible=_doc_lister(sim, token)
+            )
+            new_path = sim.drive.doc_path(doc)
+        out = Moved(src, new_path, sim.drive.policy_version)
+    sim.sync_index()
+    return out
+
+
+def _doc_lister(sim: Simulator, token: TokenInfo) -> Callable[[str], bool] | None:
+    """For name conflicts: may the caller list this document now (None: the caller sees everything)?"""
+    if token.user_id is None:
+        return None
+    return sim.doc_lister(sim.engine.user_principal(token.user_id))
