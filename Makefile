@@ -18,8 +18,8 @@ BROWSER_PACKAGES := chromium chromium-driver
 
 .DEFAULT_GOAL := install
 .PHONY: demo test test-fast bench lint install clean path-hint vector-packs
-.PHONY: browser report-screenshot  # issue #6: HTML report in headless Chromium
-.PHONY: ui-screenshots  # issue #18: the web console's pages in headless Chromium
+.PHONY: browser report-screenshot  # the HTML report in headless Chromium
+.PHONY: ui-screenshots  # the web console's pages in headless Chromium
 .PHONY: cjk-font  # screenshots of Chinese pages need a CJK font, or every character is an empty box
 CJK_FONT_PACKAGE := fonts-wqy-microhei
 
@@ -80,7 +80,7 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 
-# issue #6: headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
+# Headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
 # As root it is installed; as another user make stops at once and says what to install.
 browser:
 	@{ command -v $(CHROMIUM) && command -v $(CHROMEDRIVER); } >/dev/null 2>&1 || { \
@@ -105,11 +105,11 @@ cjk-font:
 	    exit 1; \
 	  fi; }
 
-# issue #6: PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
+# PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
 report-screenshot: $(STAMP) browser cjk-font
 	$(BIN)/python scripts/report_screenshot.py --out reports/report-screenshot.png
 
-# issue #18: PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
+# PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
 ui-screenshots: $(STAMP) browser cjk-font
 	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 

@@ -1,4 +1,4 @@
-"""Tune the hybrid pipeline's reciprocal-rank fusion with a held-out language (issue 13).
+"""Tune the hybrid pipeline's reciprocal-rank fusion with a held-out language.
 
 The hybrid pipeline (BM25 + e5 dense over FAISS) fuses two document rankings by weighted RRF
 (``retrieval.pipelines.fuse``: ``w_dense / (k + rank_dense) + w_bm25 / (k + rank_bm25)``, each ranking cut at

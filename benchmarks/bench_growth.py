@@ -1,5 +1,5 @@
-"""Growth: load time, memory per chunk, recall latency and write-to-searchable latency as the corpus grows
-(issue #14), at 300, 3,000, 10,000 and 100,000 documents (``GROWTH_SCALES=300,3000`` picks others), indexed with the ``hash``
+"""Growth: load time, memory per chunk, recall latency and write-to-searchable latency as the corpus grows,
+at 300, 3,000, 10,000 and 100,000 documents (``GROWTH_SCALES=300,3000`` picks others), indexed with the ``hash``
 embedder (the embedder is not what is measured here). The corpus: ``acme-zh`` as built by default (its real
 files, folders, grants and eval queries), grown to N documents with Markdown documents made of its own chunk
 texts and a grant on every 20th (``grow``); ``BENCH_GROWTH_BUILD=1`` uses ``corpus build --scale N`` instead
@@ -25,7 +25,7 @@ every scale side by side with its ratio to the 300-document figure. Per scale:
   next recall's time; ``full_compile_ms`` beside it: a whole new engine for the same policy (what every
   grant change cost before compiles became incremental).
 
-Acceptance (issue #14), checked and printed met/MISSED (exit 1 when one is missed): BM25 recall p50 <= 1.5 ms
+Acceptance targets, checked and printed met/MISSED (exit 1 when one is missed): BM25 recall p50 <= 1.5 ms
 at the smallest scale and <= 5 ms at 10,000; recall grows no faster than the search itself (at every scale,
 ``recall_ratio`` <= ``search_ratio``, both against the smallest scale, within ``RATIO_SLACK`` for timer noise); <= 4 KB per chunk beyond vectors and
 files from 10,000 documents up (absolute, and marginal); a new version searchable (ack + first recall)

@@ -1,4 +1,4 @@
-"""Filtered top-10 dense search: milvus-lite vs FAISS, side by side in one process (issue 16).
+"""Filtered top-10 dense search: milvus-lite vs FAISS, side by side in one process.
 
 Synthetic L2-normalised 384-d vectors, one chunk per document, in a real ``ChunkStore`` (FAISS
 ``IndexIDMap2(IndexFlatIP)``, index mode ``flat``: exact) with ``milvus_store.MilvusVectors`` attached (a
@@ -13,7 +13,7 @@ documents allowed, the same random set for both engines), top-10, one query per 
 
 Exactness = |returned ∩ brute-force top-10 of the allowed set| / min(10, allowed) (numpy brute force); the
 under-fill rate counts queries with fewer than min(10, allowed) results. Ratios: each engine's filtered search
-against its *own* unfiltered search (the issue's target: milvus-lite filter cost <= 1.5x), and milvus-lite
+against its *own* unfiltered search (the target: milvus-lite filter cost <= 1.5x), and milvus-lite
 against FAISS (printed, not targeted).
 
 Propagation at the largest size (documents = chunks): a grant change rewrites nothing in Milvus, so it takes

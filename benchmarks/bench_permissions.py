@@ -239,13 +239,13 @@ def bench_size(n_docs: int, quick: bool) -> dict[str, Any]:
         allowed = engine.enforce_full(p, doc_obj(d), "preview", now, int(engine.levels[engine.doc_index[d]]))
         mismatches += allowed != bool(mask[engine.doc_index[d]])
     per_enforce_full = (time.perf_counter() - t0) / len(full_docs)
-    # issue #14: the compiled decision recall re-checks every hit with, on the same documents (and equal)
+    # the compiled decision recall re-checks every hit with, on the same documents (and equal)
     t0 = time.perf_counter()
     for d in docs:
         allowed = engine.decide(p, doc_obj(d), "preview", now, int(engine.levels[engine.doc_index[d]]))
         mismatches += allowed != bool(mask[engine.doc_index[d]])
     per_decide = (time.perf_counter() - t0) / len(docs)
-    # issue #14: a grant change derives the next engine (that grant recompiled) instead of a full build
+    # a grant change derives the next engine (that grant recompiled) instead of a full build
     folder = sorted(drive.folders)[len(drive.folders) // 2]
     drive.add_grant(GrantRec("g-bench-derive", "everyone", ["list"], "allow", folder_id=folder))
     t0 = time.perf_counter()
@@ -386,7 +386,7 @@ def main() -> int:
     print(
         f"{'docs':>8} {'enforce/doc ms':>15} {'decide/doc ms':>14} {'ratio':>8} {'grant change: derived ms':>25} {'full ms':>9}"
     )
-    for r in rows:  # issue #14: recall's per-hit re-check and a grant change's recompile, side by side
+    for r in rows:  # recall's per-hit re-check and a grant change's recompile, side by side
         print(
             f"{r['documents']:>8} {r['enforce_per_doc_ms']:>15.3f} {r['decide_per_doc_ms']:>14.4f} "
             f"{r['ratio_enforce_over_decide']:>7.0f}x {r['grant_change_derived_engine_ms']:>25.1f} "

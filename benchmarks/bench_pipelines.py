@@ -36,7 +36,7 @@ from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES, R
 
 OUT = Path(__file__).parent / "results" / "bench_pipelines.json"
 EMBEDDERS = [e for e in os.environ.get("BENCH_EMBEDDERS", "e5,minilm").split(",") if e]
-# issue 12: the discriminating sets (acme-*@1's questions name their documents: every lexical system aces them)
+# the discriminating sets (acme-*@1's questions name their documents: every lexical system aces them)
 CORPORA = [c for c in os.environ.get("BENCH_CORPORA", "acme-zh@2,acme-en@2").split(",") if c]
 THROUGHPUT_SAMPLE = 192  # chunks per throughput measurement (the corpus's own, every n-th)
 

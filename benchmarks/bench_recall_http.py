@@ -9,7 +9,7 @@ connection; the rounds alternate pipelines so machine load hits them alike. The 
 query. Target: default p50 <= 1.5x the floor. Prints p50/p95 and the ratios; writes
 ``benchmarks/results/bench_recall_http.json``. BENCH_QUICK=1: seed corpus, fewer rounds; BENCH_ROUNDS=N: N rounds (default 3).
 
-Issue #14 adds, in the same run: each pipeline's in-process ``Simulator.recall`` p50 (a simulator loaded in
+It also measures, in the same run: each pipeline's in-process ``Simulator.recall`` p50 (a simulator loaded in
 this process) next to its HTTP p50 (target: HTTP <= in-process + 2 ms at one request in flight; dense
 in-process <= 1.3x the floor). Each query is recalled in-process beside its HTTP request, so both see the
 same machine load, each first on every other query (a back-to-back loop's p50 is printed beside it, not

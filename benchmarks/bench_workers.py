@@ -1,4 +1,4 @@
-"""Throughput with several worker processes (issue #14, ``serve --workers N``), for BM25 and dense recall.
+"""Throughput with several worker processes (``serve --workers N``), for BM25 and dense recall.
 
 Python runs one thread at a time per process, so a single server process cannot spend two cores on recall:
 at 4 requests in flight it answers about as many requests per second as at 1 (``bench_recall_http``).

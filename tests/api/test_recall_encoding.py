@@ -1,4 +1,4 @@
-"""The recall response is written without building its pydantic models (``recall_json``, issue #14: HTTP path):
+"""The recall response is written without building its pydantic models (``recall_json``):
 the bytes must be exactly what the documented model writes, over HTTP as in-process, and the OpenAPI schema
 still names the model."""
 

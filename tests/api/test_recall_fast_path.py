@@ -1,4 +1,4 @@
-"""``recall.RecallFastPath`` (issue #14: HTTP path) answers exactly like the FastAPI route it bypasses.
+"""``recall.RecallFastPath`` answers exactly like the FastAPI route it bypasses.
 
 Two apps over the one session simulator: ``create_app(sim)`` (``POST /api/mcp/recall`` through the fast path) and
 ``create_app(sim, recall_fast_path=False)`` (through Starlette's routing and FastAPI's request handler). Every

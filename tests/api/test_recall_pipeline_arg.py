@@ -1,4 +1,4 @@
-"""``Simulator.recall(pipeline=...)`` (issue #14): another pipeline over the same index, through the same
+"""``Simulator.recall(pipeline=...)``: another pipeline over the same index, through the same
 mask and re-check; the server's retriever is untouched."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``drivebench serve --access-log/--no-access-log`` (issue #14: HTTP path): a line per request on stdout by
+"""``drivebench serve --access-log/--no-access-log``: a line per request on stdout by
 default, none with ``--no-access-log``; a real ``drivebench serve`` process either way."""
 
 from __future__ import annotations

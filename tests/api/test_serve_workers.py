@@ -1,4 +1,4 @@
-"""``drivebench serve --workers N`` (issue #14): read-only replica processes. What a replica serves answers as
+"""``drivebench serve --workers N``: read-only replica processes. What a replica serves answers as
 one process does; every write, the control plane, MCP and the console answer 409 in the common error shape
 and change nothing."""
 

@@ -1,4 +1,4 @@
-"""``drivebench.server.spawn_server``: how benchmarks and tests start a server process and learn it failed."""
+"""``drivebench.server.process.spawn_server``: how benchmarks and tests start a server process and learn it failed."""
 
 from __future__ import annotations
 

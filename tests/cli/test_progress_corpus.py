@@ -1,4 +1,4 @@
-"""Progress on the corpus commands (issue #15 item 3): `corpus build` counts the files it writes, `export-beir`
+"""Progress on the corpus commands: `corpus build` counts the files it writes, `export-beir`
 shows a bar with counts and an ETA, on a pseudo-terminal; a pipe and --quiet get no bar frames."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Progress on `eval run` and `eval score` (issue #15 item 3): the requests bar and the scoring step's bar (queries
+"""Progress on `eval run` and `eval score`: the requests bar and the scoring step's bar (queries
 judged by the leak oracle) on a pseudo-terminal, both ending full ("scoring N queries ... N/N"); a pipe and
 --quiet get no bar frames."""
 

@@ -1,4 +1,4 @@
-"""README's drive-API permission table (issue #15 item 9): an owner uploads a new version of their document
+"""README's drive-API permission table: an owner uploads a new version of their document
 through the documented API exactly when a grant gives them `edit`; the counts README gives are the corpus's."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """``corpus audit`` on acme-zh@2 and acme-en@2 at default scale (dense and hybrid with ``minilm``, today's
 registry default, pinned so that a new default embedder does not move these figures silently).
 
-Issue 12's acceptance list, check by check, at the issue's thresholds; ``corpora/README.md`` quotes the
+The acceptance checks of ``corpora/audit.py``, check by check, at their thresholds; ``corpora/README.md`` quotes the
 measured figures.
 """
 
@@ -14,8 +14,8 @@ from drivebench.corpora.builtin import resolve_corpus
 
 # acme-zh@1 (default embedder minilm): title-only Hit@10 0.866; bm25 Hit@10 1.000, Hit@1 0.897; chain shortcut
 # rate 0.457 (37 of 81). acme@2: see corpora/README.md ("How they compare").
-TITLE_ONLY = 0.40  # the issue's threshold
-SHORTCUT = 0.10  # the issue's threshold
+TITLE_ONLY = 0.40  # the acceptance threshold
+SHORTCUT = 0.10  # the acceptance threshold
 
 
 @pytest.fixture(scope="module", params=["acme-zh@2", "acme-en@2"])
@@ -77,7 +77,7 @@ def test_chains_are_real(report: dict) -> None:  # type: ignore[type-arg]
 
 @pytest.mark.slow
 def test_few_missing_gold_candidates_and_typos(report: dict) -> None:  # type: ignore[type-arg]
-    """Before issue 12's follow-up: 55 (zh, 35 queries) / 82 (en, 48 queries) candidates, most of them the
+    """Before the @2 eval-set changes: 55 (zh, 35 queries) / 82 (en, 48 queries) candidates, most of them the
     answer value in another document about another thing or only as an author byline (the detector now asks
     for the fact's role), some true (a description two documents fit: no longer used; a BOM listing the part
     asked about: now grade-1 gold). Typos: 3.6% / 4.0% before, ~5% now."""

@@ -1,6 +1,6 @@
 """The overshares acme@2 plants (``evaluator/audit/planted_overshares.json``) are in the built corpus, the
 eval set's access ground truth sees them, and ``audit oversharing`` finds exactly them at the default
-threshold (issue 17), on the default builds of acme-zh@2 and acme-en@2 (shared with the audit test's cache).
+threshold, on the default builds of acme-zh@2 and acme-en@2 (shared with the audit test's cache).
 The guests of ``scenario/story.toml`` (principals with small visible sets) flag nothing."""
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ def test_the_plants_are_in_the_access_ground_truth(corpus: Path) -> None:
 
 
 def test_guests_see_little_and_ask(corpus: Path) -> None:
-    """Principals with small visible sets exist and ask questions (issue 12, permission difficulty)."""
+    """Principals with small visible sets exist and ask questions (permission difficulty)."""
     manifest = load_manifest(corpus)
     report = json.loads((corpus / "generation.json").read_text(encoding="utf-8"))
     assert report["guests"] >= 10

@@ -1,4 +1,4 @@
-"""The acme corpus generator: determinism, the issue's thresholds, eval-set soundness.
+"""The acme corpus generator: determinism, the corpus's thresholds, eval-set soundness.
 
 Each default corpus is built once per module (into tmp_path_factory); thresholds that do not depend on
 scale are checked on small builds.
@@ -123,7 +123,7 @@ def test_exact_document_counts() -> None:
         doc_count("huge")
 
 
-# ---------------------------------------------------------------- the issue's thresholds
+# ---------------------------------------------------------------- the corpus's thresholds
 
 
 def test_organisation(default: Built) -> None:

@@ -1,6 +1,6 @@
 """Versioned built-in corpora: ``NAME@VERSION`` everywhere a corpus is named; version 1 is frozen.
 
-The checksum list was computed from the code before issue 12 changed anything (commit 7d5ea28): if a
+The checksum list was computed from the code before any version-2 generator change (commit 7d5ea28): if a
 change to a shared module (renderers, the manifest writer, the eval-set writer) alters a byte of
 ``acme-zh@1`` or ``acme-en@1``, the frozen-build test names the files that differ.
 """

@@ -29,7 +29,7 @@ class ServerProc:
         corpus: str = "seed",
         pipeline: str = "hybrid",
         log: Path | None = None,
-        index: str = "faiss",  # issue 16: --index faiss | milvus | milvus:URI
+        index: str = "faiss",  # --index faiss | milvus | milvus:URI
     ):
         self.data_dir = Path(data_dir)
         self.corpus = corpus

@@ -17,7 +17,7 @@ Q = "项目X的技术方案审批人"
 PAST = "2026-08-01T00:00:00+00:00"  # before d0014 v2 (2026-09-05) changed the approver
 
 
-# issue 16: hybrid with the dense half in milvus-lite (the filter pushed into Milvus) passes the same tests
+# hybrid with the dense half in milvus-lite (the filter pushed into Milvus) passes the same tests
 @pytest.fixture(scope="module", params=["bm25", "hybrid", "hybrid+milvus"])
 def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
     pipeline, _, index = request.param.partition("+")

@@ -44,7 +44,7 @@ def answers(sim: Simulator) -> list[Any]:
 
 
 def vectors_agree(sim: Simulator) -> None:
-    """issue 16: with Milvus, after a search the collection holds exactly the live chunks (and no more)."""
+    """With Milvus, after a search the collection holds exactly the live chunks (and no more)."""
     backend = sim.store.vector_backend
     if backend is not None:
         assert backend.row_ids() == set(np.flatnonzero(sim.store.alive).tolist())

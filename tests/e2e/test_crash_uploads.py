@@ -3,7 +3,7 @@ times. After every restart each acknowledged upload is present (metadata, bytes)
 nothing half-written is visible: every stored version is whole (its bytes are exactly what a client
 sent) and indexed, and the index has caught up with the metadata.
 
-``DRIVEBENCH_CRASH_ROUNDS`` (default 20) sets the number of kills. Issue 16: the same test with the vectors in
+``DRIVEBENCH_CRASH_ROUNDS`` (default 20) sets the number of kills. The same test also runs with the vectors in
 milvus-lite (``--index milvus``), a sixth of the kills (at least 3); after each restart the collection must
 hold exactly the live chunks.
 """
@@ -150,7 +150,7 @@ def test_sigkill_during_uploads_loses_no_acknowledged_write(tmp_path: Path, inde
         starts.append(srv.start())
         verified += verify(srv, ledger, sorted(ledger.acked), kills)  # every acknowledged upload, at the end
         stats = srv.get("/_sim/stats").json()
-        if index == "milvus":  # issue 16: after the last restart (and the recalls above) rows == live chunks
+        if index == "milvus":  # after the last restart (and the recalls above) rows == live chunks
             assert stats["index_backend"]["rows"] == stats["chunks"] and stats["index_backend"]["pending"] == 0
         report = {
             "kills": kills,

@@ -93,7 +93,7 @@ def writes(srv: ServerProc, tag: str) -> None:
         assert c.delete(f"/api/v1/files/{extra['doc_id']}", headers=srv.headers("admin")).status_code == 200
 
 
-@backend_params  # issue 16: the same restart and SIGKILL checks with the vectors in milvus-lite
+@backend_params  # the same restart and SIGKILL checks with the vectors in milvus-lite
 def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path, index: str) -> None:
     srv = ServerProc(tmp_path / "data", index=index)
     try:

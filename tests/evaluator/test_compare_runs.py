@@ -1,5 +1,5 @@
 """``eval compare`` over N runs (the first is the baseline), Holm-adjusted p-values, and the corpus-version
-check (issue #15 item 9, issue #12 item 7): runs and history record the corpus and its version."""
+check: runs and history record the corpus and its version."""
 
 from __future__ import annotations
 

@@ -24,5 +24,5 @@ def test_inprocess_equals_http(drivebench_server: ServedSimulator, seed_evalset:
     assert local.result["metrics"]["hit_rate@10"] == remote.result["metrics"]["hit_rate@10"]
     assert local.result["metrics"]["leak_rate@10"] == 0.0
     assert all(r.error is None for r in local.records)
-    # issue #15: both record what the simulator ran with (a clean server here)
+    # both record what the simulator ran with (a clean server here)
     assert local.result["run_info"]["faults"] == remote.result["run_info"]["faults"] == []

@@ -1,4 +1,4 @@
-"""Scoring reports its progress (issue #15 item 3: `eval run`'s scoring step shows a bar): ``evaluate``'s
+"""Scoring reports its progress (`eval run`'s scoring step shows a bar): ``evaluate``'s
 ``scoring_progress`` counts the queries the leak oracle has judged, and the wrapped, memoised oracle answers
 exactly as Casbin's ``enforce`` does."""
 

@@ -1,4 +1,4 @@
-"""TOML target profiles: the keys of issue 10, body templates, tokens, the --target URL rule."""
+"""TOML target profiles: their keys, body templates, tokens, the --target URL rule."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from drivebench.simulator.faults import (
 )
 
 
-def test_every_profile_of_the_issue_exists() -> None:
+def test_every_fault_profile_exists() -> None:
     assert set(FAULT_NAMES) == {
         "leaky-acl",
         "stale-acl",

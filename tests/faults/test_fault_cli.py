@@ -41,7 +41,7 @@ def test_demo_reports_the_damage_beside_the_clean_run(tmp_path: Path) -> None:
     assert rows["leak_rate@10"]["faulted"] == rows["leak_rate@10"]["clean"] == 0.0
     for side in ("clean", "faulted"):
         assert (out / side / "metrics.json").is_file() and (out / side / "run.jsonl").is_file()
-        # issue #15: the fault demo writes its reports like the clean demo, faults in every header
+        # the fault demo writes its reports like the clean demo, faults in every header
         md = (out / side / "report.md").read_text(encoding="utf-8")
         html = (out / side / "report.html").read_text(encoding="utf-8")
         metrics = json.loads((out / side / "metrics.json").read_text(encoding="utf-8"))

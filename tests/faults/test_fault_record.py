@@ -1,4 +1,4 @@
-"""Faults are part of a run's record (issue #15 item 6): ``X-Drivebench-Faults`` on every /api/ response,
+"""Faults are part of a run's record: ``X-Drivebench-Faults`` on every /api/ response,
 ``faults`` in ``/_sim/stats``, ``run_info.faults`` in metrics.json and the header of every report, and
 ``PUT /_sim/faults`` accepting exactly the body its OpenAPI schema documents."""
 

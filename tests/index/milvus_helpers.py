@@ -1,4 +1,4 @@
-"""Helpers for the vector-store tests (issue 16): backend parametrisation and tie-aware ranking equality."""
+"""Helpers for the vector-store tests: backend parametrisation and tie-aware ranking equality."""
 
 from __future__ import annotations
 

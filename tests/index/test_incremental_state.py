@@ -1,4 +1,4 @@
-"""Writes cost what they change (issue #14): after every kind of write, the incrementally kept per-chunk
+"""Writes cost what they change: after every kind of write, the incrementally kept per-chunk
 arrays of the visibility mask and the snapshot fingerprint equal what a full rebuild computes, the write
 did not trigger a full rebuild, and what recall returns follows the write at once."""
 

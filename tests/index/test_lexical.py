@@ -1,4 +1,4 @@
-"""The incremental BM25 index (issue #14) scores exactly like a bm25s index built over the same chunks, after
+"""The incremental BM25 index scores exactly like a bm25s index built over the same chunks, after
 every batch of additions, for Chinese and English text, repeated query tokens and empty chunks."""
 
 from __future__ import annotations

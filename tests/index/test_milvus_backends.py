@@ -1,4 +1,4 @@
-"""Permissions and versions over every vector-store backend (issue 16): FAISS, milvus-lite, and a Milvus
+"""Permissions and versions over every vector-store backend: FAISS, milvus-lite, and a Milvus
 server when ``DRIVEBENCH_MILVUS_URI`` is set. Dense pipeline (the vector store decides everything), hash
 embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.may``), never the fast path."""
 

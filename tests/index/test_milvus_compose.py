@@ -1,4 +1,4 @@
-"""The compose profile that runs the simulator against a standalone Milvus server (issue 16): checked without a
+"""The compose profile that runs the simulator against a standalone Milvus server: checked without a
 container engine (none here or in CI), as tests/cli/test_container_files.py checks the default service."""
 
 from __future__ import annotations

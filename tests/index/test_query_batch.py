@@ -1,4 +1,4 @@
-"""Micro-batching of concurrent query encodes (issue #14): queries that arrive while an encode runs share the
+"""Micro-batching of concurrent query encodes: queries that arrive while an encode runs share the
 next encode call (on the batcher's one encoder thread); every caller gets its own query's vector (equal to
 encoding it alone); errors reach every caller of the failed batch; a lone caller encodes alone."""
 

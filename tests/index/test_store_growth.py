@@ -1,4 +1,4 @@
-"""Bulk growth of the chunk store and the BM25 postings (issue #14): amortised appends and trimmed
+"""Bulk growth of the chunk store and the BM25 postings: amortised appends and trimmed
 capacity change no answer."""
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ def test_a_pack_of_another_fingerprint_is_never_consulted(tmp_path: Path) -> Non
 
 
 def test_a_pack_of_another_fingerprint_is_not_read_beyond_its_fingerprint(tmp_path: Path) -> None:
-    """Its arrays would be resident memory for nothing (issue #14): a malformed vectors member in another
+    """Its arrays would be resident memory for nothing: a malformed vectors member in another
     embedder's pack is never even looked at, so it draws no warning."""
     (tmp_path / "packs").mkdir()
     with (tmp_path / "packs" / "other.npz").open("wb") as fh:

@@ -1,4 +1,4 @@
-"""MCP for real clients (issue #15 item 7): README's client configurations run with the official SDK client
+"""MCP for real clients: README's client configurations run with the official SDK client
 (stdio through ``stdio_client`` against ``drivebench mcp``, streamable HTTP with a bearer token against a real
 uvicorn server), the allowed-host option, and the RFC 9728 protected-resource metadata."""
 

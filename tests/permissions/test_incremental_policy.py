@@ -1,4 +1,4 @@
-"""Policy changes cost what they touch (issue #14): after grants are added or removed, the engine derived
+"""Policy changes cost what they touch: after grants are added or removed, the engine derived
 from the previous one (only those grants recompiled; documents, role managers and folder tree reused)
 decides exactly like an engine compiled from scratch: the same lines, the same masks, the same compiled
 re-check, the same Casbin decisions. Anything else that changed the policy forces a full compile."""

@@ -1,4 +1,4 @@
-"""Reads run in parallel (issue #14): no process-wide lock on the recall path. Two recalls meet inside the
+"""Reads run in parallel: no process-wide lock on the recall path. Two recalls meet inside the
 per-hit re-check (a barrier both must reach while the other is still in it) and inside the search; a
 lock around either would leave one waiting and break the barrier. A write builds the new engine before
 it is acknowledged, so the next read finds it ready and sees the change."""

@@ -191,7 +191,7 @@ def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> No
             continue  # a refused change (cycle, name clash, already trashed) changes nothing
         engine = sim.engine
         assert engine.policy_version == drive.policy_version
-        full = compile_drive(drive)  # a grant change derives the engine (issue #14): it equals a full compile
+        full = compile_drive(drive)  # a grant change derives the engine: it equals a full compile
         assert (engine.compiled.p, engine.compiled.g, engine.compiled.g2) == (full.p, full.g, full.g2)
         assert engine.compiled.grants == full.grants
         now = drive.clock.now()

@@ -1,4 +1,4 @@
-"""Issue #14: the per-hit re-check is an independent defense. Whatever corrupts the search-time mask (the
+"""The per-hit re-check is an independent defense. Whatever corrupts the search-time mask (the
 visible-chunk set, the engine's cached masks, the "still previewable now" half of the point-in-time rule),
 recall answers 503 with no results and never the document the principal may not preview."""
 

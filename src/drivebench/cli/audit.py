@@ -45,7 +45,7 @@ def oversharing(
     if level not in SECRET_LEVELS:
         usage_error(f"--level {level!r}: use one of {', '.join(SECRET_LEVELS)}")
     manifest = load_manifest(_corpus_dir(corpus))
-    with status(f"auditing {len(manifest.documents)} documents: who may preview what …"):  # issue #15
+    with status(f"auditing {len(manifest.documents)} documents: who may preview what …"):  # a spinner while it runs
         result = audit_oversharing(manifest, level, threshold)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)

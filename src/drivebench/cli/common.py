@@ -157,7 +157,7 @@ def load_with_progress(corpus: str | Path, config: SimConfig) -> Simulator:
 
     quiet_libraries()
     try:
-        corpus_dir = resolve_with_progress(corpus)  # issue #15: a build shows the files it writes
+        corpus_dir = resolve_with_progress(corpus)  # a build shows the files it writes
     except KeyError as exc:
         raise DrivebenchError(
             f"unknown corpus {str(corpus)!r}",

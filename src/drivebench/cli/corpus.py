@@ -45,7 +45,8 @@ def build(
     from drivebench.cli.common import build_progress
     from drivebench.corpora.builtin import corpus_cache_root
 
-    with build_progress(f"building {label}", [Path(out).parent if out else corpus_cache_root()]):  # issue #15
+    # the build counts the files it writes
+    with build_progress(f"building {label}", [Path(out).parent if out else corpus_cache_root()]):
         path = (
             build_corpus(label, out, seed=seed, scale=_scale(scale))
             if out
@@ -110,7 +111,7 @@ def audit(
     embedder: str | None = typer.Option(
         None, "--embedder", help="Embedding backend for dense and hybrid (default: the registry's default)."
     ),
-    strict: bool = typer.Option(False, "--strict", help="Exit 1 when an acceptance check of issue 12 fails."),
+    strict: bool = typer.Option(False, "--strict", help="Exit 1 when an acceptance check fails."),
     pipelines: str = typer.Option("bm25,dense,hybrid", "--pipelines", help="Comma-separated pipelines to run."),
 ) -> None:
     """Difficulty report of the eval set: title-only BM25, BM25/dense/hybrid Hit@1/Hit@10/MRR@10 per kind and
@@ -185,7 +186,7 @@ def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
         console.print(
             "generator report: " + ", ".join(f"{k}={v}" for k, v in gen.items() if not isinstance(v, dict | list))
         )
-    checks = Table(title="acceptance (issue 12)")
+    checks = Table(title="acceptance")
     for col in ("check", "value", "threshold", "ok"):
         checks.add_column(col)
     for c in report["acceptance"]:
@@ -205,7 +206,7 @@ def export_beir_cmd(
     from drivebench.corpora.beir import export_beir
 
     corpus_dir = resolve_with_progress(path)
-    bar, step = counting_bar("export-beir: extracting documents")  # issue #15: progress with counts and ETA
+    bar, step = counting_bar("export-beir: extracting documents")  # progress with counts and ETA
     with bar:
         counts = export_beir(corpus_dir, out, progress=step)
     console.print(f"exported {counts} → {out}")
@@ -222,7 +223,7 @@ def import_beir_cmd(
     from drivebench.cli.common import status
     from drivebench.corpora.beir import import_beir
 
-    with status(f"importing {beir_dir} …"):  # issue #15
+    with status(f"importing {beir_dir} …"):  # a spinner while it runs
         manifest = import_beir(beir_dir, out, name=name, split=split)
     console.print(f"imported {len(manifest.documents)} documents → {out}")
 
@@ -239,7 +240,7 @@ def export_drive_cmd(
 
     try:
         corpus_dir = resolve_with_progress(path)
-        with status(f"exporting {corpus_dir.name} to {out} …"):  # issue #15
+        with status(f"exporting {corpus_dir.name} to {out} …"):  # a spinner while it runs
             counts = export_drive(corpus_dir, out)
     except (KeyError, OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None

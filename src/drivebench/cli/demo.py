@@ -9,7 +9,7 @@ import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract, parse_ks
-from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
+from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
 
 
 def demo(
@@ -19,8 +19,8 @@ def demo(
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
-    history: str | None = HistoryOpt,  # issue #6: run history
-    fault: list[str] = typer.Option(  # issue #7: fault profiles
+    history: str | None = HistoryOpt,  # run history
+    fault: list[str] = typer.Option(  # fault profiles
         [],
         "--fault",
         help="Also evaluate under these faults (NAME[:k=v][,NAME]) and show the damage beside a clean run.",
@@ -28,7 +28,7 @@ def demo(
     answers: bool = typer.Option(False, "--answers", help="Call /api/mcp/answer: score citations too."),
 ) -> None:
     """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
-    if fault:  # issue #7: clean vs faulted comparison
+    if fault:  # clean vs faulted comparison
         from drivebench.cli.faults import fault_demo
 
         fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history)
@@ -63,12 +63,12 @@ def demo(
                 ks=ks,
                 run_config=RunConfig(top_k=max(10, max(ks)), concurrency=4, mode="answer" if answers else "recall"),
                 oracle=corpus_oracle(sim.corpus_dir),
-                catalog=corpus_catalog(sim.corpus_dir),  # issue #7: resolves citations, trashed, strata
+                catalog=corpus_catalog(sim.corpus_dir),  # resolves citations, trashed, strata
                 progress=lambda: bar.advance(task),
                 scoring_progress=scoring_bar(bar),  # the leak oracle's judging: seconds, counted
                 run_info={
                     "corpus": sim.drive.name,
-                    "corpus_version": corpus_version(sim.corpus_dir),  # issue #12/#15: which version
+                    "corpus_version": corpus_version(sim.corpus_dir),  # which version: compare refuses mixed versions
                     "evalset": str(evalset),
                     "evalset_hash": evalset_hash(evalset),
                     "pipeline": pipeline,
@@ -77,7 +77,7 @@ def demo(
             )
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, console)
-    finish_run(evaluation.result, out_dir, history)  # issue #6: report.md, report.html, history
+    finish_run(evaluation.result, out_dir, history)  # report.md, report.html, history
     console.print(
         f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'} in {time.perf_counter() - started:.1f} s"
     )

@@ -23,7 +23,7 @@ from rich.progress import Progress, TaskID
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.options import parse_ks
-from drivebench.cli.reports import HistoryOpt, finish_run  # issue #6: reports + history
+from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -131,7 +131,7 @@ def _corpus_dir(corpus: str) -> Path:
     from drivebench.cli.common import resolve_with_progress
 
     try:
-        return resolve_with_progress(corpus)  # issue #15: a corpus built on first use shows its progress
+        return resolve_with_progress(corpus)  # a corpus built on first use shows its progress
     except (KeyError, OSError, ValueError) as exc:
         usage_error(f"--corpus {corpus!r}: {exc}")
 
@@ -262,8 +262,8 @@ def run(
     timeout: float | None = typer.Option(None, help="Per-request timeout in seconds (default 30)."),
     field: list[str] = typer.Option([], "--field", help="Response mapping FIELD=KEY (e.g. doc_id=file_id)."),
     match: str | None = MatchOpt,
-    history: str | None = HistoryOpt,  # issue #6: run history
-    answers: bool = typer.Option(  # issue #7
+    history: str | None = HistoryOpt,  # run history
+    answers: bool = typer.Option(  # score citations too
         False, "--answers", help="Call the answer endpoint (/api/mcp/answer, or the MCP answer tool): score citations."
     ),
     citation_style: str = typer.Option(
@@ -349,9 +349,9 @@ def run(
         from drivebench.evaluator.oracle import corpus_oracle
         from drivebench.experiments.fault_comparison import corpus_catalog
 
-        with status("loading the corpus's policies (leak oracle) and catalog …"):  # issue #15: seconds
+        with status("loading the corpus's policies (leak oracle) and catalog …"):  # takes seconds: a spinner
             oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
-            catalog = corpus_catalog(corpus_dir)  # issue #7: the corpus catalog resolves cited file names
+            catalog = corpus_catalog(corpus_dir)  # the corpus catalog resolves cited file names
     info: dict[str, Any] = {"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)}
     if target_profile is not None:
         info["target_profile"] = str(target_profile)
@@ -360,7 +360,7 @@ def run(
 
         info["corpus"] = str(corpus)
         assert corpus_dir is not None
-        info["corpus_version"] = corpus_version(corpus_dir)  # issue #12/#15: compare refuses mixed versions
+        info["corpus_version"] = corpus_version(corpus_dir)  # compare refuses mixed versions
     with progress_bar() as bar:
         task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
         evaluation = evaluate(
@@ -375,11 +375,11 @@ def run(
             id_mapper=id_mapper,
             preflight_result=pre,
             max_error_rate=max_error_rate,
-            scoring_progress=scoring_bar(bar),  # issue #15: scoring (the leak oracle) takes seconds: a bar
+            scoring_progress=scoring_bar(bar),  # scoring (the leak oracle) takes seconds: a bar
         )
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, out_console)
-    finish_run(evaluation.result, out_dir, history, out_console)  # issue #6: report.md, report.html, history
+    finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
     finish_with_gates(
         evaluation.result, gates, junit, json_out, out_console, {"out_dir": str(out_dir)}, allow_no_oracle
@@ -445,7 +445,7 @@ def score_cmd(
         with status("loading the corpus's policies (leak oracle) …"):
             oracle = corpus_oracle(corpus_dir)
     n = len(queries)
-    with progress_bar() as bar:  # issue #15: the leak oracle's Casbin decisions take seconds: counted
+    with progress_bar() as bar:  # the leak oracle's Casbin decisions take seconds: counted
         step = scoring_bar(bar)
         step(0, n)
         if not isinstance(oracle, str):

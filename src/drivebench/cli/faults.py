@@ -78,7 +78,7 @@ def fault_demo(
             },
         )
     base = out or default_out_dir()
-    for label, evaluation in (("clean", cmp.clean), ("faulted", cmp.faulted)):  # issue #15: reports like the demo
+    for label, evaluation in (("clean", cmp.clean), ("faulted", cmp.faulted)):  # reports like the clean demo's
         run_dir = write_outputs(evaluation, base / label)
         finish_run(evaluation.result, run_dir, history, details=False)
     summary = {

@@ -22,9 +22,9 @@ from rich.text import Text
 from typer.core import TyperGroup
 
 from drivebench import __version__
-from drivebench.cli import audit as audit_cli  # issue #17
+from drivebench.cli import audit as audit_cli  # security audits of a corpus
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
-from drivebench.cli import mcp as mcp_cli  # issue #15: stdio MCP server
+from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import probe as probe_cli
 from drivebench.cli.clickcompat import ClickException, MissingParameter
 from drivebench.cli.common import err_console, set_quiet
@@ -176,12 +176,12 @@ app.command("serve")(_serve)
 app.command("tokens")(tokens.tokens)
 app.command("demo")(demo.demo)
 app.command("info")(info.info)
-app.command("mcp")(mcp_cli.mcp)  # issue #15
+app.command("mcp")(mcp_cli.mcp)  # the MCP server over stdio
 app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
-reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec (issue #6)
+reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")
-app.command("probe")(probe_cli.probe)  # issue #17: leak probes
-app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus (issue #17).")
+app.command("probe")(probe_cli.probe)  # leak probes
+app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus.")
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -300,7 +300,7 @@ def compare_cmd(
             raise typer.BadParameter(f"{name} has no per-query values (per_query in metrics.json)")
     from drivebench.cli.common import counting_bar
 
-    # issue #15: ~0.1 s per run x metric (bootstrap + 10,000 sign flips): a counted bar with an ETA
+    # ~0.1 s per run x metric (bootstrap + 10,000 sign flips): a counted bar with an ETA
     bar, step = counting_bar(f"comparing {len(results) - 1} run(s) with the baseline (bootstrap + randomization)")
     with bar:
         comparisons = compare_runs(results, seed=seed, progress=step)

@@ -34,7 +34,7 @@ def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:
 
 
 def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
-    """issue #15: the host names the MCP endpoint's DNS-rebinding check accepts besides the loopback ones:
+    """The host names the MCP endpoint's DNS-rebinding check accepts besides the loopback ones:
     ``--mcp-allowed-host`` values, then ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (comma-separated), then a
     non-wildcard, non-local ``--host``. Written back to the variable, which ``mount_mcp`` reads."""
     import os
@@ -52,7 +52,7 @@ def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
 
 
 def _parse_faults(values: list[str]) -> list[Fault]:
-    """issue #7: ``--fault`` specs."""
+    """Parse the ``--fault`` specs."""
     from drivebench.simulator.faults import FaultSpecError, parse_fault_specs
 
     try:
@@ -82,7 +82,7 @@ def token_secret(data_dir: Path | None, corpus: str) -> SecretSource:
 
 
 def _check_index(value: str) -> str:
-    """issue 16: ``--index faiss|milvus[:URI]``."""
+    """Validate and normalise ``--index faiss|milvus[:URI]``."""
     from drivebench.search.index.vector_store import VectorStoreError, parse_index_spec
 
     try:
@@ -104,7 +104,7 @@ def _serve_replicas(
     workers: int,
     access_log: bool = True,
 ) -> None:
-    """issue #14: ``--workers N`` (N > 1): read-only replica processes (``drivebench.server.serve_replicas``)."""
+    """``--workers N`` (N > 1): read-only replica processes (``drivebench.server.process.serve_replicas``)."""
     from drivebench.server.process import ReplicaSpec, serve_replicas
 
     if data_dir is not None:
@@ -141,31 +141,31 @@ def serve(
         help="Keep the drive on disk here (SQLite metadata, blobs, index files): writes survive restarts and "
         "crashes. Created from --corpus when empty; afterwards the stored drive is used. Default: in memory.",
     ),
-    index: str = typer.Option(  # issue 16: the vector store
+    index: str = typer.Option(  # the vector store
         "faiss",
         "--index",
         callback=_check_index,
         help="Vector store for dense search: faiss (in-process, default), milvus (milvus-lite in a file under "
         "--data-dir) or milvus:URI (a Milvus server, e.g. milvus:http://localhost:19530). README: Vector stores.",
     ),
-    fault: list[str] = typer.Option(  # issue #7: fault profiles
+    fault: list[str] = typer.Option(  # fault profiles
         [], "--fault", help="Start with these faults: NAME[:key=value...][,NAME] (GET/PUT /_sim/faults to change)."
     ),
-    mcp_allowed_host: list[str] = typer.Option(  # issue #15
+    mcp_allowed_host: list[str] = typer.Option(  # the MCP endpoint's DNS-rebinding check
         [],
         "--mcp-allowed-host",
         help="A host name MCP clients use to reach /mcp/ (repeatable; also $DRIVEBENCH_MCP_ALLOWED_HOSTS, "
         "comma-separated). Loopback names are always allowed; '*' allows any (behind a trusted proxy only).",
         show_default=False,
     ),
-    workers: int = typer.Option(  # issue #14
+    workers: int = typer.Option(  # read-only replicas, to use several cores
         1,
         "--workers",
         min=1,
         help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
         "several cores; writes, /_sim changes, MCP and the console answer 409). README: Several worker processes.",
     ),
-    access_log: bool = typer.Option(  # issue #14: HTTP path
+    access_log: bool = typer.Option(  # its line per request costs ~0.2 ms
         True,
         "--access-log/--no-access-log",
         help="Print one line per request on stdout (uvicorn's access log; on by default). Off saves ~0.2 ms per "
@@ -176,10 +176,10 @@ def serve(
     /docs) with uvicorn."""
     from drivebench.server.process import serve_forever
 
-    faults = _parse_faults(fault)  # issue #7
-    mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)  # issue #15
+    faults = _parse_faults(fault)
+    mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
-    if workers > 1:  # issue #14
+    if workers > 1:  # read-only replica processes
         _serve_replicas(corpus, host, port, pipeline, embedder, extract, index, fault, data_dir, workers, access_log)
         return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
@@ -189,7 +189,7 @@ def serve(
         source = token_secret(data_dir, corpus)
         sim = open_data_dir(data_dir, corpus, config)
     sim.use_token_secret(source.secret)
-    if faults:  # issue #7
+    if faults:
         sim.faults.replace(faults)
         console.print("[bold red]faults on:[/] " + ", ".join(f.spec() for f in faults))
     base = f"http://{host}:{port}"

@@ -46,7 +46,7 @@ def tokens(
                 )
     except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
-    drive = Drive.from_manifest(load_manifest(resolve_with_progress(corpus)))  # issue #15: a build shows progress
+    drive = Drive.from_manifest(load_manifest(resolve_with_progress(corpus)))  # a build shows progress
     rows = []
     for info in TokenRegistry(drive, secret).all():
         user = drive.users.get(info.subject)

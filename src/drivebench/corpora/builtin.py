@@ -28,7 +28,7 @@ from drivebench.formats.corpus import MANIFEST_NAME, load_manifest
 from drivebench.resources import package_dir
 
 # The demo's and the server's default: acme-zh@2 passes `corpus validate` and every acceptance check of
-# `corpus audit` (issue 12; tests/corpora/test_acme_v2_audit.py). Pinned by version so that a newer version
+# `corpus audit` (tests/corpora/test_acme_v2_audit.py). Pinned by version so that a newer version
 # becomes the default only by a decision; a bare "acme-zh" elsewhere means the newest version.
 DEFAULT_CORPUS = "acme-zh@2"
 _HERE = package_dir("drivebench")  # sources are named relative to the package root
@@ -156,7 +156,7 @@ def corpus_version(corpus_dir: Path) -> str | None:
 
 
 def corpus_cache_root() -> Path:
-    from drivebench.paths import cache_dir  # issue #15: one cache for every entry point
+    from drivebench.paths import cache_dir  # one cache for every entry point
 
     return cache_dir() / "corpora"
 

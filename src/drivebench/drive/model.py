@@ -14,7 +14,7 @@ History for point-in-time (``as_of``) questions lives on the records themselves:
 
 An empty history list means "always as it is now" (records built directly, e.g. by benchmarks).
 
-The records a drive holds one or more of per document use ``__slots__`` (issue #14: a slotted record is about a
+The records a drive holds one or more of per document use ``__slots__`` (a slotted record is about a
 third of the memory of one with a ``__dict__``; at 100,000 documents that is tens of MB).
 """
 

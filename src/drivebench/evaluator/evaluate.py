@@ -158,7 +158,7 @@ def evaluate(
     }
     info.update(run_info or {})
     reported = server_faults(records)
-    if reported is not None:  # issue #15: what the server says it ran with beats what the caller assumed
+    if reported is not None:  # what the server says it ran with beats what the caller assumed
         info["faults"] = reported
     result["run_info"] = info
     return Evaluation(records, with_status_first(result), preflight=p)

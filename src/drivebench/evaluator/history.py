@@ -176,7 +176,7 @@ class HistoryStore:
             columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
             if "status" not in columns:
                 con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
-            for column in ("corpus", "corpus_version"):  # issue #12/#15: which corpus, which version
+            for column in ("corpus", "corpus_version"):  # which corpus, which version: compare refuses mixed versions
                 if column not in columns:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
             with con:

@@ -72,7 +72,7 @@ async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random)
             retries=retries,
             as_of=resp.as_of,
             snapshot=resp.snapshot,
-            **({"faults": resp.faults} if resp.faults is not None else {}),  # issue #15: X-Drivebench-Faults
+            **({"faults": resp.faults} if resp.faults is not None else {}),  # the server's X-Drivebench-Faults
         )
     return RunRecord(
         query_id=q.query_id, error=last_error, error_kind=last_kind, attempts=cfg.attempts, retries=retries

@@ -24,7 +24,7 @@ its principal at its time (``as_of`` or the corpus clock), and reports:
 * ``generation``: the generator's own report (``generation.json`` beside ``corpus.json``, written from
   acme version 2 on: rejected chains, contradictions), when present.
 
-``acceptance(report)`` checks issue 12's thresholds; ``drivebench corpus audit`` prints both.
+``acceptance(report)`` checks the thresholds of a discriminating eval set; ``drivebench corpus audit`` prints both.
 """
 
 from __future__ import annotations
@@ -361,7 +361,7 @@ def _generation(corpus_dir: Path) -> dict[str, Any] | None:
 
 
 def acceptance(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Issue 12's thresholds for a discriminating eval set; each check: name, value, threshold, ok.
+    """The thresholds for a discriminating eval set; each check: name, value, threshold, ok.
     A value that could not be measured is ``None`` and fails its check (never counted as a pass)."""
     pipes = report["pipelines"]
     allp = {p: v["all"] for p, v in pipes.items()}

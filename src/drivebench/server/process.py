@@ -106,13 +106,13 @@ def serve_forever(
 ) -> None:
     """Serve in the foreground; ``on_shutdown`` (e.g. ``sim.close``: final index snapshot) runs after a
     graceful stop, including one by SIGTERM or Ctrl-C. ``access_log``: uvicorn's line per request on stdout
-    (measured +0.16-0.22 ms per request at one in flight, issue #14; ``serve --no-access-log``)."""
+    (measured +0.16-0.22 ms per request at one in flight; ``serve --no-access-log``)."""
     limit_search_threads()
     config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="info", access_log=access_log)
     _ShutdownHookServer(config, on_shutdown).run()
 
 
-# ---------------------------------------------------------------------------- several worker processes (issue #14)
+# ---------------------------------------------------------------------------------------- several worker processes
 # ``drivebench serve --workers N`` (N > 1): N uvicorn worker processes on one listening socket, each with its own
 # simulator loaded from the same corpus, configuration, faults and token secret. Python runs one thread at a
 # time per process, so one process cannot use two cores for recall (measured in benchmarks/bench_workers.py);

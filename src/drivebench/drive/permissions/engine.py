@@ -24,7 +24,7 @@ allow reaches it, no deny does, and its secret level is within the principal's c
 cached by (principal, clearance, policy version, the lines in force at t). Tests prove mask ==
 enforce.
 
-``decide`` is the per-hit re-check search runs on every result (defense in depth, issue #14). It is a
+``decide`` is the per-hit re-check search runs on every result (defense in depth). It is a
 *compiled decision*: Casbin's matcher evaluated term by term over an index of the same compiled lines,
 keyed by (subject, object). For a request it looks up the lines of every (subject the principal reaches
 through ``g`` or ``everyone``) x (object or ancestor folder through ``g2``) pair, keeps those in force at
@@ -79,8 +79,8 @@ _I64_MIN, _I64_MAX = np.iinfo(np.int64).min, np.iinfo(np.int64).max
 # 3.11.8 can fail concurrent ast.parse calls in different threads ("AST constructor recursion depth
 # mismatch", gh-106905), and several engines (a rebuild in flight, stale-acl's old engine, an evaluator's
 # oracle) may enforce at once. One process-wide lock serialises every enforce; the GIL serialised them anyway.
-# Recall never takes it (issue #14): its per-hit re-check is ``decide``, and its masks are numpy. Surfaces that
-# still call ``enforce`` (effective permissions, the drive API's per-document checks) do.
+# Recall never takes it, so reads run in parallel: its per-hit re-check is ``decide``, and its masks are numpy.
+# Surfaces that still call ``enforce`` (effective permissions, the drive API's per-document checks) do.
 CASBIN_LOCK = threading.RLock()
 
 

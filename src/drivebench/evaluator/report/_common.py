@@ -366,7 +366,7 @@ def headline(result: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return out
 
 
-# --- issue #10: failures first, honest oracles, unmapped results ---------------------------------------
+# --- failures first, honest oracles, unmapped results --------------------------------------------------
 
 ERROR_HEADER = ["Error kind", "Queries", "Share", "Meaning", "Sample message"]
 

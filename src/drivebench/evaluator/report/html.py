@@ -95,7 +95,7 @@ def _cards(result: Mapping[str, Any]) -> str:
 
 
 def _faults_banner(result: Mapping[str, Any]) -> str:
-    """issue #15: the faults the run was measured under, in the header (red when any)."""
+    """The faults the run was measured under, in the header (red when any)."""
     line = c.faults_line(result)
     if not line:
         return ""

@@ -65,7 +65,7 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
             f"Target `{info['target']}`" + (f", started {info['started_at']}" if info.get("started_at") else ""),
             "",
         ]
-    faults = c.faults_line(result)  # issue #15: faults are part of the record
+    faults = c.faults_line(result)  # faults are part of the record
     if faults:
         out += [f"**{faults}**" if info.get("faults") else faults, ""]
 

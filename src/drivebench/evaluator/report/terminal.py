@@ -50,7 +50,7 @@ def print_errors(result: dict[str, Any], console: Console) -> None:
     """The run's state, error count and rate, and a row per error kind (first in every report)."""
     from drivebench.evaluator.report import _common as c
 
-    faults = c.faults_line(result)  # issue #15: faults are part of the record
+    faults = c.faults_line(result)  # faults are part of the record
     if faults:
         style = "bold red" if (result.get("run_info") or {}).get("faults") else "dim"
         console.print(f"[{style}]{escape(faults)}[/]", highlight=False, soft_wrap=True)
@@ -90,7 +90,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
 
 
-# --- issue #6: strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) -----------
+# --- strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) ---------------------
 
 
 def _right_table(title: str, header: list[str], rows: list[list[str]], text_cols: int = 1) -> Table:

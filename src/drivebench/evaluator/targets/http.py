@@ -255,7 +255,7 @@ class HttpTarget:
             snapshot=data.get("snapshot") if isinstance(data.get("snapshot"), str) else None,
             answer=answer if isinstance(answer, str) else None,
             raw=data,
-            faults=resp.headers.get("x-drivebench-faults"),  # issue #15: what the simulator ran with
+            faults=resp.headers.get("x-drivebench-faults"),  # what the simulator ran with
         )
 
     async def aclose(self) -> None:

@@ -164,7 +164,7 @@ class McpTarget:
             snapshot=data.get("snapshot"),
             answer=answer if isinstance(answer, str) else None,
             raw=data,
-            faults=faults if isinstance(faults, str) else None,  # issue #15: what the server ran with
+            faults=faults if isinstance(faults, str) else None,  # what the server ran with
         )
 
 

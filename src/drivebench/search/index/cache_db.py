@@ -4,7 +4,7 @@
   last entries, which a cache re-computes). With the default ``FULL`` a bulk load of 100,000 documents wrote
   about 5 GB and waited on a sync per entry;
 * ``cache_size`` 512 KiB instead of SQLite's 2 MiB per connection: lookups walk a B-tree by key, the interior
-  pages fit, and the page cache is resident memory for as long as the simulator lives (issue #14);
+  pages fit, and the page cache is resident memory for as long as the simulator lives;
 * one connection shared by threads (callers hold their own lock); autocommit (``isolation_level=None``).
 """
 

@@ -65,7 +65,7 @@ class ChunkStore:
         self.by_version: dict[str, Sequence[int]] = {}
         self.lexical = LexicalIndex()  # positional: lexical row i is chunk id i
         self.lock = threading.RLock()
-        self.vector_backend: Any = None  # issue 16 hook: an external vector store (Milvus) mirroring adds/removals
+        self.vector_backend: Any = None  # an external vector store (Milvus) mirroring adds/removals
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -96,7 +96,7 @@ class ChunkStore:
             self.lexical.add([text for text, _ in chunks])
             self._grow_alive(len(chunks))
             self.by_version[version_id] = range(start, start + len(chunks))
-            if self.vector_backend is not None:  # issue 16 hook (vector_store.py): queue the rows for Milvus
+            if self.vector_backend is not None:  # vector_store.py's hook: queue the rows for Milvus
                 self.vector_backend.added(ids.tolist())
             return ids.tolist()
 
@@ -139,7 +139,7 @@ class ChunkStore:
                 if self.ann is not None:
                     self.ann.remove(np.array(ids, dtype=np.int64))
                 self.alive[ids] = False
-                if self.vector_backend is not None:  # issue 16 hook (vector_store.py): delete from Milvus now
+                if self.vector_backend is not None:  # vector_store.py's hook: delete from Milvus now
                     self.vector_backend.removed(ids)
             return len(ids)
 

@@ -1,4 +1,4 @@
-"""BM25 over chunk texts, incremental (issue #14): adding chunks costs what they contain, never a rebuild.
+"""BM25 over chunk texts, incremental: adding chunks costs what they contain, never a rebuild.
 
 Scores are bm25s's default scoring (``method="lucene"``, k1 = 1.5, b = 0.75; Kamphuis et al. 2020):
 
@@ -23,8 +23,7 @@ Postings live in two places, like a search engine's segments:
 
 A term's postings are its segment run followed by its live ones (rows only grow, so the two are disjoint).
 A term in the segment costs its postings plus about 100 bytes (a dict entry and an offset); a live term
-two numpy arrays and an object, about 450 bytes: at 10,000 documents the segment saves ~0.5 KB per chunk
-(issue #14: memory per chunk).
+two numpy arrays and an object, about 450 bytes: at 10,000 documents the segment saves ~0.5 KB per chunk.
 
 Reads and writes share one short lock: a query copies references to its terms' arrays and the counts
 under it, then scores outside it (entries below a recorded count are never changed: appends go past it,
@@ -55,7 +54,7 @@ class _Postings:
 
     def __init__(self) -> None:
         self.ids = np.zeros(4, dtype=np.int32)
-        self.tf = np.zeros(4, dtype=np.uint16)  # 6 bytes per posting with the id (issue #14: memory per chunk)
+        self.tf = np.zeros(4, dtype=np.uint16)  # 6 bytes per posting with the id: uint16 keeps memory per chunk down
         self.n = 0
 
     def append(self, chunk: int, tf: int) -> None:

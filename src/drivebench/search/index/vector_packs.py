@@ -135,7 +135,7 @@ class VectorPacks:
 
     def _load(self, fingerprint: str) -> list[VectorPack]:
         """The readable packs of ``fingerprint``. A pack of another embedder is never read beyond its
-        fingerprint (its vectors would be resident memory for nothing, issue #14)."""
+        fingerprint (its vectors would be resident memory for nothing)."""
         if self._packs is None:
             self._packs = {}
         if fingerprint not in self._packs:

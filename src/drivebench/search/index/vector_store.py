@@ -1,4 +1,4 @@
-"""Where dense search runs: the vector-store interface and its two backends (issue 16).
+"""Where dense search runs: the vector-store interface and its two backends.
 
 ``serve --index faiss|milvus[:URI]`` (or ``[serve] index = ...`` in the config file) picks one:
 

@@ -43,7 +43,7 @@ PIPELINES = ("dense", "bm25", "hybrid")
 # Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; README "Embedders and pipelines"): hybrid
 # with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (README says when to pick it).
 DEFAULT_PIPELINE = "hybrid"
-# issue 13: tuned on one language, checked on the other (benchmarks/bench_fusion.py; README "Embedders and pipelines")
+# fusion: tuned on one language, checked on the other (benchmarks/bench_fusion.py; README "Embedders and pipelines")
 RRF_K = 1
 HYBRID_DEPTH = 50
 W_DENSE = 1.0
@@ -126,7 +126,7 @@ class Retriever:
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
         while True:
-            hits = dense_search(self.store, qvec, mask, k)  # issue 16 hook: FAISS, or Milvus when attached
+            hits = dense_search(self.store, qvec, mask, k)  # FAISS, or Milvus when attached
             docs = _best_per_doc(self.store, [(h.chunk_id, h.score) for h in hits], top_k)
             if len(docs) >= top_k or k >= n_allowed:
                 return docs

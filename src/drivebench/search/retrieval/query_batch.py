@@ -1,4 +1,4 @@
-"""Micro-batching of concurrent query encodes over a small pool of encoder threads (issue #14).
+"""Micro-batching of concurrent query encodes over a small pool of encoder threads.
 
 A query embedding is one small model call; on a server several arrive at once. Encoding them one call per
 request thread makes the calls fight over the same cores: every calling thread becomes the master of its

@@ -1,4 +1,4 @@
-"""Per-chunk arrays the visibility mask is computed from, kept up to date incrementally (issue #14).
+"""Per-chunk arrays the visibility mask is computed from, kept up to date incrementally.
 
 For every chunk id: the position of its document in an engine's ``doc_ids``, the instant its version
 became current and the instant it stopped being current (the next version's creation, exclusive), and the

@@ -38,10 +38,10 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
             "`POST /api/mcp/recall`. Authenticate with `Authorization: Bearer <token>` "
             "(`drivebench tokens` lists them)."
         ),
-        docs_url=None,  # issue #15: Swagger UI and ReDoc come from packaged assets (api/docs.py), not a CDN
+        docs_url=None,  # Swagger UI and ReDoc come from packaged assets (api/docs.py), not a CDN
         redoc_url=None,
     )
-    mount_offline_docs(app)  # issue #15: /docs, /redoc offline
+    mount_offline_docs(app)  # /docs, /redoc offline
     app.state.sim = sim
     app.include_router(recall.router)
     app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings
@@ -54,7 +54,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
-    mount_console(app)  # issue #18: the web console under /ui/ (simulator/ui)
+    mount_console(app)  # the web console under /ui/ (simulator/ui)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:

@@ -124,7 +124,7 @@ async def advance_clock(request: Request, body: AdvanceIn, token: TokenInfo = De
 async def stats(request: Request, _: TokenInfo = Depends(admin)) -> dict[str, Any]:
     sim = _sim(request)
     out = await run_in_threadpool(sim.stats)
-    return {**out, "faults": sim.faults.summary()}  # issue #15: faults are part of a run's record
+    return {**out, "faults": sim.faults.summary()}  # faults are part of a run's record
 
 
 @router.post("/checkpoint", responses=_ERRORS, summary="Write the index snapshot now (with --data-dir)")

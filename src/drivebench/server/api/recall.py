@@ -99,7 +99,7 @@ def to_response(req: RecallRequest, outcome: RecallOutcome, warnings: list[str])
 def recall_json(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> bytes:
     """``to_response(...).model_dump_json()``, byte for byte, without building the 12 models: pydantic-core's
     serializer writes the same values the same way from plain data (tests/api/test_recall_encoding.py proves
-    it equal); ~0.2 ms less per recall over HTTP (issue #14: HTTP path)."""
+    it equal); ~0.2 ms less per recall over HTTP."""
     return to_json(recall_fields(req, outcome, warnings))
 
 
@@ -108,7 +108,7 @@ def recall_json(req: RecallRequest, outcome: RecallOutcome, warnings: list[str])
     response_model=RecallResponse,
     responses=_ERRORS,  # type: ignore[arg-type]
     # the bearer scheme is declared here and read in the body (``await bearer(request)``, the same code):
-    # FastAPI's dependency solving cost ~0.1 ms per request (issue #14: HTTP path)
+    # FastAPI's dependency solving cost ~0.1 ms per request
     openapi_extra={**body_schema(RecallRequest), "security": [{bearer.scheme_name: []}]},
     summary="Permission-filtered recall (the vendor's shape)",
 )
@@ -122,7 +122,7 @@ async def recall(request: Request) -> Response:
     principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
     call = partial(sim.recall, principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
     if sim.retriever.pipeline in INLINE_PIPELINES and req.as_of is None and sim.index_in_sync():
-        # issue #14: a lexical recall at the current instant (a past as_of may build that time's engine) with
+        # a lexical recall at the current instant (a past as_of may build that time's engine) with
         # nothing to index first is short CPU-only work that waits on no I/O and no write (~1 ms at 300
         # documents): run it here, without the threadpool hand-off (measured 0.08-0.13 ms). Query embeddings
         # (dense, hybrid), past instants and recalls right after a write run in the pool.
@@ -140,7 +140,7 @@ class RecallFastPath:
     raises with the handler the app registered for that exception class (the lookup Starlette's
     ``ExceptionMiddleware`` does; an exception without a handler propagates to the boundary's 500, as from the
     route). It skips only the framework's per-request machinery between this layer and the endpoint (exception
-    middleware, routing, FastAPI's request handler): 0.1-0.2 ms per recall (issue #14: HTTP path). The route stays
+    middleware, routing, FastAPI's request handler): 0.1-0.2 ms per recall. The route stays
     registered, so the OpenAPI document is unchanged and ``create_app(..., recall_fast_path=False)`` serves the
     same requests through it (tests/api/test_recall_fast_path.py compares the two)."""
 

@@ -63,7 +63,7 @@ LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 ALLOWED_HOSTS_ENV = "DRIVEBENCH_MCP_ALLOWED_HOSTS"
 RESOURCE_PREFIX = "drive://documents/"
 MAX_DOCUMENT_CHARS = 200_000
-FAULTS_META = "drivebench/faults"  # issue #15: a tool result's _meta key naming the active faults
+FAULTS_META = "drivebench/faults"  # a tool result's _meta key naming the active faults
 
 INSTRUCTIONS = (
     "drivebench: a simulated enterprise cloud drive with permission-filtered search. Use `recall` to find "
@@ -485,7 +485,7 @@ def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None =
         allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
         + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
     )
-    add_metadata_routes(app)  # issue #15: RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
+    add_metadata_routes(app)  # RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
     mcp_app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
     app.mount("/mcp", ChallengeWithMetadata(mcp_app))  # a 401 names the metadata (RFC 9728 §5.1)
     previous = app.router.lifespan_context

@@ -206,7 +206,7 @@ def open_durable(
         removed = blobs.gc(drive.referenced_blobs())
         if removed:
             log.info("removed %d unreferenced blob files", removed)
-        if config is not None and config.vector_store != "faiss":  # issue 16: milvus-lite lives in the data dir
+        if config is not None and config.vector_store != "faiss":  # milvus-lite lives in the data dir
             config = replace(config, vector_store_dir=data_dir)
         sim = Simulator(drive, config, embedder=embedder)
         sim.corpus_dir = resolve_corpus(spec)
@@ -249,7 +249,7 @@ def install_store(sim: Simulator, store: Any, cursor: int) -> None:
     from drivebench.search.index import vector_store
     from drivebench.search.retrieval.pipelines import Retriever
 
-    # issue 16: a Milvus backend adopts the data dir's collection and reconciles it with the loaded store
+    # a Milvus backend adopts the data dir's collection and reconciles it with the loaded store
     vector_store.attach(store, sim.config.vector_store, sim.config.vector_store_dir, reconcile=True)
     sim.store = store
     sim.retriever = Retriever(store, sim.embedder, sim.config.pipeline)

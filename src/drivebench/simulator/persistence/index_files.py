@@ -220,7 +220,7 @@ class IndexFiles:
                 by_version.setdefault(store.version_ids[i], []).append(i)
             store.by_version = by_version
             store.lexical.add(store.texts)  # positional: row i is chunk i, dead rows included (as before)
-            store.lexical.compact()  # issue #14: a bulk load leaves no spare capacity (the index was read whole)
+            store.lexical.compact()  # a bulk load leaves no spare capacity (the index was read whole)
             rejections = [Rejection(**r) for r in manifest.get("rejections", [])]
             return LoadedIndex(store, int(manifest["meta_seq"]), rejections, cur)
         except Exception as exc:  # a damaged snapshot is rebuilt, never trusted

@@ -164,8 +164,8 @@ def stats(sim: Simulator) -> dict[str, Any]:
             "snapshot": sim.snapshot(),
             "pipeline": sim.config.pipeline,
             "embedder": sim.embedder.name,
-            "fusion": sim.fusion_record(),  # issue 13: the hybrid's constants in force (None otherwise)
-            "index_backend": vector_store.describe(sim.store, sim.config.vector_store),  # issue 16
+            "fusion": sim.fusion_record(),  # the hybrid's fusion constants in force (None otherwise)
+            "index_backend": vector_store.describe(sim.store, sim.config.vector_store),  # where dense search runs
             "durable": sim.durable.stats() if sim.durable is not None else None,
         }
     )
