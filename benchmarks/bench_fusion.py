@@ -37,17 +37,17 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.drive.state import Drive
 from drivebench.evaluator.evaluate import Evaluation, evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.scoring import compare
-from drivebench.simulator.target import InProcessTarget
-from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.state import Drive
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
 from drivebench.search.index.embedders import get_embedder
 from drivebench.search.retrieval.pipelines import DEFAULT_FUSION, DocHit, Fusion, Retriever, fuse
+from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.target import InProcessTarget
 
 OUT = Path(__file__).parent / "results" / "bench_fusion.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

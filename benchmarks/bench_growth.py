@@ -129,15 +129,15 @@ def grow(drive: Any, scale: int, bodies: list[str]) -> None:
 def child(scale: int) -> dict[str, Any]:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from drivebench.corpora.builtin import resolve_corpus
-    from drivebench.formats.corpus import EVALSET_NAME
-    from drivebench.formats.evalset import load_evalset
-    from drivebench.server.process import limit_search_threads
-    from drivebench.simulator.backend import SimConfig, Simulator
-    from drivebench.drive import access
     from drivebench.drive.model import GrantRec
     from drivebench.drive.state import Drive
+    from drivebench.formats.corpus import EVALSET_NAME
+    from drivebench.formats.evalset import load_evalset
     from drivebench.search.index.tokenize import tokenize
     from drivebench.search.retrieval.pipelines import Retriever
+    from drivebench.server.process import limit_search_threads
+    from drivebench.simulator import drive_access as access
+    from drivebench.simulator.backend import SimConfig, Simulator
 
     limit_search_threads()  # one FAISS thread per search, as the server runs it
     tokenize("预热")  # jieba's dictionary: loaded before the baseline

@@ -33,10 +33,10 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.state import Drive
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
 from drivebench.search.ingest import prepare
+from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.persistence import open_durable
 
 OUT = Path(__file__).parent / "results" / "bench_ingest.json"

@@ -200,8 +200,8 @@ def simulator_propagation() -> list[dict[str, Any]]:
     from datetime import timedelta
 
     from drivebench.api import load_simulator
-    from drivebench.simulator.backend import SimConfig
     from drivebench.drive.model import GrantRec
+    from drivebench.simulator.backend import SimConfig
 
     out = []
     for backend in ("faiss", "milvus"):

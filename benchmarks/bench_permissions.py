@@ -46,11 +46,11 @@ from drivebench.drive.model import (
     UserRec,
     VersionRec,
 )
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.compiler import compile_drive, doc_obj
 from drivebench.drive.permissions.engine import MODEL_PATH
 from drivebench.drive.permissions.timeutil import to_us, within
+from drivebench.drive.state import Drive
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ROLES = ("engineer", "manager", "finance", "hr", "legal", "sales", "it", "auditor")

@@ -23,16 +23,16 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.drive.state import Drive
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
-from drivebench.simulator.target import InProcessTarget
-from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.state import Drive
 from drivebench.search.index.embedders import get_embedder
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES, Retriever
+from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.target import InProcessTarget
 
 OUT = Path(__file__).parent / "results" / "bench_pipelines.json"
 EMBEDDERS = [e for e in os.environ.get("BENCH_EMBEDDERS", "e5,minilm").split(",") if e]

@@ -1,7 +1,7 @@
 """Point-in-time recall: the cost of the "at T **and** now" intersection.
 
 A principal acting as itself (a user token) with a past ``as_of`` gets what it could preview at T and
-may still preview now (``simulator/permissions/pointintime.py``): one more permission mask (cached per
+may still preview now (``drive/permissions/pointintime.py``): one more permission mask (cached per
 principal and policy lines, like the first) and one more check per hit. Without the intersection is the
 same recall with the same principal marked ``evaluated_as`` (what the evaluation token gets: T only),
 so the two arms differ in exactly that work.
@@ -34,11 +34,11 @@ os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions import pointintime
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.model import GrantRec
-from drivebench.drive.permissions import pointintime
 
 OUT = Path(__file__).parent / "results" / "bench_pointintime.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

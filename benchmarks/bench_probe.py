@@ -29,17 +29,17 @@ from typing import Any
 import httpx
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import EVALSET_NAME, load_manifest
+from drivebench.drive.state import Drive
+from drivebench.drive.tokens import EVAL_SERVICE, make_token
 from drivebench.evaluator.probe.groundtruth import GroundTruth
 from drivebench.evaluator.probe.pairs import sample_pairs
 from drivebench.evaluator.probe.queries import QueryBuilder
 from drivebench.evaluator.probe.run import ProbeConfig, run_probe
 from drivebench.evaluator.runner import RunConfig, run_queries
-from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
+from drivebench.formats.evalset import load_evalset
 from drivebench.server.process import free_port
-from drivebench.drive.state import Drive
-from drivebench.drive.tokens import EVAL_SERVICE, make_token
 
 OUT = Path(__file__).parent / "results" / "bench_probe.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

@@ -62,9 +62,9 @@ from benchmarks.http_harness import RECALL, KeepAliveClient, recall_doc_ids, spa
 from drivebench.api import load_simulator
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 from drivebench.server.process import ReplicaSpec, start_replicas
 from drivebench.simulator.backend import SimConfig
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 
 OUT = Path(__file__).parent / "results" / "bench_recall_http.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

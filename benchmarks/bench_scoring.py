@@ -28,8 +28,8 @@ from typing import Any
 
 import pytrec_eval
 
-from drivebench.formats.evalset import EvalQuery, GoldDoc, RunHit, RunRecord
 from drivebench.evaluator.scoring import score
+from drivebench.formats.evalset import EvalQuery, GoldDoc, RunHit, RunRecord
 
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "recip_rank", "ndcg_cut.1,3,5,10"}

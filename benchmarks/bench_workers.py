@@ -48,9 +48,9 @@ from benchmarks.bench_recall_http import report_checks
 from benchmarks.http_harness import throughput
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
+from drivebench.search.retrieval.query_batch import QueryBatcher
 from drivebench.server.process import ReplicaSpec, limit_search_threads, start_replicas
 from drivebench.simulator.backend import SimConfig
-from drivebench.search.retrieval.query_batch import QueryBatcher
 
 OUT = Path(__file__).parent / "results" / "bench_workers.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"

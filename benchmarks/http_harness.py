@@ -130,8 +130,8 @@ def spawn_variant(
 
 def _app(kind: str, corpus: str, embedder: str, response_file: str) -> Any:
     if kind == "routed":  # the simulator as ``drivebench serve`` loads it, recall through the framework's routing
-        from drivebench.server.process import ReplicaSpec, limit_search_threads, load_replica
         from drivebench.server.api import create_app
+        from drivebench.server.process import ReplicaSpec, limit_search_threads, load_replica
 
         limit_search_threads()
         return create_app(load_replica(ReplicaSpec(corpus, "bm25", embedder, [])), recall_fast_path=False)

@@ -13,7 +13,8 @@ import argparse
 import sys
 import time
 
-from drivebench.corpora.vectors import PACKED_CORPORA, corpus_passages, pack_path
+from drivebench.corpora.vectors import PACKED_CORPORA, pack_path
+from drivebench.experiments.vector_packs import corpus_passages
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, get_embedder
 from drivebench.search.index.vector_packs import read_pack, text_digest, write_pack
 

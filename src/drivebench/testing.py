@@ -29,11 +29,11 @@ from typing import Any
 
 import pytest
 
+from drivebench.search.index.embedders import DEFAULT_EMBEDDER
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 from drivebench.server.process import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import FaultSet
-from drivebench.search.index.embedders import DEFAULT_EMBEDDER
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

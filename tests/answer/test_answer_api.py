@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.formats.corpus import Manifest
 from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.citations import extract_citations
+from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.answer import compose_answer, split_sentences
 from drivebench.simulator.backend import Simulator

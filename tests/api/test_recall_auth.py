@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.tokens import make_token
+from drivebench.simulator.backend import Simulator
 from tests.conftest import bearer
 
 URL = "/api/mcp/recall"

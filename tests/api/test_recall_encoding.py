@@ -13,13 +13,13 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from drivebench.drive.permissions.engine import Principal
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.formats.evalset import EvalQuery
 from drivebench.server.api import body as body_module
 from drivebench.server.api.recall import recall_json, to_response
 from drivebench.server.api.schemas import RecallRequest
 from drivebench.simulator.backend import RecallHit, RecallOutcome, Simulator
-from drivebench.drive.permissions.engine import Principal
 from drivebench.testing import ServedSimulator
 
 URL = "/api/mcp/recall"

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
-from drivebench.simulator.backend import Simulator
 from drivebench.search.retrieval.pipelines import PIPELINES, Retriever
+from drivebench.simulator.backend import Simulator
 from tests.conftest import bearer
 
 URL = "/api/mcp/recall"

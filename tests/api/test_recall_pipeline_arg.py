@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from drivebench.simulator.backend import Simulator
 from drivebench.search.retrieval.pipelines import Retriever
+from drivebench.simulator.backend import Simulator
 
 
 def test_another_pipeline_answers_like_its_own_retriever(sim: Simulator) -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from drivebench.server.process import free_port
 from drivebench.drive.tokens import EVAL_SERVICE, SECRET_ENV, make_token
+from drivebench.server.process import free_port
 
 DRIVEBENCH = Path(sys.executable).with_name("drivebench")
 SECRET = "access-log-test-secret"

@@ -11,14 +11,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.drive.state import Drive
+from drivebench.drive.tokens import TokenRegistry
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, load_evalset
-from drivebench.server.process import ReadOnlyReplica, ReplicaSpec, replica_refusal, start_replicas
-from drivebench.server.api import create_app
-from drivebench.simulator.backend import Simulator
-from drivebench.drive.state import Drive
 from drivebench.search.index.embedders import EMBED_THREADS_ENV
-from drivebench.drive.tokens import TokenRegistry
+from drivebench.server.api import create_app
+from drivebench.server.process import ReadOnlyReplica, ReplicaSpec, replica_refusal, start_replicas
+from drivebench.simulator.backend import Simulator
 
 
 @pytest.mark.parametrize(
@@ -98,7 +98,9 @@ def test_the_workers_socket_is_tcp_so_asyncio_turns_nagle_off() -> None:
 
     from drivebench.server.process import _TcpSocketConfig
 
-    config = _TcpSocketConfig("drivebench.server.process:replica_app", factory=True, host="127.0.0.1", port=0, workers=2)
+    config = _TcpSocketConfig(
+        "drivebench.server.process:replica_app", factory=True, host="127.0.0.1", port=0, workers=2
+    )
     listener = config.bind_socket()
     assert listener.proto == socket.IPPROTO_TCP
     nodelay: list[int] = []

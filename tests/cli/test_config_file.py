@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 import typer
 
-from drivebench.cli.main import app
 from drivebench.cli.config import ConfigFile, build_default_map, load_config
+from drivebench.cli.main import app
 from drivebench.corpora.builtin import DEFAULT_CORPUS
 from tests.cli.clirun import invoke, run
 

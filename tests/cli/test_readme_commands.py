@@ -13,8 +13,8 @@ from pathlib import Path
 import typer
 import yaml
 
-from drivebench.cli.main import app
 from drivebench.cli.config import build_default_map, load_config
+from drivebench.cli.main import app
 from tests.cli.clirun import REPO, clean_env, run
 
 

@@ -18,8 +18,8 @@ from drivebench.corpora.acme2.distractors import perturb
 from drivebench.corpora.acme2.scenario import SCENARIO_DIR, fields, load
 from drivebench.corpora.builtin import corpus_version
 from drivebench.corpora.checksums import tree_checksums
-from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.corpora.validate import validate_corpus
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.formats.evalset import load_evalset
 
 

@@ -1,7 +1,7 @@
 """``corpus audit`` on acme-zh@2 and acme-en@2 at default scale (dense and hybrid with ``minilm``, today's
 registry default, pinned so that a new default embedder does not move these figures silently).
 
-The acceptance checks of ``corpora/audit.py``, check by check, at their thresholds; ``corpora/README.md`` quotes the
+The acceptance checks of ``experiments/corpus_audit.py``, check by check, at their thresholds; ``corpora/README.md`` quotes the
 measured figures.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from drivebench.experiments.corpus_audit import audit_corpus
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.experiments.corpus_audit import audit_corpus
 
 # acme-zh@1 (default embedder minilm): title-only Hit@10 0.866; bm25 Hit@10 1.000, Hit@1 0.897; chain shortcut
 # rate 0.457 (37 of 81). acme@2: see corpora/README.md ("How they compare").

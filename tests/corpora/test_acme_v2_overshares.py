@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from drivebench.cli.main import app
 from drivebench.corpora.acme2.build import PLANTED
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import load_manifest
-from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
 from drivebench.corpora.plants import apply_plants, load_spec
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.state import Drive
+from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
+from drivebench.formats.corpus import load_manifest
 
 
 @pytest.fixture(scope="module", params=["acme-zh@2", "acme-en@2"])

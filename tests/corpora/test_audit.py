@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
-from drivebench.experiments.corpus_audit import acceptance, audit_corpus, near_duplicates
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.experiments.corpus_audit import acceptance, audit_corpus, near_duplicates
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator

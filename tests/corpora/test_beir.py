@@ -7,8 +7,8 @@ from pathlib import Path
 
 from drivebench.corpora.beir import IMPORT_USER, export_beir, import_beir
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.corpora.validate import validate_corpus
+from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.formats.evalset import load_evalset
 
 

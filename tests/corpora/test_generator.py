@@ -16,6 +16,10 @@ from pathlib import Path
 
 import pytest
 
+from drivebench.corpora.generator import build_acme
+from drivebench.corpora.generator.access import AccessModel
+from drivebench.corpora.generator.build import doc_count, plan
+from drivebench.corpora.validate import validate_corpus
 from drivebench.formats.corpus import (
     EVALSET_NAME,
     MANIFEST_NAME,
@@ -25,10 +29,6 @@ from drivebench.formats.corpus import (
     load_manifest,
     manifest_problems,
 )
-from drivebench.corpora.generator import build_acme
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.build import doc_count, plan
-from drivebench.corpora.validate import validate_corpus
 from drivebench.formats.evalset import EvalQuery, load_evalset
 
 ROLES = {"engineer", "manager", "finance", "hr", "legal", "designer", "intern", "contractor", "admin", "auditor"}

@@ -12,10 +12,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from drivebench.formats.corpus import Manifest
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, plan
 from drivebench.drive import permissions
+from drivebench.formats.corpus import Manifest
 
 pytestmark = pytest.mark.slow
 

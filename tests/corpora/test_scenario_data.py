@@ -15,11 +15,11 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from drivebench.formats.corpus import load_manifest
 from drivebench.corpora.generator import content, names
 from drivebench.corpora.generator.build import build_acme
 from drivebench.corpora.render.spec import DocSpec, Section, ZipMember
 from drivebench.corpora.validate import validate_corpus
+from drivebench.formats.corpus import load_manifest
 
 PACKAGE_DATA = content.SCENARIO_DIR
 MODULES = ("project", "design", "business", "people", "policy")

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from drivebench.corpora.seed import build_seed, compute_access
+from drivebench.corpora.seed.content import DOCS_BY_ID
 from drivebench.formats.corpus import (
     EVALSET_NAME,
     FILE_TYPES,
@@ -17,8 +19,6 @@ from drivebench.formats.corpus import (
     load_manifest,
     manifest_problems,
 )
-from drivebench.corpora.seed import build_seed, compute_access
-from drivebench.corpora.seed.content import DOCS_BY_ID
 from drivebench.formats.evalset import EvalQuery, load_evalset
 
 # Hand-checked from the scenario in corpora/seed/org.py (who is in which department/project, which

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import EVALSET_NAME, MANIFEST_NAME
 from drivebench.corpora.validate import validate_corpus
+from drivebench.formats.corpus import EVALSET_NAME, MANIFEST_NAME
 
 
 @pytest.fixture(scope="module")

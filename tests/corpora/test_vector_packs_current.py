@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
-from drivebench.corpora.vectors import PACKED_CORPORA, corpus_passages, pack_path
+from drivebench.corpora.vectors import PACKED_CORPORA, pack_path
+from drivebench.experiments.vector_packs import corpus_passages
 from drivebench.search.index.embedders import get_embedder
 from drivebench.search.index.vector_packs import VERIFY_SAMPLE, read_pack, text_digest
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import httpx
 
-from drivebench.server.process import free_port
 from drivebench.drive.tokens import ADMIN_SERVICE, make_token, resolve_secret
+from drivebench.server.process import free_port
 
 DRIVEBENCH = Path(sys.executable).with_name("drivebench")
 

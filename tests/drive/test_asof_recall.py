@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.model import GrantRec
+from drivebench.simulator.backend import SimConfig, Simulator
 from tests.drive.helpers import client_for, fresh_sim, hit_ids, recall
 
 Q = "项目X的技术方案审批人"

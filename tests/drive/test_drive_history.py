@@ -11,8 +11,8 @@ from drivebench.drive.errors import Conflict, InvalidRequest, NotFound
 from drivebench.drive.history import PolicyView, effective_grant, history_grants
 from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.state import Drive
 
 
 @pytest.fixture

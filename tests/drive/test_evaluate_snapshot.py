@@ -7,11 +7,11 @@ from pathlib import Path
 
 import httpx
 
-from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.evaluate import evaluate, write_outputs
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
 from drivebench.server.process import start_in_thread
 from tests.drive.helpers import fresh_sim
 

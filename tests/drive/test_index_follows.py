@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.search import ingest as ingest_module
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
 from drivebench.drive.state import Drive
+from drivebench.search import ingest as ingest_module
 from drivebench.search.index.embedders import HashEmbedder
+from drivebench.simulator.backend import SimConfig, Simulator
 
 
 class CountingEmbedder(HashEmbedder):

@@ -17,9 +17,9 @@ import numpy as np
 import pytest
 
 from drivebench.api import load_simulator
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
+from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.persistence import DataDirLocked, open_durable
 from tests.drive.helpers import HASH, client_for, upload
 from tests.index.milvus_helpers import backend_params

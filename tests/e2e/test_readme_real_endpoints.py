@@ -14,8 +14,8 @@ import pytest
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
-from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.targets.profile import load_profile
+from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
 from tests.e2e.test_real_endpoints import vendor_url  # noqa: F401  (module fixture: the vendor server)
 from tests.e2e.vendor_server import API_KEY

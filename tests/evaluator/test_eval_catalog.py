@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from drivebench.formats.corpus import Manifest
 from drivebench.evaluator.catalog import Catalog, CatalogDoc, fold
+from drivebench.formats.corpus import Manifest
 
 T0 = "2025-01-01T00:00:00+00:00"
 

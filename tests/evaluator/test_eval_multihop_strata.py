@@ -5,7 +5,8 @@ from __future__ import annotations
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.metrics.multi_hop import full_chain, multi_hop_completeness
 from drivebench.evaluator.scoring import score
-from drivebench.evaluator.strata import length_bucket, query_strata
+from drivebench.evaluator.strata import query_strata
+from drivebench.formats.query_length import length_bucket
 
 KS = (1, 3)
 

@@ -12,8 +12,8 @@ from drivebench.evaluator.metrics.hit_rate import hit_rate
 from drivebench.evaluator.metrics.mrr import mrr
 from drivebench.evaluator.metrics.ndcg import ndcg
 from drivebench.evaluator.metrics.recall import recall
-from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 DOCS = [f"d{i}" for i in range(12)]
 KS = (1, 2, 3, 5, 10)

@@ -8,8 +8,8 @@ import pytest
 import pytrec_eval
 
 from drivebench.evaluator.metrics.mrr import mrr
-from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank"}

@@ -6,8 +6,8 @@ import pytest
 
 from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.citations import extract_citations
-from drivebench.formats.evalset import RunRecord, load_evalset
 from drivebench.evaluator.scoring import score
+from drivebench.formats.evalset import RunRecord, load_evalset
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,8 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import load_manifest
 from drivebench.evaluator.idmap import IdMapper
+from drivebench.formats.corpus import load_manifest
 from drivebench.formats.evalset import RunHit, RunRecord
 
 

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from drivebench.cli.main import app
 from drivebench.evaluator.gates import GateError, check_gates, parse_gate
 from drivebench.evaluator.report.sample import sample_inputs
-from drivebench.formats.evalset import write_jsonl
 from drivebench.evaluator.scoring import score
 from drivebench.evaluator.trec import export_trec, read_qrels, read_trec_run
+from drivebench.formats.evalset import write_jsonl
 
 
 @pytest.fixture(scope="module")

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import Manifest, Move, load_manifest
 from drivebench.evaluator.idmap import IdMapError, IdMapper
-from drivebench.formats.evalset import RunHit, RunRecord
 from drivebench.evaluator.scoring import score
+from drivebench.formats.corpus import Manifest, Move, load_manifest
+from drivebench.formats.evalset import RunHit, RunRecord
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import EvalQuery
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.target import InProcessTarget
 from drivebench.testing import ServedSimulator
 

@@ -7,8 +7,8 @@ import asyncio
 import httpx
 
 from drivebench.evaluator.runner import RunConfig, run_queries
-from drivebench.formats.evalset import EvalQuery
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.evalset import EvalQuery
 
 OK = {"results": [{"doc_id": "d1", "version_id": "d1-v1", "score": 1.0, "rank": 1}], "as_of": "2026-11-01T00:00:00Z"}
 Q = [EvalQuery(query_id=f"q{i}", query=f"question {i}", user_id="u1") for i in range(3)]

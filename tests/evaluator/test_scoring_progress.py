@@ -7,11 +7,11 @@ from __future__ import annotations
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import DriveOracle, ProgressOracle, corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import EvalQuery
 from drivebench.evaluator.scoring import score
-from drivebench.simulator.target import InProcessTarget
+from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.target import InProcessTarget
 
 
 def test_scoring_progress_counts_judged_queries_and_changes_no_number(

@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.evaluator.report.sample import sample_inputs
-from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import score
 from drivebench.evaluator.trec import export_trec, qrels_lines, run_lines, trec_id
+from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "ndcg_cut.1,3,5,10", "recip_rank"}

@@ -20,11 +20,7 @@ from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.evaluate import Evaluation, evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
-from drivebench.server.process import start_in_thread
-from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.simulator.faults import FaultSet, parse_fault_specs
 from drivebench.experiments.fault_comparison import (
     FaultComparison,
     comparison_table,
@@ -33,6 +29,10 @@ from drivebench.experiments.fault_comparison import (
     retries_of,
 )
 from drivebench.experiments.fault_scenarios import revoke_gold_access
+from drivebench.formats.evalset import EvalQuery, load_evalset
+from drivebench.server.process import start_in_thread
+from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.faults import FaultSet, parse_fault_specs
 from drivebench.testing import ServedSimulator
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

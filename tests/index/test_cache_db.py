@@ -1,4 +1,4 @@
-"""The caches' SQLite settings (simulator/index/cache_db.py): WAL without a sync per entry, a bounded page
+"""The caches' SQLite settings (search/index/cache_db.py): WAL without a sync per entry, a bounded page
 cache, and entries that survive reopening."""
 
 from __future__ import annotations

@@ -9,15 +9,15 @@ import httpx
 import pytest
 
 from drivebench.api import load_simulator
-from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
-from drivebench.formats.evalset import load_evalset
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import load_evalset
+from drivebench.search.retrieval.pipelines import Retriever
 from drivebench.server.process import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.search.retrieval.pipelines import Retriever
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 

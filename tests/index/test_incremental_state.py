@@ -9,9 +9,9 @@ from datetime import timedelta
 import numpy as np
 import pytest
 
-from drivebench.simulator.backend import Simulator, _DocumentDigests
 from drivebench.drive.model import GrantRec
-from drivebench.search.retrieval.visibility import ChunkArrays
+from drivebench.simulator.backend import Simulator, _DocumentDigests
+from drivebench.simulator.visibility import ChunkArrays
 from tests.drive.helpers import fresh_sim
 
 

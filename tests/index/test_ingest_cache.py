@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.state import Drive
 from drivebench.search.index.embedders import HashEmbedder
+from drivebench.simulator.backend import SimConfig, Simulator
 
 
 class Counting(HashEmbedder):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from drivebench.api import load_simulator
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.model import GrantRec
+from drivebench.simulator.backend import SimConfig, Simulator
 from tests.index.milvus_helpers import BACKENDS
 
 EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手册 finance"

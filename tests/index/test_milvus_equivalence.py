@@ -17,14 +17,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drivebench.drive.errors import DriveError
+from drivebench.drive.permissions import Principal
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
-from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.errors import DriveError
 from drivebench.search.index import vector_store
 from drivebench.search.index.milvus_store import MilvusVectors
 from drivebench.search.index.vector_store import parse_index_spec
-from drivebench.drive.permissions import Principal
+from drivebench.simulator.backend import SimConfig, Simulator
 from tests.index.milvus_helpers import pairs, same_ranking
 from tests.permissions.perm_org import US, WORDS, build_sim, examples, orgs
 from tests.security.test_pit_properties import _history
@@ -146,7 +146,7 @@ def test_random_grant_histories_milvus_equals_faiss_and_brute_force(org, data: s
 
 
 def test_a_collection_that_disagrees_with_the_permissions_fails_closed(pair: tuple[Simulator, Simulator]) -> None:
-    from drivebench.simulator.backend import PermissionCheckFailed
+    from drivebench.drive.errors import PermissionCheckFailed
 
     _, sim = pair
     backend = sim.store.vector_backend

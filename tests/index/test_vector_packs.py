@@ -1,4 +1,4 @@
-"""Packaged vectors (simulator/index/vector_packs.py): served only after the real embedder reproduces them,
+"""Packaged vectors (search/index/vector_packs.py): served only after the real embedder reproduces them,
 only to an embedder of their fingerprint, never when unreadable, and never different from encoding."""
 
 from __future__ import annotations
@@ -141,19 +141,21 @@ def test_read_pack_refuses_pickles_bad_shapes_and_unsorted_digests(tmp_path: Pat
 
 
 def test_packs_are_off_with_the_variable_or_without_the_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from drivebench.corpora.vectors import PACK_DIR
     from drivebench.search.index.vector_packs import default_pack_dirs
 
     monkeypatch.setenv("DRIVEBENCH_VECTOR_PACKS", "0")
-    assert default_pack_dirs() == []
+    assert default_pack_dirs([PACK_DIR]) == []
     monkeypatch.setenv("DRIVEBENCH_VECTOR_PACKS", str(tmp_path))
-    assert default_pack_dirs() == [tmp_path]
+    assert default_pack_dirs([PACK_DIR]) == [tmp_path]
     monkeypatch.delenv("DRIVEBENCH_VECTOR_PACKS")
-    assert [p.name for p in default_pack_dirs()] == ["vectors"]
+    assert default_pack_dirs([PACK_DIR]) == [PACK_DIR] and PACK_DIR.name == "vectors"
+    assert any(PACK_DIR.glob("*.npz"))  # the packs ship with the package
     from datetime import UTC, datetime
 
-    from drivebench.simulator.backend import SimConfig, Simulator
     from drivebench.drive.clock import SimClock
     from drivebench.drive.state import Drive
+    from drivebench.simulator.backend import SimConfig, Simulator
 
     drive = Drive("empty", "en", SimClock(datetime(2026, 1, 1, tzinfo=UTC)))
     assert Simulator(drive, SimConfig(pipeline="bm25", use_cache=False), embedder=HashEmbedder()).cache.packs is None

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.drive.state import Drive
 from drivebench.extract import ExtractConfig
 from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.ingest import ChunkingConfig, prepare
+from drivebench.simulator.backend import SimConfig, Simulator
 
 
 def test_cached_equals_fresh_and_keys_follow_settings(tmp_path: Path) -> None:

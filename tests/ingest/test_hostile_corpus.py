@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.drive.state import Drive
 from drivebench.formats.corpus import MANIFEST_NAME
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.state import Drive
 
 
 def _zip_bomb() -> bytes:

@@ -19,10 +19,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
 from drivebench.cli.serve import set_mcp_allowed_hosts
-from drivebench.server.process import start_in_thread
 from drivebench.server.api import create_app
-from drivebench.simulator.backend import Simulator
 from drivebench.server.mcp.server import ALLOWED_HOSTS_ENV
+from drivebench.server.process import start_in_thread
+from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
 from tests.cli.clirun import BIN, clean_env
 from tests.conftest import bearer

@@ -17,8 +17,8 @@ from mcp.shared.exceptions import MCPError
 
 from drivebench.formats.evalset import EvalQuery
 from drivebench.server.api import create_app
-from drivebench.simulator.backend import Simulator
 from drivebench.server.mcp import build_mcp_server
+from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
 from tests.conftest import bearer
 

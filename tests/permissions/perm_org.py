@@ -20,6 +20,8 @@ import numpy as np
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from drivebench.drive.permissions import PermissionEngine, Principal
+from drivebench.drive.state import Drive
 from drivebench.formats.corpus import (
     SECRET_LEVELS,
     Clock,
@@ -35,8 +37,6 @@ from drivebench.formats.corpus import (
     Version,
 )
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.state import Drive
-from drivebench.drive.permissions import PermissionEngine, Principal
 
 # ---------------------------------------------------------------------------- example budgets
 # `make test` runs the default profile (>= 2,000 examples over the property tests in this folder);

@@ -9,8 +9,8 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.state import Drive
 
 
 def test_concurrent_enforce_across_engines() -> None:

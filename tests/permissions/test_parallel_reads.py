@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.model import GrantRec
+from drivebench.simulator.backend import Simulator
 from tests.drive.helpers import fresh_sim
 
 Q = "项目X的技术方案审批人"

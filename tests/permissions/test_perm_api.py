@@ -8,9 +8,9 @@ from collections.abc import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
+from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from tests.permissions.perm_org import TIMES, US, build_sim, org_from
 
 RECALL = "/api/mcp/recall"

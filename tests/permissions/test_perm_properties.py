@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 
 from drivebench.drive.errors import DriveError, InvalidRequest
 from drivebench.drive.model import GrantRec
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine, Principal
 from drivebench.drive.permissions.compiler import compile_drive, doc_obj, folder_obj
 from drivebench.drive.permissions.effective import effective_permissions
+from drivebench.drive.state import Drive
 from tests.permissions.perm_org import (
     ACTIONS,
     IMPLIES,

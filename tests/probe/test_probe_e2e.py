@@ -19,16 +19,16 @@ from typer.testing import CliRunner
 from drivebench.api import load_simulator
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import load_manifest
+from drivebench.drive.model import GrantRec
+from drivebench.drive.tokens import ADMIN_SERVICE, make_token
 from drivebench.evaluator.probe.groundtruth import GroundTruth
 from drivebench.evaluator.probe.pairs import sample_pairs
 from drivebench.evaluator.probe.queries import QueryBuilder
 from drivebench.evaluator.probe.run import ProbeConfig, run_probe
 from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.formats.corpus import load_manifest
 from drivebench.server.process import free_port, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
-from drivebench.drive.model import GrantRec
-from drivebench.drive.tokens import ADMIN_SERVICE, make_token
 from tests.e2e.vendor_server import vendor_app, vendor_profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import load_manifest
+from drivebench.drive.state import Drive
 from drivebench.evaluator.probe.groundtruth import REASONS, GroundTruth
 from drivebench.evaluator.probe.pairs import forbidden_pairs, sample_pairs
 from drivebench.evaluator.probe.queries import QueryBuilder, document_text
-from drivebench.drive.state import Drive
+from drivebench.formats.corpus import load_manifest
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import pytest
 from fastapi.testclient import TestClient
 from mcp import Client
 
-from drivebench.simulator.backend import Simulator
 from drivebench.server.mcp import build_mcp_server
+from drivebench.simulator.backend import Simulator
 from tests.drive.helpers import client_for, fresh_sim
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.state import Drive
+from drivebench.simulator.backend import Simulator
 from tests.security.conftest import h
 
 

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from drivebench.drive.errors import DriveError
 from drivebench.drive.model import GrantRec
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import Principal
+from drivebench.drive.state import Drive
 from tests.permissions.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
 
 ACTS = (["preview"], ["list"], ["download"], ["edit"])

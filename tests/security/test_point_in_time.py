@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.model import GrantRec
+from drivebench.simulator.backend import Simulator
 from tests.security.conftest import h, mcp_call
 
 Q = "项目X的技术方案审批人"

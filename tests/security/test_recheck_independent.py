@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj
+from drivebench.simulator.backend import Simulator
 from tests.security.conftest import h
 from tests.security.test_point_in_time import Q, _revoke_after_a_day
 

@@ -16,9 +16,9 @@ from drivebench.cli.common import err_console
 from drivebench.cli.main import app
 from drivebench.cli.serve import token_secret
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.formats.corpus import load_manifest
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import ADMIN_SERVICE, DEV_SECRET, SECRET_ENV, TokenRegistry, make_token, resolve_secret
+from drivebench.formats.corpus import load_manifest
 from tests.drive.serverproc import ServerProc
 
 

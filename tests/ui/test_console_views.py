@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from drivebench.server.api.schemas import RecallRequest
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.errors import NotFound
-from drivebench.console import drive_view, recall_view
+from drivebench.server.api.schemas import RecallRequest
+from drivebench.server.console import drive_view, recall_view
+from drivebench.simulator.backend import Simulator
 
 SEPTEMBER = datetime(2026, 9, 1, tzinfo=UTC)  # before Emily's grant on /finance/budget expired (2026-10-01)
 

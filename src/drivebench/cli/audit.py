@@ -38,9 +38,9 @@ def oversharing(
 
     Exit codes: 0 nothing flagged; 1 a document was flagged; 2 usage error.
     """
-    from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
     from drivebench.evaluator.audit.oversharing import audit_oversharing
     from drivebench.evaluator.audit.report import chain_text, flag_text, write_html
+    from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
 
     if level not in SECRET_LEVELS:
         usage_error(f"--level {level!r}: use one of {', '.join(SECRET_LEVELS)}")

@@ -152,8 +152,8 @@ def counting_bar(label: str, total: int | None = None) -> tuple[Progress, Callab
 def load_with_progress(corpus: str | Path, config: SimConfig) -> Simulator:
     from drivebench.api import load_simulator
     from drivebench.corpora.builtin import BUILTINS
-    from drivebench.formats.corpus import MANIFEST_NAME
     from drivebench.errors import DrivebenchError
+    from drivebench.formats.corpus import MANIFEST_NAME
 
     quiet_libraries()
     try:

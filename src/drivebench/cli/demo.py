@@ -35,16 +35,16 @@ def demo(
         return
     from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
-    from drivebench.formats.corpus import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
-    from drivebench.formats.evalset import load_evalset
     from drivebench.evaluator.targets.http import HttpTarget
+    from drivebench.experiments.fault_comparison import corpus_catalog
+    from drivebench.formats.corpus import EVALSET_NAME
+    from drivebench.formats.evalset import load_evalset
     from drivebench.server.process import start_in_thread
     from drivebench.simulator.backend import SimConfig
-    from drivebench.experiments.fault_comparison import corpus_catalog
 
     started = time.perf_counter()
     ks = parse_ks(k)

@@ -411,9 +411,9 @@ def score_cmd(
     """
     from drivebench.evaluator.evaluate import judge, with_status_first
     from drivebench.evaluator.report.terminal import print_details, print_summary
-    from drivebench.formats.evalset import load_run
     from drivebench.evaluator.scoring import score
     from drivebench.evaluator.trec import is_trec_run, read_qrels, read_trec_run
+    from drivebench.formats.evalset import load_run
 
     out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)

@@ -28,14 +28,14 @@ def fault_demo(
     from drivebench.cli.evaluate import default_out_dir
     from drivebench.cli.reports import finish_run
     from drivebench.corpora.builtin import corpus_version
-    from drivebench.formats.corpus import EVALSET_NAME
     from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
+    from drivebench.experiments.fault_comparison import comparison_table, corpus_catalog, fault_comparison
+    from drivebench.formats.corpus import EVALSET_NAME
     from drivebench.formats.evalset import load_evalset
     from drivebench.server.process import start_in_thread
     from drivebench.simulator.backend import SimConfig
     from drivebench.simulator.faults import FaultSpecError, parse_fault_specs
-    from drivebench.experiments.fault_comparison import comparison_table, corpus_catalog, fault_comparison
 
     started = time.perf_counter()
     ks = parse_ks(k)

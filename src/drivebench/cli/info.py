@@ -99,9 +99,10 @@ def _embedder_info(embedder: str) -> dict[str, Any]:
 
 def _packs_info() -> dict[str, Any]:
     """The packaged passage vectors an embedder with a matching fingerprint would use (index.vector_packs)."""
+    from drivebench.corpora.vectors import PACK_DIR
     from drivebench.search.index.vector_packs import ENV, default_pack_dirs, read_pack
 
-    dirs = default_pack_dirs()
+    dirs = default_pack_dirs([PACK_DIR])
     packs: list[dict[str, Any]] = []
     for directory in dirs:
         for path in sorted(directory.glob("*.npz")) if directory.is_dir() else []:

@@ -28,8 +28,8 @@ def mcp(
 ) -> None:
     """Serve the corpus as an MCP server over stdio (tools recall, answer, get_document, list_versions)."""
     from drivebench.errors import DrivebenchError
-    from drivebench.simulator.backend import SimConfig
     from drivebench.server.mcp.server import build_mcp_server
+    from drivebench.simulator.backend import SimConfig
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: nothing else may reach it
         sim = load_with_progress(

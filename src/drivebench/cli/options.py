@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
-from drivebench.extract.base import STRATEGIES, ExtractConfig
+from drivebench.extract.base import ExtractConfig
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 
@@ -51,14 +51,7 @@ ExtractOpt = typer.Option(
 
 def parse_extract(pairs: list[str]) -> ExtractConfig:
     """``["dxf=filename-only"]`` -> an ExtractConfig; unknown types or strategies are a clear error."""
-    values: dict[str, str] = {}
-    for pair in pairs:
-        file_type, sep, strategy = pair.partition("=")
-        if not sep or file_type not in STRATEGIES:
-            raise typer.BadParameter(f"--extract {pair!r}: use TYPE=STRATEGY with TYPE one of {', '.join(STRATEGIES)}")
-        if strategy not in STRATEGIES[file_type]:
-            raise typer.BadParameter(
-                f"--extract {pair!r}: {file_type} strategies are {', '.join(STRATEGIES[file_type])}"
-            )
-        values[file_type] = strategy
-    return ExtractConfig(**values)  # type: ignore[arg-type]
+    try:
+        return ExtractConfig.from_pairs(pairs)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None

@@ -58,7 +58,7 @@ def probe(
 
     Exit codes: 0 no leak; 1 a leak; 2 usage error; 3 the probe failed (leaks not measured).
     """
-    from drivebench.formats.corpus import load_manifest
+    from drivebench.drive.state import Drive
     from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.probe.groundtruth import GroundTruth
     from drivebench.evaluator.probe.pairs import sample_pairs
@@ -66,7 +66,7 @@ def probe(
     from drivebench.evaluator.probe.report import verdict, write_html, write_json
     from drivebench.evaluator.probe.run import ProbeConfig, plan, run_probe
     from drivebench.evaluator.targets.http import HttpTarget
-    from drivebench.drive.state import Drive
+    from drivebench.formats.corpus import load_manifest
 
     quiet_libraries()
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)

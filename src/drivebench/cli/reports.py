@@ -452,8 +452,8 @@ def export_trec_cmd(
     tag: str = typer.Option("drivebench", "--tag", help="Run tag (last column of run.trec)."),
 ) -> None:
     """Write run.trec and qrels.txt to cross-check with trec_eval (use `trec_eval -c`)."""
-    from drivebench.formats.evalset import load_evalset, load_run
     from drivebench.evaluator.trec import export_trec
+    from drivebench.formats.evalset import load_evalset, load_run
 
     run_file = run / "run.jsonl" if run.is_dir() else run
     try:

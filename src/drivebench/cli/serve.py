@@ -8,9 +8,9 @@ import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries, status
 from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
+from drivebench.drive.tokens import SecretSource
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
-from drivebench.drive.tokens import SecretSource
 
 
 def open_data_dir(data_dir: Path, corpus: str, config: SimConfig) -> Simulator:

@@ -27,9 +27,9 @@ def tokens(
 
     The secret, as `serve` chooses it: --secret-file, else DRIVEBENCH_TOKEN_SECRET, else the one in
     --data-dir; with none of them, the development secret (tokens of in-process simulators only)."""
-    from drivebench.formats.corpus import load_manifest
     from drivebench.drive.state import Drive
     from drivebench.drive.tokens import SECRET_ENV, TokenRegistry, read_secret_file, resolve_secret
+    from drivebench.formats.corpus import load_manifest
 
     try:
         if secret_file is not None:

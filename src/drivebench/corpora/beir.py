@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from drivebench.extract import ExtractionError, extract
 from drivebench.formats.corpus import (
     EVALSET_NAME,
     Clock,
@@ -34,7 +35,6 @@ from drivebench.formats.corpus import (
     write_manifest,
 )
 from drivebench.formats.evalset import EvalQuery, GoldDoc, load_evalset, write_jsonl
-from drivebench.extract import ExtractionError, extract
 
 IMPORT_USER = "beir-reader"
 

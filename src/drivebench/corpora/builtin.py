@@ -91,7 +91,9 @@ _V1_SOURCES = ("corpora/generator", "corpora/render", "formats/corpus.py")
 _V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
-    BuiltinCorpus("seed", 1, _build_seed, ("corpora/seed", "corpora/render", "formats/corpus.py"), "29 hand-written documents"),
+    BuiltinCorpus(
+        "seed", 1, _build_seed, ("corpora/seed", "corpora/render", "formats/corpus.py"), "29 hand-written documents"
+    ),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
     BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),
     BuiltinCorpus("acme-zh", 2, _acme_v2("zh"), _V2_SOURCES, "acme-zh with distractors and realistic questions"),

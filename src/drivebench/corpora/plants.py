@@ -19,10 +19,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.state import Drive
 from drivebench.formats.corpus import Grant, Manifest, Project, ProjectMember, Subject, level_rank
 from drivebench.resources import package_dir
-from drivebench.drive.state import Drive
-from drivebench.drive.permissions import PermissionEngine
 
 SPEC_PATH = package_dir("drivebench.corpora") / "planted_overshares.json"
 

@@ -21,12 +21,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from drivebench.formats.corpus import EVALSET_NAME, Manifest, load_manifest
-from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import DriveError
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.state import Drive
+from drivebench.formats.corpus import EVALSET_NAME, Manifest, load_manifest
+from drivebench.formats.evalset import EvalQuery, load_evalset
 
 
 @dataclass(frozen=True)

@@ -57,3 +57,7 @@ class Unavailable(DriveError):
 
     code = "unavailable"
     status = 503
+
+
+class PermissionCheckFailed(RuntimeError):
+    """The permission fast path and the enforcer disagree, or a check raised: answer 503, never results."""

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
-from drivebench.formats.corpus import ACTIONS
 from drivebench.drive.clock import MAX_TIME, checked_utc
 from drivebench.drive.errors import Conflict, InvalidRequest, NotFound, Unavailable, UnknownPrincipal
 from drivebench.drive.model import (
@@ -34,6 +33,7 @@ from drivebench.drive.model import (
     TrashSpan,
     VersionRec,
 )
+from drivebench.formats.corpus import ACTIONS
 
 if TYPE_CHECKING:
     from drivebench.drive.state import Drive

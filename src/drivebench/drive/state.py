@@ -19,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Protocol
 
-from drivebench.formats.corpus import Manifest, level_rank, load_manifest
 from drivebench.drive.clock import SimClock, as_utc
 from drivebench.drive.errors import InvalidRequest, NotFound, UnknownPrincipal
 from drivebench.drive.model import (
@@ -34,6 +33,7 @@ from drivebench.drive.model import (
     VersionRec,
 )
 from drivebench.drive.operations import Change, Dirty, DriveOperations, Journal, Retention, Undo
+from drivebench.formats.corpus import Manifest, level_rank, load_manifest
 
 
 def _opt_utc(value: datetime | None) -> datetime | None:

@@ -23,8 +23,8 @@ from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.oracle import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
 from drivebench.evaluator.runner import RunConfig, run_queries
-from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
+from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.formats.target import Target
 
 

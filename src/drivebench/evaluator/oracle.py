@@ -19,12 +19,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from drivebench.formats.corpus import load_manifest
-from drivebench.formats.evalset import EvalQuery
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import DriveError
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine, Principal
+from drivebench.drive.state import Drive
+from drivebench.formats.corpus import load_manifest
+from drivebench.formats.evalset import EvalQuery
 
 
 class DriveOracle:

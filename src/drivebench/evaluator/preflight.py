@@ -14,9 +14,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from drivebench.evaluator.idmap import IdMapper
+from drivebench.evaluator.targets.profile import SIMULATOR_RECALL_PATH
 from drivebench.formats.evalset import EvalQuery, RunHit, RunRecord
 from drivebench.formats.target import Target, TargetError
-from drivebench.evaluator.targets.profile import SIMULATOR_RECALL_PATH
 
 NOT_FATAL = ("http_429", "http_5xx")
 

@@ -62,9 +62,9 @@ from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics import _columns as fam
 from drivebench.evaluator.metrics._run import Aligned, align, is_timeout
 from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
-from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.stats import RESAMPLES, paired_compare
 from drivebench.evaluator.strata import strata_table
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 __all__ = [
     "DEFAULT_KS",

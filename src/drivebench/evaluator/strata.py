@@ -28,31 +28,14 @@ short up to 6 words and medium up to 15.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.query_length import length_bucket
 
 STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
-SHORT_MAX = 6.0
-MEDIUM_MAX = 15.0
 _SECRET_ORDER = ("public", "internal", "confidential", "secret")
-
-# one pass: an ASCII word matches group 1, a CJK character matches with group 1 empty
-_UNITS = re.compile(r"([A-Za-z0-9]+)|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-
-
-def query_length(text: str) -> float:
-    """Length in English-word equivalents: ASCII words + CJK characters / 2."""
-    units = _UNITS.findall(text)
-    cjk = units.count("")
-    return (len(units) - cjk) + cjk / 2.0
-
-
-def length_bucket(text: str) -> str:
-    n = query_length(text)
-    return "short" if n <= SHORT_MAX else "medium" if n <= MEDIUM_MAX else "long"
 
 
 def _shared(values: Sequence[str | None]) -> str | None:

@@ -1,7 +1,7 @@
 """The difficulty report of an eval set: does it discriminate between retrieval systems?
 
 ``audit_corpus(corpus_dir, embedder=None) -> dict`` runs the simulator's own retrieval pipelines
-(``bm25``, ``dense``, ``hybrid``; ``simulator/retrieval/pipelines.py``) in-process, each query asked as
+(``bm25``, ``dense``, ``hybrid``; ``search/retrieval/pipelines.py``) in-process, each query asked as
 its principal at its time (``as_of`` or the corpus clock), and reports:
 
 * ``title_only``: BM25 over each document's title and file name alone (jieba/word tokens, the same
@@ -244,9 +244,9 @@ def audit_corpus(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The difficulty report of ``corpus_dir``'s eval set (see the module docstring)."""
-    from drivebench.simulator.backend import SimConfig, Simulator
     from drivebench.drive.clock import as_utc
     from drivebench.search.retrieval.pipelines import Retriever
+    from drivebench.simulator.backend import SimConfig, Simulator
 
     corpus_dir = Path(corpus_dir)
     manifest = load_manifest(corpus_dir)

@@ -186,7 +186,7 @@ def comparison_table(cmp: FaultComparison, k: int = 10) -> Any:
 
 def corpus_catalog(corpus_dir: Any) -> Any:
     """The evaluator's catalog of a corpus directory (resolves cited names, trashed docs, strata)."""
-    from drivebench.formats.corpus import load_manifest
     from drivebench.evaluator.catalog import Catalog
+    from drivebench.formats.corpus import load_manifest
 
     return Catalog.from_manifest(load_manifest(corpus_dir))

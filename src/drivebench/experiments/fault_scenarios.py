@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions import PermissionEngine
 from drivebench.evaluator.oracle import DriveOracle
 from drivebench.formats.evalset import EvalQuery, GoldDoc
-from drivebench.drive.model import GrantRec
 from drivebench.simulator.faults.faultset import unit
-from drivebench.drive.permissions import PermissionEngine
 
 
 def current_policy_oracle(sim: object) -> DriveOracle:

@@ -54,6 +54,19 @@ class ExtractConfig:
     def as_dict(self) -> dict[str, object]:
         return dict(asdict(self))
 
+    @classmethod
+    def from_pairs(cls, pairs: list[str]) -> ExtractConfig:
+        """``["dxf=filename-only"]`` -> a config with those strategies; ValueError names an unknown type or strategy."""
+        values: dict[str, str] = {}
+        for pair in pairs:
+            file_type, sep, strategy = pair.partition("=")
+            if not sep or file_type not in STRATEGIES:
+                raise ValueError(f"--extract {pair!r}: use TYPE=STRATEGY with TYPE one of {', '.join(STRATEGIES)}")
+            if strategy not in STRATEGIES[file_type]:
+                raise ValueError(f"--extract {pair!r}: {file_type} strategies are {', '.join(STRATEGIES[file_type])}")
+            values[file_type] = strategy
+        return cls(**values)  # type: ignore[arg-type]
+
 
 @dataclass
 class Part:

@@ -17,9 +17,9 @@ from typing import Any
 import uvicorn
 from starlette.responses import JSONResponse
 
+from drivebench.search.index.embedders import EMBED_THREADS_ENV
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from drivebench.search.index.embedders import EMBED_THREADS_ENV
 
 
 def limit_search_threads() -> int:
@@ -175,14 +175,17 @@ class ReadOnlyReplica:
 
 def load_replica(spec: ReplicaSpec) -> Simulator:
     """One worker's simulator, exactly as ``serve`` loads it (same corpus, options, faults and secret)."""
-    from drivebench.api import load_simulator
-    from drivebench.cli.options import parse_extract
+    from drivebench.drive.tokens import read_secret_file, resolve_secret
+    from drivebench.extract import ExtractConfig
     from drivebench.simulator.backend import SimConfig
     from drivebench.simulator.faults import parse_fault_specs
-    from drivebench.drive.tokens import read_secret_file, resolve_secret
+    from drivebench.simulator.loader import load_simulator
 
     config = SimConfig(
-        pipeline=spec.pipeline, embedder=spec.embedder, extract=parse_extract(spec.extract), vector_store=spec.index
+        pipeline=spec.pipeline,
+        embedder=spec.embedder,
+        extract=ExtractConfig.from_pairs(spec.extract),
+        vector_store=spec.index,
     )
     sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret

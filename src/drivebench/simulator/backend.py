@@ -17,25 +17,26 @@ from typing import Any
 
 import numpy as np
 
+from drivebench.corpora.vectors import PACK_DIR
 from drivebench.drive.clock import as_utc
-from drivebench.drive.errors import Forbidden, UnknownPrincipal
+from drivebench.drive.errors import Forbidden, PermissionCheckFailed, UnknownPrincipal
 from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.model import DocumentRec, VersionRec
+from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
+from drivebench.drive.permissions.timeutil import to_us
 from drivebench.drive.state import Drive
+from drivebench.drive.tokens import TokenInfo, TokenRegistry
 from drivebench.extract import ExtractConfig
-from drivebench.simulator.faults import FaultSet
 from drivebench.search.index import vector_store
 from drivebench.search.index.chunk_store import ChunkStore
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
 from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.search.index.extraction_cache import ExtractionCache
-from drivebench.search.index.vector_packs import VectorPacks
+from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
-from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
-from drivebench.drive.permissions.timeutil import to_us
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.search.retrieval.visibility import ChangeCursor, ChunkArrays
-from drivebench.drive.tokens import TokenInfo, TokenRegistry
+from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.visibility import ChangeCursor, ChunkArrays
 
 log = logging.getLogger("drivebench.simulator")
 
@@ -49,10 +50,6 @@ def release_free_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
-
-
-class PermissionCheckFailed(RuntimeError):
-    """The permission fast path and the enforcer disagree, or a check raised: answer 503, never results."""
 
 
 @dataclass(frozen=True)
@@ -108,7 +105,7 @@ class Simulator:
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
         # packaged vectors (index.vector_packs) count as a cache: off with use_cache=False, like the cache
-        packs = VectorPacks() if self.config.use_cache else None
+        packs = VectorPacks(default_pack_dirs([PACK_DIR])) if self.config.use_cache else None
         self.cache = EmbeddingCache(cache_path if self.config.use_cache else None, packs)
         extraction_path = (self.config.cache_dir or default_cache_dir()) / "extractions.sqlite3"
         self.extraction_cache = ExtractionCache(extraction_path if self.config.use_cache else None)

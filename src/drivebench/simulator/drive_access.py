@@ -31,13 +31,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, Unprocessable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import Change
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.engine import Principal
 from drivebench.drive.tokens import TokenInfo
+from drivebench.formats.corpus import SECRET_LEVELS
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator

@@ -55,7 +55,7 @@ def missing(path: str) -> NotFound:
 
 
 def _check_failed(exc: Exception) -> Exception:
-    from drivebench.simulator.backend import PermissionCheckFailed
+    from drivebench.drive.errors import PermissionCheckFailed
 
     return PermissionCheckFailed(f"permission check failed: {type(exc).__name__}: {exc}")
 
@@ -127,7 +127,7 @@ def consistent(sim: Simulator, at: datetime | None = None) -> Iterator[Permissio
             if engine.policy_version == sim.drive.policy_version:
                 yield engine
                 return
-    from drivebench.simulator.backend import PermissionCheckFailed
+    from drivebench.drive.errors import PermissionCheckFailed
 
     raise PermissionCheckFailed("the policy kept changing while the request was judged")
 

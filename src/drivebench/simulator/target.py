@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import asyncio
 
+from drivebench.drive.errors import DriveError, PermissionCheckFailed
 from drivebench.formats.evalset import EvalQuery, RunHit
 from drivebench.formats.target import TargetError, TargetResponse
-from drivebench.simulator.backend import PermissionCheckFailed, Simulator
-from drivebench.drive.errors import DriveError
+from drivebench.simulator.backend import Simulator
 
 
 class InProcessTarget:

@@ -29,17 +29,17 @@ from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
 from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.questions import Gen, build_evalset
 from drivebench.corpora.acme2.scenario import load, story
-from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, doc_count, plan, write_files
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
 from drivebench.corpora.plants import apply_plants
+from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
 
 VERSION = 2
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}  # story documents; distractors come on top
 GENERATION_REPORT = "generation.json"
-PLANTED = "planted_overshares.json"  # the overshares planted, as ``evaluator/audit/plants.py`` reports them
+PLANTED = "planted_overshares.json"  # the overshares planted, as ``corpora/plants.py`` reports them
 _NEGATIVE = re.compile(r"^-\d[\d,]*$")
 
 

@@ -18,11 +18,11 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from drivebench.formats.corpus import Grant, ProjectMember, Subject, level_rank
 from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan
 from drivebench.corpora.generator.names import extra_people
 from drivebench.corpora.generator.organisation import Org, Person
+from drivebench.formats.corpus import Grant, ProjectMember, Subject, level_rank
 
 
 def _folders(s: Scenario, docs: list[DocPlan], min_docs: int, clearance: str) -> list[str]:

@@ -14,7 +14,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from drivebench.formats.corpus import EVALSET_NAME, Clock, Document, Grant, Manifest, Version, write_manifest
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.content import language_dir
 from drivebench.corpora.generator.documents import UNITS, plan_units
@@ -26,6 +25,7 @@ from drivebench.corpora.generator.model import CLOCK_NOW, CLOCK_START, Chain, Do
 from drivebench.corpora.generator.organisation import ROSTER, build_org
 from drivebench.corpora.generator.versions import apply_lifecycle
 from drivebench.corpora.render import DocSpec, render
+from drivebench.formats.corpus import EVALSET_NAME, Clock, Document, Grant, Manifest, Version, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
 
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}

@@ -34,10 +34,10 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from drivebench.formats.corpus import Grant, Subject
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, day
+from drivebench.formats.corpus import Grant, Subject
 
 
 def _dt(y: int, m: int, d: int) -> datetime:

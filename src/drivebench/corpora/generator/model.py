@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from drivebench.formats.corpus import Move
 from drivebench.corpora.render.spec import DocSpec
+from drivebench.formats.corpus import Move
 
 AnswerKind = Literal["who", "amount", "date", "what", "number", "org"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from drivebench.formats.corpus import Department, User
 from drivebench.corpora.generator.names import department_name, extra_people, job_title, people, story
+from drivebench.formats.corpus import Department, User
 
 
 def _organisation() -> dict[str, Any]:

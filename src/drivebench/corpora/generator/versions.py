@@ -17,9 +17,9 @@ import random
 from collections import Counter
 from datetime import timedelta
 
-from drivebench.formats.corpus import Move
 from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.model import DocPlan, office_time
+from drivebench.formats.corpus import Move
 
 POLICIES = frozenset({"handbook", "expense_policy", "it_security", "announcement"})
 

@@ -12,19 +12,6 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from drivebench.formats.corpus import (
-    ACTIONS,
-    EVALSET_NAME,
-    Clock,
-    Document,
-    Grant,
-    Manifest,
-    User,
-    Version,
-    level_rank,
-    parent_path,
-    write_manifest,
-)
 from drivebench.corpora.render import render
 from drivebench.corpora.seed.content import (
     CLOCK_NOW,
@@ -38,6 +25,19 @@ from drivebench.corpora.seed.content import (
 )
 from drivebench.corpora.seed.model import SeedDoc
 from drivebench.corpora.seed.queries import eval_queries
+from drivebench.formats.corpus import (
+    ACTIONS,
+    EVALSET_NAME,
+    Clock,
+    Document,
+    Grant,
+    Manifest,
+    User,
+    Version,
+    level_rank,
+    parent_path,
+    write_manifest,
+)
 from drivebench.formats.evalset import write_jsonl
 
 CORPUS_NAME = "seed"

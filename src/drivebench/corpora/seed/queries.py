@@ -6,7 +6,7 @@ matters, ``"d0014@2"`` (-> ``version_id`` ``d0014-v2``). Tags:
 * ``kind``: ``single`` | ``multi_hop`` | ``permission`` | ``version``;
 * ``department``, ``file_type``: of the first gold document (of the first forbidden one when the
   asker may see no relevant document); ``length``: the query's length bucket (short/medium/long,
-  ``drivebench.evaluator.strata.length_bucket``);
+  ``drivebench.formats.query_length.length_bucket``);
 * ``role``: the asker's first role; ``lang``: the query's language (``zh``/``en``);
 * permission queries also carry ``pair`` (both askers of a pair share it), ``access``
   (``allowed``/``denied``) and ``mechanism`` (what grants or blocks the access).
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from drivebench.corpora.seed.content import DOCS_BY_ID, USERS
 from drivebench.formats.evalset import EvalQuery, GoldDoc
-from drivebench.evaluator.strata import length_bucket
+from drivebench.formats.query_length import length_bucket
 
 
 @dataclass(frozen=True)

@@ -51,9 +51,7 @@ from pathlib import Path
 import casbin
 import numpy as np
 
-from drivebench.resources import package_dir
 from drivebench.drive.errors import UnknownPrincipal
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.compiler import (
     CompiledPolicy,
@@ -67,6 +65,8 @@ from drivebench.drive.permissions.compiler import (
 )
 from drivebench.drive.permissions.role_manager import BulkRoleManager
 from drivebench.drive.permissions.timeutil import to_us, within
+from drivebench.drive.state import Drive
+from drivebench.resources import package_dir
 
 MODEL_PATH = package_dir("drivebench.policies") / "drive_model.conf"
 

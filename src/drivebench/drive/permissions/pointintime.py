@@ -24,25 +24,37 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from drivebench.formats.corpus import FILE_TYPES  # a filter names a known type, not one present (no oracle)
 from drivebench.drive.clock import checked_utc
 from drivebench.drive.errors import InvalidRequest
 from drivebench.drive.model import DocumentRec
 from drivebench.drive.permissions.compiler import folder_obj
 from drivebench.drive.permissions.engine import PermissionEngine, Principal
+from drivebench.formats.corpus import FILE_TYPES  # a filter names a known type, not one present (no oracle)
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.drive.state import Drive
 
 
-def resolve_as_of(sim: Simulator, as_of: datetime | None) -> datetime:
+class Policies(Protocol):
+    """What the point-in-time rule reads: the drive, the engine of its current policy and the engine of the
+    drive as it stood at an instant (the simulator keeps both, cached per policy version)."""
+
+    drive: Drive
+
+    @property
+    def engine(self) -> PermissionEngine: ...
+
+    def engine_at(self, at: datetime) -> PermissionEngine: ...
+
+
+def resolve_as_of(policies: Policies, as_of: datetime | None) -> datetime:
     """The instant a request is judged at: the clock when ``as_of`` is None, else ``as_of`` in UTC.
     After the clock: 400. Out of range: 400."""
-    now = sim.drive.clock.now()
+    now = policies.drive.clock.now()
     if as_of is None:
         return now
     at = checked_utc(as_of, "as_of")
@@ -71,14 +83,14 @@ def _align(mask: np.ndarray, src: PermissionEngine, dst: PermissionEngine) -> np
     return out
 
 
-def allowed_mask(sim: Simulator, principal: Principal, act: str, at: datetime, now: datetime) -> np.ndarray:
-    """Boolean mask over ``sim.engine_at(at).doc_ids``: may ``principal`` do ``act`` on each document as
+def allowed_mask(policies: Policies, principal: Principal, act: str, at: datetime, now: datetime) -> np.ndarray:
+    """Boolean mask over ``policies.engine_at(at).doc_ids``: may ``principal`` do ``act`` on each document as
     of ``at`` under the point-in-time rule (at ``at``, and now too when acting as itself)."""
-    engine = sim.engine_at(at)
+    engine = policies.engine_at(at)
     mask = _mask(engine, principal, act, at)
     if not intersects_now(principal, at, now):
         return mask
-    current = sim.engine
+    current = policies.engine
     return mask & _align(_mask(current, principal, act, now), current, engine)
 
 
@@ -88,36 +100,38 @@ def _mask(engine: PermissionEngine, principal: Principal, act: str, at: datetime
     return engine.allowed_mask(principal, act, at)
 
 
-def may_doc(sim: Simulator, principal: Principal, doc_id: str, act: str, at: datetime, now: datetime) -> bool:
+def may_doc(policies: Policies, principal: Principal, doc_id: str, act: str, at: datetime, now: datetime) -> bool:
     """``enforce`` under the point-in-time rule for one document (errors propagate: callers fail closed)."""
-    if not sim.engine_at(at).may(principal, doc_id, act, at):
+    if not policies.engine_at(at).may(principal, doc_id, act, at):
         return False
-    return not intersects_now(principal, at, now) or sim.engine.may(principal, doc_id, act, now)
+    return not intersects_now(principal, at, now) or policies.engine.may(principal, doc_id, act, now)
 
 
-def may_folder(sim: Simulator, principal: Principal, folder_id: str, act: str, at: datetime, now: datetime) -> bool:
-    if not sim.engine_at(at).enforce(principal, folder_obj(folder_id), act, at, 0):
+def may_folder(policies: Policies, principal: Principal, folder_id: str, act: str, at: datetime, now: datetime) -> bool:
+    if not policies.engine_at(at).enforce(principal, folder_obj(folder_id), act, at, 0):
         return False
-    return not intersects_now(principal, at, now) or sim.engine.enforce(principal, folder_obj(folder_id), act, now, 0)
+    return not intersects_now(principal, at, now) or policies.engine.enforce(
+        principal, folder_obj(folder_id), act, now, 0
+    )
 
 
-def document_as_of(sim: Simulator, principal: Principal, doc_id: str, at: datetime, now: datetime) -> DocumentRec:
+def document_as_of(policies: Policies, principal: Principal, doc_id: str, at: datetime, now: datetime) -> DocumentRec:
     """The document if ``principal`` may preview it as of ``at`` (it existed then, had a version, was not in
     the trash, and the permission rule holds); otherwise the same ``NotFound`` as for an unknown id."""
     from drivebench.drive.errors import NotFound
 
     hidden = NotFound(f"no document {doc_id!r} you may preview")
-    doc = sim.drive.documents.get(doc_id)
+    doc = policies.drive.documents.get(doc_id)
     if doc is None or doc.version_at(at) is None or doc.trashed_at_time(at):
         raise hidden
-    if not may_doc(sim, principal, doc_id, "preview", at, now):
+    if not may_doc(policies, principal, doc_id, "preview", at, now):
         raise hidden
     return doc
 
 
-def folder_as_of(sim: Simulator, path: str, at: datetime | None) -> str | None:
+def folder_as_of(policies: Policies, path: str, at: datetime | None) -> str | None:
     """The id of the folder at ``path`` in the tree as it stood at ``at`` (None: now); None if none."""
-    drive = sim.drive
+    drive = policies.drive
     norm = "/" + "/".join(p for p in path.split("/") if p)
     if at is None:
         try:
@@ -132,7 +146,7 @@ def folder_as_of(sim: Simulator, path: str, at: datetime | None) -> str | None:
 
 
 def recall_filter(
-    sim: Simulator,
+    policies: Policies,
     principal: Principal,
     at: datetime,
     now: datetime,
@@ -154,17 +168,17 @@ def recall_filter(
     when = None if at == now else at
     if folder is not None:
         missing = InvalidRequest(f"filters.folder: no folder {folder!r}")
-        fid = folder_as_of(sim, folder, when)
+        fid = folder_as_of(policies, folder, when)
         if fid is None:
             raise missing
         try:
-            visible = may_folder(sim, principal, fid, "list", at, now)
+            visible = may_folder(policies, principal, fid, "list", at, now)
         except Exception:
             visible = False  # fail closed, and the same answer as a missing folder
         if not visible:
             raise missing
-        prefix = sim.drive.folder_path_at(fid, when).rstrip("/") + "/"
-    drive = sim.drive
+        prefix = policies.drive.folder_path_at(fid, when).rstrip("/") + "/"
+    drive = policies.drive
 
     def keep(doc: DocumentRec) -> bool:
         if types is not None and doc.file_type not in types:

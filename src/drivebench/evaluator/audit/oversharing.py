@@ -29,11 +29,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from drivebench.formats.corpus import SECRET_LEVELS, Manifest, level_rank
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.effective import effective_permissions
+from drivebench.drive.state import Drive
+from drivebench.formats.corpus import SECRET_LEVELS, Manifest, level_rank
 
 BROAD_KINDS = ("everyone", "role", "department")
 PERSONAL_KINDS = ("user", "project")

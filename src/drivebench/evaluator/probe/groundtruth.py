@@ -27,12 +27,12 @@ from typing import Any
 
 import numpy as np
 
-from drivebench.formats.corpus import SECRET_LEVELS, Manifest
-from drivebench.drive.state import Drive
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.actions import allowed_by
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.effective import effective_permissions
+from drivebench.drive.state import Drive
+from drivebench.formats.corpus import SECRET_LEVELS, Manifest
 
 REASONS: dict[str, str] = {
     "deny": "an explicit deny reaches the document",

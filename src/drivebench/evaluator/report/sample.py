@@ -20,8 +20,8 @@ import random
 from typing import Any
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
-from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.evaluator.scoring import score
+from drivebench.formats.evalset import EvalQuery, RunRecord
 
 DEPARTMENTS = ("finance", "hr", "rd", "legal")
 FILE_TYPES = ("pdf", "docx", "xlsx", "pptx", "md")

@@ -16,8 +16,6 @@ from typing import Any
 
 import httpx
 
-from drivebench.formats.evalset import EvalQuery, RunHit
-from drivebench.formats.target import TargetError, TargetResponse, http_error_kind
 from drivebench.evaluator.targets.profile import (
     ResponseSpec,
     TargetProfile,
@@ -26,6 +24,8 @@ from drivebench.evaluator.targets.profile import (
     simulator_url,
     template_values,
 )
+from drivebench.formats.evalset import EvalQuery, RunHit
+from drivebench.formats.target import TargetError, TargetResponse, http_error_kind
 
 ResponseMapping = ResponseSpec  # the name older code uses
 _MISSING = object()

@@ -25,9 +25,9 @@ import re
 from contextlib import AsyncExitStack
 from typing import Any
 
+from drivebench.evaluator.targets.http import ResponseMapping, _dig, check_ok, parse_hits
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.target import TargetError, TargetResponse, http_error_kind, request_body
-from drivebench.evaluator.targets.http import ResponseMapping, _dig, check_ok, parse_hits
 
 _STATUS = re.compile(r"\((\d{3})\)")
 _RETRY_AFTER = re.compile(r"retry_after=([0-9.]+)")

@@ -65,7 +65,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drivebench.simulator.backend import PermissionCheckFailed
+from drivebench.drive.errors import PermissionCheckFailed
 from drivebench.search.index.chunk_store import ChunkHit, fit_mask
 from drivebench.search.index.vector_store import IndexSpec, VectorStoreError, mask_instant
 
@@ -195,7 +195,7 @@ class MilvusVectors:
         index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
         self.client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
         if self._pointer is not None:  # durable: this collection is the data dir's from now on
-            from drivebench.simulator.persistence.blobs import write_atomic
+            from drivebench.formats.files import write_atomic
 
             self._pointer.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self._pointer, name.encode())

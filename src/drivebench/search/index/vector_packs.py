@@ -36,16 +36,15 @@ VERIFY_SAMPLE = 3  # passages re-encoded before a pack is trusted (about 0.2 s w
 MIN_COSINE = 0.999  # the same engine on another CPU may differ in the last bits; a wrong pack is far off
 
 
-def default_pack_dirs() -> list[Path]:
-    """``corpora/vectors`` beside the built-in corpora, unless DRIVEBENCH_VECTOR_PACKS says otherwise."""
+def default_pack_dirs(builtin: list[Path] | None = None) -> list[Path]:
+    """``builtin`` (the simulator passes the built-in corpora's packs, ``drivebench.corpora.vectors``), unless
+    DRIVEBENCH_VECTOR_PACKS says otherwise: off, or a path list."""
     setting = os.environ.get(ENV, "").strip()
     if setting.lower() in {"0", "off", "no", "false"}:
         return []
     if setting and setting.lower() not in {"1", "on", "yes", "true"}:
         return [Path(p) for p in setting.split(os.pathsep) if p]
-    from drivebench import corpora
-
-    return [Path(corpora.__file__).parent / "vectors"]
+    return list(builtin or [])
 
 
 def text_digest(text: str) -> bytes:
@@ -126,7 +125,7 @@ class VectorPacks:
     """The packs of some directories, looked up by (fingerprint, text); each verified once before first use."""
 
     def __init__(self, directories: list[Path] | None = None, warn: Callable[[str], None] = _warn) -> None:
-        self._dirs = default_pack_dirs() if directories is None else directories
+        self._dirs = default_pack_dirs() if directories is None else directories  # None: only the env's
         self._warn = warn
         self._lock = threading.Lock()
         self._packs: dict[str, list[VectorPack]] | None = None  # by fingerprint, read on first lookup

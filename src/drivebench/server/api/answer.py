@@ -10,13 +10,13 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 
-from drivebench.simulator.answer import AnswerResult, compose_answer
+from drivebench.drive.tokens import TokenInfo
 from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.body import read_json_object
 from drivebench.server.api.recall import _ERRORS, body_schema, filter_args, to_response
 from drivebench.server.api.schemas import AnswerRequest, AnswerResponse, CitationOut
+from drivebench.simulator.answer import AnswerResult, compose_answer
 from drivebench.simulator.backend import RecallOutcome, Simulator
-from drivebench.drive.tokens import TokenInfo
 
 router = APIRouter(tags=["answer"])
 

@@ -10,6 +10,7 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
 from drivebench import __version__
+from drivebench.drive.errors import PermissionCheckFailed
 from drivebench.server.api import answer as answer_api
 from drivebench.server.api import boundary, recall
 from drivebench.server.api import control as control_api
@@ -18,9 +19,9 @@ from drivebench.server.api import files as files_api
 from drivebench.server.api import permissions as permissions_api
 from drivebench.server.api.docs import mount_offline_docs
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
-from drivebench.simulator.backend import PermissionCheckFailed, Simulator
+from drivebench.server.console import mount_console
 from drivebench.server.mcp import mount_mcp
-from drivebench.console import mount_console
+from drivebench.simulator.backend import Simulator
 
 log = logging.getLogger("drivebench.api")
 
@@ -54,7 +55,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
-    mount_console(app)  # the web console under /ui/ (simulator/ui)
+    mount_console(app)  # the web console under /ui/ (server/console)
 
     @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
     def healthz() -> dict[str, Any]:

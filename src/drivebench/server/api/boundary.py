@@ -25,9 +25,9 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from drivebench.drive.errors import DriveError
 from drivebench.server.api.auth import NotAdmin, Unauthorized
 from drivebench.server.api.body import MAX_BODY_BYTES, PARSED_BODY, BadBody, check_json
-from drivebench.drive.errors import DriveError
 
 log = logging.getLogger("drivebench.api")
 
@@ -93,7 +93,7 @@ def _fields(errors: list[Any]) -> tuple[list[str], str]:
 
 def error_parts(exc: BaseException) -> tuple[int, str, str, list[str], dict[str, str]]:
     """(status, code, message, fields, headers) for any exception: the whole error vocabulary in one place."""
-    from drivebench.simulator.backend import PermissionCheckFailed
+    from drivebench.drive.errors import PermissionCheckFailed
 
     if isinstance(exc, Unauthorized):
         return 401, "unauthorized", str(exc), [], {"WWW-Authenticate": 'Bearer realm="drivebench"'}

@@ -16,12 +16,12 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from drivebench.drive.errors import InvalidRequest
+from drivebench.drive.tokens import TokenInfo
 from drivebench.server.api.auth import NotAdmin, bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse
 from drivebench.simulator.backend import Simulator
-from drivebench.drive.errors import InvalidRequest
 from drivebench.simulator.persistence import lifecycle
-from drivebench.drive.tokens import TokenInfo
 
 router = APIRouter(prefix="/_sim", tags=["control"])
 MAX_ADVANCE_DAYS = 36_500  # one step of at most a century (the clock itself stays below MAX_TIME)

@@ -7,10 +7,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from drivebench.formats.corpus import SECRET_LEVELS
-from drivebench.simulator.backend import Simulator
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import MAX_RETENTION_DAYS, MAX_VERSIONS_KEPT
+from drivebench.formats.corpus import SECRET_LEVELS
+from drivebench.simulator.backend import Simulator
 
 
 # ---------------------------------------------------------------------------- models

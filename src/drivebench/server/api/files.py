@@ -50,6 +50,8 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from drivebench.drive.errors import InvalidRequest, PayloadTooLarge
+from drivebench.drive.operations import Retention
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.server.api.auth import NotAdmin, bearer, current_token
 from drivebench.server.api.body import BadBody
@@ -70,11 +72,9 @@ from drivebench.server.api.file_models import (
     version_out,
 )
 from drivebench.server.api.schemas import ErrorResponse
+from drivebench.simulator import drive_access as access
 from drivebench.simulator.backend import Simulator
-from drivebench.drive import access
 from drivebench.simulator.drive_access import Caller
-from drivebench.drive.errors import InvalidRequest, PayloadTooLarge
-from drivebench.drive.operations import Retention
 from drivebench.simulator.persistence import lifecycle
 
 router = APIRouter(prefix="/api/v1", tags=["files"])

@@ -27,14 +27,14 @@ from fastapi import APIRouter, Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
+from drivebench.drive.clock import as_utc
+from drivebench.drive.model import GrantRec
+from drivebench.drive.permissions.engine import Principal
 from drivebench.formats.corpus import ACTIONS, SECRET_LEVELS
 from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, PrincipalOut
+from drivebench.simulator import permission_admin as admin
 from drivebench.simulator.backend import Simulator
-from drivebench.drive.clock import as_utc
-from drivebench.drive.model import GrantRec
-from drivebench.drive.permissions import admin
-from drivebench.drive.permissions.engine import Principal
 
 router = APIRouter(prefix="/api/permissions", tags=["permissions"])
 

@@ -44,19 +44,20 @@ from mcp_types import Resource as MCPResource
 from pydantic import ValidationError
 
 from drivebench import __version__
-from drivebench.simulator.backend import PermissionCheckFailed, Simulator
 from drivebench.drive.errors import (
     Conflict,
     DriveError,
     Forbidden,
     InvalidRequest,
     NotFound,
+    PermissionCheckFailed,
     UnknownPrincipal,
 )
-from drivebench.extract import ExtractionError, extract
-from drivebench.simulator.faults import request_key
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.tokens import TokenInfo
+from drivebench.extract import ExtractionError, extract
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.faults import request_key
 
 T = TypeVar("T")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")

@@ -37,16 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 from drivebench.drive.permissions.timeutil import to_us
+from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
     from drivebench.drive.model import VersionRec
+    from drivebench.drive.permissions import PermissionEngine, Principal
     from drivebench.drive.state import Drive
     from drivebench.extract import ExtractConfig
     from drivebench.search.index.chunk_store import ChunkStore
-    from drivebench.drive.permissions import PermissionEngine, Principal
+    from drivebench.simulator.backend import Simulator
 
 log = logging.getLogger("drivebench.faults")
 _MAX_ATTEMPT_KEYS = 100_000

@@ -38,8 +38,8 @@ from drivebench.simulator.persistence.index_files import IndexFiles, IndexSnapsh
 from drivebench.simulator.persistence.store import DriveStore
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import SimConfig, Simulator
     from drivebench.search.index.embedders import Embedder
+    from drivebench.simulator.backend import SimConfig, Simulator
 
 log = logging.getLogger("drivebench.persistence")
 

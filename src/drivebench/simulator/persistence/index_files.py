@@ -33,9 +33,9 @@ from typing import Any
 import faiss
 import numpy as np
 
+from drivebench.formats.files import fsync_dir, write_atomic
 from drivebench.search.index.chunk_store import ChunkStore
 from drivebench.search.ingest import Rejection
-from drivebench.simulator.persistence.blobs import fsync_dir, write_atomic
 
 log = logging.getLogger("drivebench.persistence")
 FORMAT = "drivebench-index/1"

@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from drivebench.formats.corpus import Folder, Project
 from drivebench.corpora.generator.content import load
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, Hook, VersionPlan, office_time, sub_rng
 from drivebench.corpora.generator.names import extra_people, people, pool
 from drivebench.corpora.generator.organisation import Org, Person
 from drivebench.corpora.render.spec import DocSpec
+from drivebench.formats.corpus import Folder, Project
 
 LATEST = CLOCK_NOW - timedelta(days=3)  # nothing is created or changed after this
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.formats.corpus import Project, ProjectMember
 from drivebench.corpora.generator.documents.base import (
     LATEST,
     ProjectSpace,
@@ -24,6 +23,7 @@ from drivebench.corpora.generator.documents.base import (
 from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, UnitOutput, day
 from drivebench.corpora.generator.names import story
 from drivebench.corpora.generator.organisation import Person
+from drivebench.formats.corpus import Project, ProjectMember
 
 M = "project"
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from fastapi import Request
 
-from drivebench.server.api.auth import NotAdmin, Unauthorized
 from drivebench.drive.tokens import TokenInfo
+from drivebench.server.api.auth import NotAdmin, Unauthorized
 
 COOKIE = "drivebench_console"
 MAX_SESSIONS = 10_000  # the oldest is dropped beyond this (signed out)

@@ -32,10 +32,10 @@ import numpy as np
 from drivebench.drive.permissions.timeutil import to_us
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
     from drivebench.drive.model import DocumentRec
-    from drivebench.drive.state import Drive
     from drivebench.drive.permissions.engine import PermissionEngine
+    from drivebench.drive.state import Drive
+    from drivebench.simulator.backend import Simulator
 
 MAX_US = int(np.iinfo(np.int64).max)
 _Sig = tuple[object, ...]

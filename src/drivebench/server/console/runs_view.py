@@ -13,12 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from drivebench.drive.errors import InvalidRequest, NotFound
 from drivebench.evaluator.history import DEFAULT_HISTORY, HistoryStore, RunSummary
 from drivebench.evaluator.report import charts
 from drivebench.evaluator.report._common import ordered_metric_names
 from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.scoring import compare
-from drivebench.drive.errors import InvalidRequest, NotFound
 
 HISTORY_ENV = "DRIVEBENCH_HISTORY"
 HEADLINE = "hit_rate@10"

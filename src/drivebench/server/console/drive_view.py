@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.drive.errors import DriveError, NotFound
 from drivebench.drive.model import DocumentRec, VersionRec
-from drivebench.extract import ExtractionError, extract
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.engine import Principal
+from drivebench.extract import ExtractionError, extract
+from drivebench.formats.corpus import SECRET_LEVELS
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator
@@ -73,7 +73,7 @@ class DriveView:
 
 
 def _fail_closed(exc: Exception) -> Exception:
-    from drivebench.simulator.backend import PermissionCheckFailed
+    from drivebench.drive.errors import PermissionCheckFailed
 
     return PermissionCheckFailed(f"permission check failed: {exc}")
 

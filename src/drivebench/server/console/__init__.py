@@ -8,9 +8,9 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from drivebench.resources import package_dir
-from drivebench.console.router import router
+from drivebench.server.console.router import router
 
-STATIC = package_dir("drivebench.console") / "static"
+STATIC = package_dir("drivebench.server.console") / "static"
 
 
 def mount_console(app: FastAPI) -> None:

@@ -23,19 +23,19 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from drivebench import __version__
+from drivebench.drive.errors import InvalidRequest
+from drivebench.drive.permissions.engine import Principal
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.resources import package_dir
 from drivebench.server.api import faults as faults_api
 from drivebench.server.api.auth import NotAdmin
 from drivebench.server.api.boundary import error_parts
 from drivebench.server.api.schemas import RecallRequest
-from drivebench.drive.errors import InvalidRequest
+from drivebench.server.console import drive_view, recall_view, runs_view
+from drivebench.server.console.session import COOKIE, Identity, check_csrf, check_origin, identify, sessions
 from drivebench.simulator.faults import FaultSpecError, parse_fault_spec
-from drivebench.drive.permissions.engine import Principal
-from drivebench.console import drive_view, recall_view, runs_view
-from drivebench.console.session import COOKIE, Identity, check_csrf, check_origin, identify, sessions
 
-HERE = package_dir("drivebench.console")
+HERE = package_dir("drivebench.server.console")
 templates = Jinja2Templates(directory=str(HERE / "templates"))
 templates.env.globals["version"] = __version__
 router = APIRouter(prefix="/ui", include_in_schema=False)

@@ -19,13 +19,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.formats.corpus import SECRET_LEVELS
-from drivebench.server.api.recall import to_response
-from drivebench.server.api.schemas import RecallRequest, RecallResponse
-from drivebench.drive.permissions import admin
 from drivebench.drive.permissions.effective import GrantSource
 from drivebench.drive.permissions.engine import Principal
+from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.search.retrieval.pipelines import PIPELINES
+from drivebench.server.api.recall import to_response
+from drivebench.server.api.schemas import RecallRequest, RecallResponse
+from drivebench.simulator import permission_admin as admin
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator
