@@ -77,8 +77,10 @@ vector-packs: $(CORE_STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
+# ruff, then the import contracts of pyproject.toml ([tool.importlinter]: one direction of dependency)
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 # Headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
 # As root it is installed; as another user make stops at once and says what to install.
