@@ -1,12 +1,280 @@
 """The Python API: load a simulator, serve it, evaluate a target.
 
-from drivebench.api import load_simulator
-sim = load_simulator("seed")
-outcome = sim.recall(sim.engine.user_principal("u01"), "项目X的技术方案审批人", top_k=5)
+    from drivebench.api import evaluate, load_simulator
+    sim = load_simulator("seed")
+    outcome = sim.recall(sim.engine.user_principal("u01"), "项目X的技术方案审批人", top_k=5)
+    evaluation = evaluate(sim, "evalset.jsonl")             # in process, through the simulator's own rules
+    evaluation = evaluate("http://127.0.0.1:8000", "evalset.jsonl", token=TOKEN, corpus="seed")
+    evaluation = evaluate(my_retriever, "evalset.jsonl", corpus="seed")   # fn(query, principal, top_k, as_of)
+    evaluation.result                                        # what `eval run` writes as metrics.json
+
+Imports stay lazy: evaluating an HTTP target or a function loads the evaluator only, never the simulator's index,
+permission engine or server (their packages are heavy and a team evaluating its own endpoint does not need them).
 """
 
 from __future__ import annotations
 
-from drivebench.simulator.loader import load_simulator
+import asyncio
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["load_simulator"]
+if TYPE_CHECKING:
+    from drivebench.evaluator.evaluate import Evaluation
+    from drivebench.evaluator.idmap import IdMapper
+    from drivebench.evaluator.preflight import Preflight
+    from drivebench.evaluator.targets.profile import TargetProfile
+    from drivebench.formats.evalset import EvalQuery
+    from drivebench.server.process import RunningServer
+    from drivebench.simulator.backend import SimConfig, Simulator
+
+__all__ = ["evaluate", "load_simulator", "serve"]
+
+
+def load_simulator(
+    corpus: str | Path | None = None,
+    *,
+    config: SimConfig | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Simulator:
+    """Build (if needed) and load a corpus (default: the default corpus), extract and index every version.
+    ``progress(done, total)`` counts versions indexed."""
+    from drivebench.corpora.builtin import DEFAULT_CORPUS
+    from drivebench.simulator.loader import load_simulator as load
+
+    return load(DEFAULT_CORPUS if corpus is None else corpus, config=config, progress=progress)
+
+
+def serve(sim: Simulator, host: str = "127.0.0.1", port: int | None = None) -> RunningServer:
+    """Serve ``sim`` with a real uvicorn server in a background thread (a free port unless given); returns the
+    running server (``.url``; ``.stop()`` ends it)."""
+    from drivebench.server.process import start_in_thread
+
+    return start_in_thread(sim, host=host, port=port)
+
+
+def _is_simulator(target: Any) -> bool:
+    return all(hasattr(target, a) for a in ("drive", "recall", "principal_for", "tokens"))
+
+
+def make_target(
+    target: Any,
+    token: str | None = None,
+    *,
+    timeout: float | None = None,
+    profile: TargetProfile | str | Path | None = None,
+    tokens: dict[str, str] | None = None,
+    fields: Sequence[str] = (),
+    citation_style: str = "brackets",
+    mcp: bool = False,
+) -> Any:
+    """An evaluator target from what ``evaluate`` accepts: a URL (with an optional target ``profile``: its body,
+    auth, response mapping and ids), a target profile file (``.toml``), an MCP endpoint (``mcp=True``), a
+    simulator, an object with ``async recall(query, top_k)``, or a function ``fn(query, principal, top_k, as_of)
+    -> hits``. ``fields``: response mapping overrides ``FIELD=KEY``. Bad input raises ValueError."""
+    from drivebench.evaluator.targets.profile import TargetProfile, load_profile, with_target
+
+    if isinstance(target, str | Path) and str(target).endswith(".toml"):
+        profile, target = Path(target), None
+    if isinstance(profile, str | Path):
+        profile = load_profile(profile)
+    if target is None or isinstance(target, str):
+        given = profile is not None
+        profile = profile or TargetProfile()
+        url = target if mcp and target else (with_target(profile, target) if target else profile.request.url)
+        if not url:
+            raise ValueError("no target: give a URL or a target profile with [request] url")
+        mapping = profile.response.override(list(fields))
+        single, per_principal = (token, tokens or {}) if token is not None or tokens else profile.tokens()
+        wait = timeout if timeout is not None else profile.request.timeout_s
+        if mcp:
+            from drivebench.evaluator.targets.mcp import McpTarget
+
+            return McpTarget(url, single, mapping=mapping, timeout=wait, citation_style=citation_style)
+        from drivebench.evaluator.targets.http import HttpTarget
+
+        return HttpTarget(
+            url,
+            single,
+            mapping=mapping,
+            timeout=wait,
+            citation_style=citation_style,
+            profile=profile if given else None,
+            tokens=per_principal,
+        )
+    if _is_simulator(target):
+        from drivebench.simulator.target import InProcessTarget
+
+        return InProcessTarget(target)
+    if hasattr(target, "recall") and hasattr(target, "aclose"):
+        return target
+    if callable(target):
+        from drivebench.evaluator.targets.function import FunctionTarget
+
+        return FunctionTarget(target)
+    raise TypeError(
+        f"cannot evaluate a {type(target).__name__}: give a URL, a target profile (.toml), a simulator, "
+        "or a function (query, principal, top_k, as_of) -> hits"
+    )
+
+
+def load_queries(evalset: str | Path | Sequence[EvalQuery | dict[str, Any]]) -> list[EvalQuery]:
+    """An eval set from a JSONL file or a list of queries (``EvalQuery`` or dicts); ValueError when empty."""
+    from drivebench.formats.evalset import EvalQuery, load_evalset
+
+    if isinstance(evalset, str | Path):
+        queries = load_evalset(Path(evalset))
+    else:
+        queries = [q if isinstance(q, EvalQuery) else EvalQuery.model_validate(q) for q in evalset]
+    if not queries:
+        raise ValueError(
+            f"{evalset if isinstance(evalset, str | Path) else 'the eval set'}: the eval set has no queries"
+        )
+    return queries
+
+
+def evaluate(
+    target: Any,
+    evalset: str | Path | Sequence[EvalQuery | dict[str, Any]],
+    *,
+    corpus: str | Path | None = None,
+    token: str | None = None,
+    tokens: dict[str, str] | None = None,
+    profile: TargetProfile | str | Path | None = None,
+    fields: Sequence[str] = (),
+    mcp: bool = False,
+    citation_style: str = "brackets",
+    match: str | None = None,
+    ks: Sequence[int] = (1, 3, 5, 10),
+    concurrency: int | None = None,
+    timeout: float | None = None,
+    answers: bool = False,
+    preflight: bool = True,
+    max_error_rate: float = 0.0,
+    out: str | Path | None = None,
+    progress: Callable[[], None] | None = None,
+    scoring_progress: Callable[[int, int], None] | None = None,
+    on_preflight: Callable[[Preflight], None] | None = None,
+    loading: Callable[[str], AbstractContextManager[Any]] | None = None,
+    on_run_start: Callable[[int], None] | None = None,
+) -> Evaluation:
+    """Run ``evalset`` against ``target`` and score it: what ``drivebench eval run`` does (it is this function
+    plus reports). ``.result`` is the metrics.json it writes; with ``out``, run.jsonl and metrics.json are written.
+
+    ``corpus`` (a built-in name or a corpus directory) gives the leak oracle, the catalog and the ids ``match``
+    maps to (``doc_id``, ``path``, ``name`` or a map file); for a simulator target it defaults to the simulator's
+    own corpus, judged by a fresh permission engine built from the corpus files (never the engine under test).
+    Without one, leaks are judged from the eval set's ``forbidden``/``allowed`` lists.
+
+    With ``preflight`` one query is sent first; a fatal answer sends nothing else (every query is recorded as a
+    ``preflight`` error) and ``on_preflight`` sees it first. ``progress()`` per answered query,
+    ``scoring_progress(done, total)`` while the leak oracle judges, ``loading(what)`` wraps the slow corpus load
+    (the CLI's spinner), ``on_run_start(n)`` comes before the first of the n queries is sent. Bad input raises ValueError (or ``IdMapError``, ``ProfileError``: both ValueErrors)."""
+    from drivebench.evaluator.evaluate import evalset_hash, write_outputs
+    from drivebench.evaluator.evaluate import evaluate as run_evaluation
+    from drivebench.evaluator.preflight import preflight as probe
+    from drivebench.evaluator.runner import RunConfig
+
+    queries = load_queries(evalset)
+    info: dict[str, Any] = {}
+    if isinstance(evalset, str | Path):
+        info.update(evalset=str(evalset), evalset_hash=evalset_hash(Path(evalset)))
+    if isinstance(profile, str | Path):
+        from drivebench.evaluator.targets.profile import load_profile
+
+        info["target_profile"] = str(profile)
+        profile = load_profile(profile)
+    elif isinstance(target, str | Path) and str(target).endswith(".toml"):
+        from drivebench.evaluator.targets.profile import load_profile
+
+        info["target_profile"] = str(target)
+        target, profile = None, load_profile(target)
+    if corpus is None and _is_simulator(target) and getattr(target, "corpus_dir", None) is not None:
+        corpus = target.corpus_dir
+    corpus_dir = None
+    if corpus is not None:
+        from drivebench.corpora.builtin import corpus_version, resolve_corpus
+
+        corpus_dir = resolve_corpus(corpus)
+        info.update(corpus=str(corpus), corpus_version=corpus_version(corpus_dir))
+    match = match or (profile.ids.match if profile is not None else "doc_id")
+    id_mapper = _id_mapper(match, corpus_dir, getattr(profile, "source", None))
+
+    def build() -> Any:
+        return make_target(
+            target,
+            token,
+            timeout=timeout,
+            profile=profile,
+            tokens=tokens,
+            fields=fields,
+            citation_style=citation_style,
+            mcp=mcp,
+        )
+
+    first = build()
+    missing = first.missing_tokens(queries) if hasattr(first, "missing_tokens") else []
+    if missing:
+        raise ValueError(f"[auth] tokens_file has no token for: {', '.join(missing[:10])}")
+    mode = "answer" if answers else "recall"
+    top_k = max(10, *ks)
+    pre = None
+
+    async def send_probe() -> Preflight:
+        try:
+            return await probe(first, queries[0], top_k, mode)
+        finally:
+            await first.aclose()
+
+    if preflight:
+        pre = asyncio.run(send_probe()).check_ids(id_mapper)
+        if on_preflight is not None:
+            on_preflight(pre)
+    else:
+        asyncio.run(first.aclose())
+    oracle = catalog = None
+    if corpus_dir is not None and not (pre is not None and pre.fatal):
+        from drivebench.evaluator.catalog import Catalog
+        from drivebench.evaluator.oracle import corpus_oracle
+        from drivebench.formats.corpus import load_manifest
+
+        with loading("loading the corpus's policies (leak oracle) and catalog …") if loading else nullcontext():
+            oracle = corpus_oracle(corpus_dir)  # the corpus's own policies, not the target's
+            catalog = Catalog.from_manifest(load_manifest(corpus_dir))  # resolves cited file names, strata
+    conc = concurrency or (profile.request.concurrency if profile is not None else 8)
+    if on_run_start is not None:
+        on_run_start(len(queries))
+    evaluation = run_evaluation(
+        build(),
+        queries,
+        ks=ks,
+        run_config=RunConfig(top_k=top_k, concurrency=conc, mode=mode),
+        oracle=oracle,
+        catalog=catalog,
+        progress=progress,
+        run_info=info,
+        id_mapper=id_mapper,
+        preflight_result=pre,
+        max_error_rate=max_error_rate,
+        scoring_progress=scoring_progress,
+    )
+    if out is not None:
+        write_outputs(evaluation, Path(out))
+    return evaluation
+
+
+def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) -> IdMapper | None:
+    """How result ids map to the corpus; None when ids are the corpus's doc ids and no corpus checks them."""
+    if match == "doc_id" and corpus_dir is None:
+        return None
+    from drivebench.evaluator.idmap import MATCH_MODES, IdMapper
+    from drivebench.formats.corpus import load_manifest
+
+    manifest = load_manifest(corpus_dir) if corpus_dir is not None else None
+    map_file = None
+    if match not in MATCH_MODES:
+        map_file = Path(match)
+        if not map_file.is_absolute() and profile_source and not map_file.exists():
+            map_file = Path(profile_source).parent / map_file
+    return IdMapper(match, manifest=manifest, map_file=map_file)

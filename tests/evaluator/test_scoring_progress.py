@@ -5,7 +5,8 @@ exactly as Casbin's ``enforce`` does."""
 from __future__ import annotations
 
 from drivebench.evaluator.evaluate import evaluate
-from drivebench.evaluator.oracle import DriveOracle, ProgressOracle, corpus_oracle
+from drivebench.evaluator.oracle import DriveOracle, corpus_oracle
+from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.scoring import score
 from drivebench.formats.evalset import EvalQuery

@@ -8,7 +8,6 @@ eval set, profile, run file); 3 the run failed (the preflight failed, more queri
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from collections.abc import Callable
@@ -282,101 +281,64 @@ def run(
     Exit codes: 0 ok; 1 a --fail-on gate failed (or leaks could not be measured); 2 usage or
     configuration error; 3 the run failed (preflight, --max-error-rate, or every answer empty).
     """
-    from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
-    from drivebench.evaluator.preflight import preflight
+    from drivebench.api import evaluate
+    from drivebench.evaluator.evaluate import write_outputs
     from drivebench.evaluator.report.terminal import print_summary
-    from drivebench.evaluator.runner import RunConfig
-    from drivebench.evaluator.targets.http import HttpTarget
 
     quiet_libraries()
     out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
     gates = _parse_gates(fail_on)
-    queries = _load_queries(evalset)
+    _load_queries(evalset)  # a bad eval set is a usage error before anything is sent
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
-    try:
-        mapping = profile.response.override(field)
-    except ValueError as exc:
-        usage_error(str(exc))
-    match = match or profile.ids.match
-    corpus_dir = _corpus_dir(corpus) if corpus is not None else None
-    id_mapper = None
-    if match != "doc_id" or corpus_dir is not None:
-        id_mapper = _id_mapper(match, corpus_dir, profile.source)
-    conc = concurrency or profile.request.concurrency
-    wait = timeout or profile.request.timeout_s
+    if corpus is not None:
+        _corpus_dir(corpus)  # built on first use with its progress shown; a bad name is a usage error
 
-    def make_target() -> Any:
-        if mcp:
-            from drivebench.evaluator.targets.mcp import McpTarget
-
-            return McpTarget(url, single, mapping=mapping, timeout=wait, citation_style=citation_style)
-        return HttpTarget(
-            url,
-            single,
-            mapping=mapping,
-            timeout=wait,
-            citation_style=citation_style,
-            profile=profile if target_profile is not None else None,
-            tokens=per_principal,
-        )
-
-    first = make_target()
-    if isinstance(first, HttpTarget):
-        missing = first.missing_tokens(queries)
-        if missing:
-            usage_error(f"[auth] tokens_file has no token for: {', '.join(missing[:10])}")
-    mode = "answer" if answers else "recall"
-    top_k = max(10, max(ks))
-    pre = None
-    if probe:
-
-        async def _probe() -> Any:
-            try:
-                return await preflight(first, queries[0], top_k, mode)
-            finally:
-                await first.aclose()
-
-        pre = asyncio.run(_probe()).check_ids(id_mapper)
+    def show_preflight(pre: Any) -> None:
         style = "green" if pre.ok else ("red" if pre.fatal else "yellow")
         err_console.print(
             f"[{style}]preflight[/] {escape(pre.diagnosis)} ({pre.seconds:.2f} s)", highlight=False, soft_wrap=True
         )
-    else:
-        asyncio.run(first.aclose())
-    oracle = catalog = None
-    if corpus_dir is not None and not (pre is not None and pre.fatal):
-        from drivebench.evaluator.oracle import corpus_oracle
-        from drivebench.experiments.fault_comparison import corpus_catalog
 
-        with status("loading the corpus's policies (leak oracle) and catalog …"):  # takes seconds: a spinner
-            oracle = corpus_oracle(corpus_dir)  # the corpus's policies: the leak oracle
-            catalog = corpus_catalog(corpus_dir)  # the corpus catalog resolves cited file names
-    info: dict[str, Any] = {"evalset": str(evalset), "evalset_hash": evalset_hash(evalset)}
+    mode = "answer" if answers else "recall"
+    bar = progress_bar()  # started when the run starts: the preflight and the oracle's spinner come first
+    tasks: list[TaskID] = []
+
+    def run_starts(n: int) -> None:
+        bar.start()
+        tasks.append(bar.add_task(f"{mode} × {n}", total=n))
+
+    try:
+        try:
+            evaluation = evaluate(
+                url,
+                evalset,
+                corpus=corpus,
+                token=single,
+                tokens=per_principal,
+                profile=profile if target_profile is not None else None,
+                fields=field,
+                mcp=mcp,
+                citation_style=citation_style,
+                match=match or profile.ids.match,
+                ks=ks,
+                concurrency=concurrency or profile.request.concurrency,
+                timeout=timeout or profile.request.timeout_s,
+                answers=answers,
+                preflight=probe,
+                max_error_rate=max_error_rate,
+                progress=lambda: bar.advance(tasks[0]),
+                scoring_progress=scoring_bar(bar),  # scoring (the leak oracle) takes seconds: a bar
+                on_preflight=show_preflight,
+                loading=status,  # loading the leak oracle takes seconds: a spinner
+                on_run_start=run_starts,
+            )
+        finally:
+            bar.stop()
+    except ValueError as exc:  # a profile, mapping, map file or token list that cannot be used
+        usage_error(str(exc))
     if target_profile is not None:
-        info["target_profile"] = str(target_profile)
-    if corpus is not None:
-        from drivebench.corpora.builtin import corpus_version
-
-        info["corpus"] = str(corpus)
-        assert corpus_dir is not None
-        info["corpus_version"] = corpus_version(corpus_dir)  # compare refuses mixed versions
-    with progress_bar() as bar:
-        task = bar.add_task(f"{mode} × {len(queries)}", total=len(queries))
-        evaluation = evaluate(
-            make_target(),
-            queries,
-            ks=ks,
-            run_config=RunConfig(top_k=top_k, concurrency=conc, mode=mode),
-            oracle=oracle,
-            catalog=catalog,
-            progress=lambda: bar.advance(task),
-            run_info=info,
-            id_mapper=id_mapper,
-            preflight_result=pre,
-            max_error_rate=max_error_rate,
-            scoring_progress=scoring_bar(bar),  # scoring (the leak oracle) takes seconds: a bar
-        )
+        evaluation.result["run_info"]["target_profile"] = str(target_profile)
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, out_console)
     finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history
@@ -436,7 +398,7 @@ def score_cmd(
     corpus_dir = _corpus_dir(corpus) if corpus is not None else None
     if match is not None or corpus_dir is not None:
         records, _ = _id_mapper(match or "doc_id", corpus_dir).map_records(records)
-    from drivebench.evaluator.oracle import ProgressOracle
+    from drivebench.evaluator.oracle_progress import ProgressOracle
 
     oracle: Any = "evalset"
     if corpus_dir is not None:

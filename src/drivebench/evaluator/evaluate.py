@@ -20,7 +20,7 @@ from typing import Any
 
 from drivebench import __version__
 from drivebench.evaluator.idmap import IdMapper
-from drivebench.evaluator.oracle import ProgressOracle
+from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
 from drivebench.evaluator.runner import RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score

@@ -7,14 +7,10 @@ A document id the corpus does not know is treated as not previewable (fail close
 returns unknown documents is reported, not excused). Each decision is Casbin's ``enforce`` (the reference, not
 the simulator's compiled fast path: the oracle shares nothing with the target's search), memoised per
 (principal, document, time): the engine is a snapshot, so a repeated question has the same answer.
-
-``ProgressOracle(oracle, step)`` wraps any oracle to call ``step(done)`` after each query it has judged
-(scoring asks once per query, ``denied(q, doc_ids)``): the CLI's scoring progress.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -58,25 +54,6 @@ class DriveOracle:
             except DriveError:
                 self._decisions[key] = False
         return self._decisions[key]
-
-
-class ProgressOracle:
-    """``oracle`` answering the same, calling ``step(done)`` after each query it judged through ``denied``."""
-
-    def __init__(self, oracle: Callable[[EvalQuery, str], bool], step: Callable[[int], None]) -> None:
-        self.oracle, self.step, self.done = oracle, step, 0
-        self.description = getattr(oracle, "description", "a custom oracle callable")
-
-    def __call__(self, q: EvalQuery, doc_id: str) -> bool:
-        return self.oracle(q, doc_id)
-
-    def denied(self, q: EvalQuery, doc_ids: Sequence[str]) -> list[str]:
-        """The documents of ``doc_ids`` the query's principal may not preview (the scoring's batch call)."""
-        batch = getattr(self.oracle, "denied", None)
-        bad = list(batch(q, doc_ids)) if batch is not None else [d for d in doc_ids if not self.oracle(q, d)]
-        self.done += 1
-        self.step(self.done)
-        return bad
 
 
 def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> DriveOracle:

@@ -1,0 +1,28 @@
+"""``ProgressOracle(oracle, step)`` wraps any leak oracle to call ``step(done)`` after each query it has judged
+(scoring asks once per query, ``denied(q, doc_ids)``): the scoring progress bar. Apart from the corpus oracle,
+so that a run without one never loads the permission engine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from drivebench.formats.evalset import EvalQuery
+
+
+class ProgressOracle:
+    """``oracle`` answering the same, calling ``step(done)`` after each query it judged through ``denied``."""
+
+    def __init__(self, oracle: Callable[[EvalQuery, str], bool], step: Callable[[int], None]) -> None:
+        self.oracle, self.step, self.done = oracle, step, 0
+        self.description = getattr(oracle, "description", "a custom oracle callable")
+
+    def __call__(self, q: EvalQuery, doc_id: str) -> bool:
+        return self.oracle(q, doc_id)
+
+    def denied(self, q: EvalQuery, doc_ids: Sequence[str]) -> list[str]:
+        """The documents of ``doc_ids`` the query's principal may not preview (the scoring's batch call)."""
+        batch = getattr(self.oracle, "denied", None)
+        bad = list(batch(q, doc_ids)) if batch is not None else [d for d in doc_ids if not self.oracle(q, d)]
+        self.done += 1
+        self.step(self.done)
+        return bad
