@@ -214,3 +214,33 @@ def test_a_real_server_takes_the_fast_path(drivebench_server: ServedSimulator, m
     )
     assert r.status_code == 200, r.text
     assert calls == [URL] and r.json()["results"]
+
+
+def test_the_fast_path_renders_what_the_app_renders_with_the_apps_renderer(sim: Simulator) -> None:
+    """No lookup of its own: every class the app registers a handler for is rendered by ``handle_error``, the
+    function the fast path calls; an error outside that set is left to the boundary's 500 in both apps (above)."""
+    from drivebench.server.api import boundary
+
+    app = create_app(sim)
+    registered = {kind: handler for kind, handler in app.exception_handlers.items() if kind not in (500, Exception)}
+    assert set(boundary.RENDERED) <= set(registered)
+    assert all(registered[kind] is boundary.handle_error for kind in boundary.RENDERED)
+    # the framework's own HTTP defaults (HTTPException, request validation) are overridden by the same renderer;
+    # what is left is its websocket handler, and no route here is a websocket
+    others = {kind.__name__ for kind, handler in registered.items() if handler is not boundary.handle_error}
+    assert others <= {"WebSocketRequestValidationError"}
+
+
+def test_the_documented_body_is_the_model_the_endpoint_validates(clients: tuple[TestClient, TestClient]) -> None:
+    """The OpenAPI document, diffed against what the endpoint accepts: its request body is ``RecallRequest``'s JSON
+    schema, field for field, required for required."""
+    from drivebench.server.api.schemas import RecallRequest
+
+    spec = clients[0].get("/openapi.json").json()
+    body = spec["paths"][URL]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == {"$ref": "#/components/schemas/RecallRequest"}
+    documented = spec["components"]["schemas"]["RecallRequest"]
+    expected = RecallRequest.model_json_schema(ref_template="#/components/schemas/{model}")
+    expected.pop("$defs", None)
+    assert documented == expected
+    assert set(documented["properties"]) == set(RecallRequest.model_fields)

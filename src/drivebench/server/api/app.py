@@ -10,7 +10,6 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
 from drivebench import __version__
-from drivebench.drive.errors import PermissionCheckFailed
 from drivebench.server.api import answer as answer_api
 from drivebench.server.api import boundary, recall
 from drivebench.server.api import control as control_api
@@ -70,7 +69,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
         }
 
     # one renderer for every error (boundary.error_response), the framework's own 404/405/413/415 included
-    for kind in (*boundary.HANDLED, PermissionCheckFailed):
+    for kind in boundary.RENDERED:
         app.add_exception_handler(kind, boundary.handle_error)
 
     def openapi() -> dict[str, Any]:

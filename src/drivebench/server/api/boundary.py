@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from drivebench.drive.errors import DriveError
+from drivebench.drive.errors import DriveError, PermissionCheckFailed
 from drivebench.server.api.auth import NotAdmin, Unauthorized
 from drivebench.server.api.body import MAX_BODY_BYTES, PARSED_BODY, BadBody, check_json
 
@@ -93,8 +93,6 @@ def _fields(errors: list[Any]) -> tuple[list[str], str]:
 
 def error_parts(exc: BaseException) -> tuple[int, str, str, list[str], dict[str, str]]:
     """(status, code, message, fields, headers) for any exception: the whole error vocabulary in one place."""
-    from drivebench.drive.errors import PermissionCheckFailed
-
     if isinstance(exc, Unauthorized):
         return 401, "unauthorized", str(exc), [], {"WWW-Authenticate": 'Bearer realm="drivebench"'}
     if isinstance(exc, NotAdmin):
@@ -139,6 +137,9 @@ HANDLED = (
     DriveError,
     StarletteHTTPException,
 )
+# every error class the app renders with ``handle_error`` (``create_app`` registers it for each; the recall
+# route's ASGI fast path renders the same classes with the same function)
+RENDERED = (*HANDLED, PermissionCheckFailed)
 
 
 # ---------------------------------------------------------------------------- the OpenAPI contract

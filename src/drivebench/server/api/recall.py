@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-import inspect
 from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
 from pydantic_core import to_json
-from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.body import read_json_object
+from drivebench.server.api.boundary import RENDERED, handle_error
 from drivebench.server.api.schemas import (
     API_VERSION,
     ErrorResponse,
@@ -135,14 +134,13 @@ async def recall(request: Request) -> Response:
 
 
 class RecallFastPath:
-    """Pure ASGI, innermost of the app's own middleware (inside the boundary's body checks and the fault layer):
-    hands ``POST /api/mcp/recall`` straight to ``recall`` above, the route's own endpoint, and renders what it
-    raises with the handler the app registered for that exception class (the lookup Starlette's
-    ``ExceptionMiddleware`` does; an exception without a handler propagates to the boundary's 500, as from the
-    route). It skips only the framework's per-request machinery between this layer and the endpoint (exception
-    middleware, routing, FastAPI's request handler): 0.1-0.2 ms per recall. The route stays
-    registered, so the OpenAPI document is unchanged and ``create_app(..., recall_fast_path=False)`` serves the
-    same requests through it (tests/api/test_recall_fast_path.py compares the two)."""
+    """``POST /api/mcp/recall`` as a pure ASGI route: the innermost of the app's own middleware (inside the
+    boundary's body checks and the fault layer) hands it straight to ``recall`` above, the declared route's own
+    endpoint, and renders the errors the app renders (``boundary.RENDERED``) with the app's one renderer,
+    ``boundary.handle_error``; anything else propagates to the boundary's 500, as it would from the route. It skips
+    the framework's per-request routing and request handling (0.1-0.2 ms per recall, see bench_recall_http). The
+    declared route serves the OpenAPI document and, with ``create_app(..., recall_fast_path=False)``, the same
+    requests; the tests compare the two byte for byte."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -153,22 +151,7 @@ class RecallFastPath:
             return
         request = Request(scope, receive, send)
         try:
-            response = await recall(request)
-        except Exception as exc:
-            response = await _handled(request, exc)
+            response: Response = await recall(request)
+        except RENDERED as exc:
+            response = await handle_error(request, exc)
         await response(scope, receive, send)
-
-
-async def _handled(request: Request, exc: Exception) -> Response:
-    """The response of the app's handler for ``exc``, found as Starlette's ``ExceptionMiddleware`` finds it (a
-    status-code handler for an HTTPException, else the nearest class in the MRO; handlers for 500 and ``Exception``
-    belong to the server-error layer); re-raises ``exc`` when there is none."""
-    handlers = {k: v for k, v in request.app.exception_handlers.items() if k not in (500, Exception)}
-    handler = handlers.get(exc.status_code) if isinstance(exc, StarletteHTTPException) else None
-    if handler is None:
-        handler = next((handlers[cls] for cls in type(exc).__mro__ if cls in handlers), None)
-    if handler is None:
-        raise exc
-    if inspect.iscoroutinefunction(handler):
-        return await handler(request, exc)
-    return await run_in_threadpool(handler, request, exc)
