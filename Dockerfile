@@ -1,5 +1,5 @@
 # drivebench simulator image: CPU-only PyTorch, the embedding model from its package, a non-root user,
-# a health check. Build and run (README: Container):
+# a health check. Build and run (docs/container.md):
 #   docker build -t drivebench .
 #   docker run --rm -p 8000:8000 -v drivebench-data:/data drivebench
 # CPU wheels: pyproject.toml pins torch==2.13.0. Pass the CPU wheel index PyTorch documents for pip as

@@ -17,7 +17,7 @@ CHROMEDRIVER ?= chromedriver
 BROWSER_PACKAGES := chromium chromium-driver
 
 .DEFAULT_GOAL := install
-.PHONY: demo test test-fast bench lint install clean path-hint vector-packs
+.PHONY: demo test test-fast bench lint docs install clean path-hint vector-packs
 .PHONY: browser report-screenshot  # the HTML report in headless Chromium
 .PHONY: ui-screenshots  # the web console's pages in headless Chromium
 .PHONY: cjk-font  # screenshots of Chinese pages need a CJK font, or every character is an empty box
@@ -81,6 +81,11 @@ bench: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(MAKE) --no-print-directory docs
+
+# The manual (docs/, mkdocs.yml) as a site in site/; --strict: a broken link, anchor or nav entry is an error.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir site
 
 # Headless Chromium for the browser tests and the screenshot (Debian packages), only when missing.
 # As root it is installed; as another user make stops at once and says what to install.
@@ -116,4 +121,4 @@ ui-screenshots: $(STAMP) browser cjk-font
 	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 
 clean:
-	rm -rf $(VENV) .cache reports .pytest_cache
+	rm -rf $(VENV) .cache reports .pytest_cache site

@@ -2,8 +2,8 @@
 
 ``make bench`` runs them all; ``BENCH_QUICK=1 make bench`` asks each for its quick variant. Names
 (``permissions``, ``bench_filtered_search``, ...) select a subset. Each benchmark prints its own table
-and writes ``benchmarks/results/<name>.json``; this runner prints how long each took and whether
-it met its targets (its exit code), and exits non-zero when any did not.
+and writes ``benchmarks/results/<name>.json`` and ``<name>.md`` (``benchmarks/report.py``); this runner
+prints how long each took and whether it met its targets (its exit code), and exits non-zero when any did not.
 """
 
 from __future__ import annotations

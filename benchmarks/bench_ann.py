@@ -5,14 +5,14 @@ For each size and permission share (100%, 10%, 1% of chunks allowed): p50/p95 la
 flat search inside the permission bitmap (the baseline) and of ``ChunkStore`` in ``ivf`` mode
 (IVF + ID selector, widened until filled), the IVF's recall@10 against exact search, and how often
 it returned fewer than ``min(10, allowed)`` hits (must be 0). Prints the ratio IVF/flat side by side;
-writes ``benchmarks/results/bench_ann.json``. The switch point ``ann.ANN_MIN_CHUNKS`` is the size
+writes ``benchmarks/results/bench_ann.json`` and ``.md``. The switch point ``ann.ANN_MIN_CHUNKS`` is the size
 where flat p50 at 100% allowed passes ``TARGET_MS``. BENCH_QUICK=1 runs smaller sizes.
 """
 
 from __future__ import annotations
 
-import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -22,7 +22,9 @@ import numpy as np
 from drivebench.search.index.ann import ANN_MIN_CHUNKS
 from drivebench.search.index.chunk_store import ChunkStore
 
-OUT = Path(__file__).parent / "results" / "bench_ann.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 SIZES = [20_000, 50_000] if QUICK else [10_000, 20_000, 50_000, 100_000, 250_000]
 SHARES = [1.0, 0.1, 0.01]
@@ -101,9 +103,7 @@ def main() -> None:
     switch = min(over) if over else None
     print(f"\nflat p50 at 100% allowed first exceeds {TARGET_MS} ms at: {switch or 'none of the measured sizes'}")
     print(f"configured switch point ann.ANN_MIN_CHUNKS = {ANN_MIN_CHUNKS}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps({"quick": QUICK, "target_ms": TARGET_MS, "rows": rows, "first_over": switch}, indent=1))
-    print(f"wrote {OUT}")
+    write_report("bench_ann", {"quick": QUICK, "target_ms": TARGET_MS, "rows": rows, "first_over": switch})
     bad = [r for r in rows if r["ivf_underfilled"]]
     raise SystemExit(1 if bad else 0)
 

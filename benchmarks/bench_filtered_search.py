@@ -14,13 +14,12 @@ timed as the best of 3 runs (2 with ``BENCH_QUICK``), since the machine is share
 Exactness = |returned ∩ brute-force top-10 over the allowed set| / min(10, allowed), averaged over
 queries (brute force: numpy over all vectors, masked). Under-fill rate = share of queries returning
 fewer than min(10, allowed) results. Prints median milliseconds per query, the ratio to unfiltered,
-and writes ``benchmarks/results/bench_filtered_search.json``. ``BENCH_QUICK=1``: fewer queries.
+and writes ``benchmarks/results/bench_filtered_search.json`` and ``.md``. ``BENCH_QUICK=1``: fewer queries.
 Run: ``.venv/bin/python benchmarks/bench_filtered_search.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import statistics
@@ -32,7 +31,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-OUT = Path(__file__).parent / "results" / "bench_filtered_search.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 DIM = 384
 K = 10
 SIZES = (10_000, 100_000, 200_000)
@@ -152,10 +153,8 @@ def main() -> int:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_report("bench_filtered_search", result)
     print(f"filtered exact with no under-fill everywhere: {exact}; no slower than unfiltered everywhere: {no_slower}")
-    print(f"  wrote {OUT}")
     return 0 if exact and no_slower else 1
 
 

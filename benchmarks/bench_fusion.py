@@ -14,7 +14,7 @@ plain ``Retriever`` query by query). The selection criterion is MRR@10 on the tu
 then Hit@1). On the held-out set the chosen setting and the default are compared query by query with the
 evaluator's paired statistics (``scoring.compare``: mean difference, paired bootstrap 95% CI, sign-flip
 p-value). Prints absolute numbers and chosen/default ratios side by side; writes
-``benchmarks/results/bench_fusion.json``. BENCH_EMBEDDER (default e5) selects the dense half's embedder,
+``benchmarks/results/bench_fusion.json`` and ``.md``. BENCH_EMBEDDER (default e5) selects the dense half's embedder,
 BENCH_QUICK=1 a small grid on small corpora.
 """
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import os
 import sys
 import time
@@ -49,7 +48,9 @@ from drivebench.search.retrieval.pipelines import DEFAULT_FUSION, DocHit, Fusion
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
-OUT = Path(__file__).parent / "results" / "bench_fusion.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 EMBEDDER = os.environ.get("BENCH_EMBEDDER", "e5")
 CORPORA = ("acme-en@2", "acme-zh@2")  # each is the held-out set of the other's tuning
@@ -218,9 +219,7 @@ def main() -> None:
     )
     report["change_default"] = all(verdicts)
     print(f"\n{report['rule']}: {'yes' if report['change_default'] else 'no'} (per direction: {verdicts})")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(report, indent=1, ensure_ascii=False, default=list) + "\n")
-    print(f"wrote {OUT}")
+    write_report("bench_fusion", report)
 
 
 if __name__ == "__main__":

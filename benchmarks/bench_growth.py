@@ -29,7 +29,7 @@ Acceptance targets, checked and printed met/MISSED (exit 1 when one is missed): 
 at the smallest scale and <= 5 ms at 10,000; recall grows no faster than the search itself (at every scale,
 ``recall_ratio`` <= ``search_ratio``, both against the smallest scale, within ``RATIO_SLACK`` for timer noise); <= 4 KB per chunk beyond vectors and
 files from 10,000 documents up (absolute, and marginal); a new version searchable (ack + first recall)
-<= 100 ms at 10,000 and beyond. Writes ``benchmarks/results/bench_growth.json``.
+<= 100 ms at 10,000 and beyond. Writes ``benchmarks/results/bench_growth.json`` and ``.md``.
 ``BENCH_QUICK=1``: 300 and 1,000 documents. Timings on a shared machine are upper bounds.
 Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_growth``.
 """
@@ -46,7 +46,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).parent / "results" / "bench_growth.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import report_checks
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 # BENCH_GROWTH_BUILD=1: real ``corpus build --scale N`` corpora (real file formats; the 10,000-document build
 # takes tens of minutes on 2 shared cores). Default: the default corpus grown with Markdown documents (grow()).
@@ -245,8 +247,6 @@ def child(scale: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    from benchmarks.bench_recall_http import report_checks  # its imports (server, HTTP) stay out of the children
-
     results: dict[int, dict[str, Any]] = {}
     cache = Path(os.environ.get("DRIVEBENCH_CACHE", ".cache")) / "bench-growth"
     if not BUILD and not (cache / BODIES).exists():
@@ -342,7 +342,7 @@ def main() -> None:
         nv = r.get("new_version")
         searchable = nv["ack_ms"] + nv["first_recall_ms"] if nv else float("inf")
         checks[f"new version searchable <= 100 ms (ack + first recall) at {s}"] = searchable <= 100
-    report_checks({"corpus": CORPUS, "embedder": "hash", "scales": summary}, checks, OUT)
+    report_checks("bench_growth", {"corpus": CORPUS, "embedder": "hash", "scales": summary}, checks)
 
 
 if __name__ == "__main__":

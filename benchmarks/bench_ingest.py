@@ -11,7 +11,7 @@
   after it; in memory and with a data directory (SQLite commit with fsync, blob fsync). Median and p95.
 
 ``BENCH_QUICK=1``: the small ``seed`` corpus, one repetition, 5 updates. Default: ``acme-zh``, best of
-3 (after one warm-up ingestion), 20 updates. Prints the numbers and writes ``benchmarks/results/bench_ingest.json``.
+3 (after one warm-up ingestion), 20 updates. Prints the numbers and writes ``benchmarks/results/bench_ingest.json`` and ``.md``.
 Run: ``.venv/bin/python benchmarks/bench_ingest.py``.
 """
 
@@ -39,7 +39,9 @@ from drivebench.search.ingest import prepare
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.persistence import open_durable
 
-OUT = Path(__file__).parent / "results" / "bench_ingest.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 CORPUS = "seed" if QUICK else "acme-zh"
 REPS = int(os.environ.get("BENCH_REPS", "1" if QUICK else "3"))
@@ -169,8 +171,7 @@ def main() -> None:
         "ingest": ingest,
         "incremental_update": {"in_memory": in_memory, "data_dir": durable},
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_report("bench_ingest", result)
     print(f"corpus {ingest['corpus']}: {ingest['versions']} versions, {ingest['chunks']} chunks")
     print(
         f"ingestion {ingest['ingest_chunks_per_s']} chunks/s vs raw {EMBEDDER} encode {ingest['raw_encode_chunks_per_s']} "
@@ -183,7 +184,6 @@ def main() -> None:
             f"{u['update_total_ms_p95']} ms p95 (write {u['write_ms_median']} + re-index {u['reindex_ms_median']}); "
             f"first recall after: {u['first_recall_after_ms_median']} ms"
         )
-    print(f"wrote {OUT}")
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ granted document; a trash (one document: ``trashed_at`` of its rows rewritten) a
 of the documents) until the search reflects it.
 
 FAISS times are the best of 3 runs per query; Milvus times one run (each is ~100x longer). The machine is
-shared (2 cores, other jobs): numbers are upper bounds. Writes ``benchmarks/results/bench_milvus.json``.
+shared (2 cores, other jobs): numbers are upper bounds. Writes ``benchmarks/results/bench_milvus.json`` and ``.md``.
 ``BENCH_QUICK=1``: fewer queries. Run: ``.venv/bin/python benchmarks/bench_milvus.py``.
 """
 
@@ -45,7 +45,9 @@ from drivebench.search.index.chunk_store import ChunkStore
 from drivebench.search.index.milvus_store import MAX_US, MilvusVectors
 from drivebench.search.index.vector_store import IndexSpec, visible_mask
 
-OUT = Path(__file__).parent / "results" / "bench_milvus.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 DIM = 384
 K = 10
 SELECTIVITIES = (0.01, 0.1, 0.5)
@@ -282,10 +284,9 @@ def main() -> int:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_report("bench_milvus", result)
     print(f"exact with no under-fill everywhere: {exact}; milvus-lite filter cost max {max(milvus_ratios):.2f}x")
-    print(f"  (target <= {FILTER_TARGET}x its own unfiltered search: {within})  wrote {OUT}")
+    print(f"  (target <= {FILTER_TARGET}x its own unfiltered search: {within})")
     return 0 if exact and within else 1
 
 

@@ -16,13 +16,12 @@ allow/deny grants with validity windows on folders and documents), measured in o
 * the recall hot path on the seed corpus: one ``enforce`` per hit, per-action enforcer vs one
   enforcer holding every line.
 
-Writes ``benchmarks/results/bench_permissions.json``. ``BENCH_QUICK=1``: fewer samples.
+Writes ``benchmarks/results/bench_permissions.json`` and ``.md``. ``BENCH_QUICK=1``: fewer samples.
 Run: ``.venv/bin/python benchmarks/bench_permissions.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import random
@@ -51,6 +50,9 @@ from drivebench.drive.permissions.compiler import compile_drive, doc_obj
 from drivebench.drive.permissions.engine import MODEL_PATH
 from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
 
 NOW = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 ROLES = ("engineer", "manager", "finance", "hr", "legal", "sales", "it", "auditor")
@@ -171,7 +173,6 @@ def make_drive(n_docs: int, seed: int = 0) -> Drive:
     return drive
 
 
-OUT = Path(__file__).parent / "results" / "bench_permissions.json"
 SIZES = (1_000, 10_000, 100_000)
 TARGET_COLD_MS = 100.0
 TARGET_RATIO = 1_000.0
@@ -415,12 +416,10 @@ def main() -> int:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_report("bench_permissions", result)
     print(
         f"targets (100k: cold <= {TARGET_COLD_MS:.0f} ms, >= {TARGET_RATIO:.0f}x enforce): {'met' if ok else 'MISSED'}"
     )
-    print(f"  wrote {OUT}")
     return 0 if ok else 1
 
 

@@ -5,14 +5,13 @@ cache when present); each pipeline (dense, bm25, hybrid) then answers the whole 
 each query's principal. Prints Hit@1, Hit@10, MRR@10 (and recall@10, ms/query) per pipeline x
 embedder, each pipeline's Hit@10 ratio against the `bm25` baseline, and each embedder's raw encode
 throughput (chunks/s on the corpus's own chunks, no cache) side by side; writes
-`benchmarks/results/bench_pipelines.json` and the README table (`--readme` prints it as Markdown).
+`benchmarks/results/bench_pipelines.json` and `.md` (the table per corpus).
 BENCH_QUICK=1 uses acme-* at small scale. BENCH_EMBEDDERS=e5,minilm selects embedders, BENCH_CORPORA
 (default acme-zh@2,acme-en@2) corpora.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -34,7 +33,9 @@ from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES, R
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
-OUT = Path(__file__).parent / "results" / "bench_pipelines.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 EMBEDDERS = [e for e in os.environ.get("BENCH_EMBEDDERS", "e5,minilm").split(",") if e]
 # the discriminating sets (acme-*@1's questions name their documents: every lexical system aces them)
 CORPORA = [c for c in os.environ.get("BENCH_CORPORA", "acme-zh@2,acme-en@2").split(",") if c]
@@ -81,24 +82,6 @@ def measure(corpus: str, scale: str | None) -> dict[str, object]:
     return {"queries": len(queries), "chunks": sim.store.n_alive, "results": per, "chunks_per_s": throughput}
 
 
-def table(results: dict[str, object]) -> list[str]:
-    rows = [
-        "| corpus | embedder | pipeline | Hit@1 | Hit@10 | MRR@10 | ms/query | Hit@10 vs bm25 | encode chunks/s |",
-        "|---|---|---|---:|---:|---:|---:|---:|---:|",
-    ]
-    for corpus, data in results["corpora"].items():  # type: ignore[attr-defined]
-        for emb, pipes in data["results"].items():
-            base = pipes["bm25"]["hit_rate@10"]
-            for pipe, m in pipes.items():
-                ratio = m["hit_rate@10"] / base if base else float("inf")
-                mark = " **(default)**" if (emb, pipe) == (results["default"]["embedder"], DEFAULT_PIPELINE) else ""  # type: ignore[index]
-                rows.append(
-                    f"| {corpus} | {emb} | {pipe}{mark} | {m['hit_rate@1']:.3f} | {m['hit_rate@10']:.3f} | "
-                    f"{m['mrr@10']:.3f} | {m['ms_per_query']:.1f} | {ratio:.2f}x | {data['chunks_per_s'][emb]:.1f} |"
-                )
-    return rows
-
-
 def main() -> None:
     quick = os.environ.get("BENCH_QUICK") == "1"
     scale = "small" if quick else None
@@ -123,11 +106,7 @@ def main() -> None:
                 )
         speeds = ", ".join(f"{e} {v:.1f}" for e, v in data["chunks_per_s"].items())  # type: ignore[attr-defined]
         print(f"encode throughput (chunks/s, raw, this corpus's chunks): {speeds}")
-    results["readme_table"] = table(results)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    print("\nREADME table (benchmarks/bench_pipelines.py):\n" + "\n".join(results["readme_table"]))  # type: ignore[arg-type]
-    print(f"\nwrote {OUT}")
+    write_report("bench_pipelines", results)
 
 
 if __name__ == "__main__":

@@ -12,12 +12,11 @@ another, new grants are added; ``as_of`` is a random instant before those change
 runs for a sample of users, both arms back to back in alternating order, after one warm-up pass.
 
 Prints p50/p95 per arm, the ratio of p50s (target <= 1.1) and how many results the intersection removed;
-writes ``benchmarks/results/bench_pointintime.json``. Run: ``.venv/bin/python benchmarks/bench_pointintime.py``.
+writes ``benchmarks/results/bench_pointintime.json`` and ``.md``. Run: ``.venv/bin/python benchmarks/bench_pointintime.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import random
@@ -40,7 +39,9 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import SimConfig, Simulator
 
-OUT = Path(__file__).parent / "results" / "bench_pointintime.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 CORPUS = "seed" if QUICK else "acme-en"
 USERS = 6 if QUICK else 12
@@ -177,9 +178,7 @@ def main() -> int:
     print(f"  permission mask alone (cached): p50 {masks['with_p50']} us with, {masks['without_p50']} us without")
     print(f"  ratio of p50s: {ratio:.3f} (target <= {TARGET}) {'met' if result['met'] else 'NOT MET'}")
     print(f"  results the intersection removed: {removed}")
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
-    print(f"wrote {OUT}")
+    write_report("bench_pointintime", result)
     return 0 if result["met"] else 1
 
 

@@ -10,14 +10,13 @@ best of 2, the same concurrency (8):
 
 Reports requests/s of both and ``probe / baseline`` (target >= 0.7: judging must not dominate), plus
 pairs/s of the send+judge phase and of the whole command (ground truth, sampling, query building
-included). Writes ``benchmarks/results/bench_probe.json``. ``BENCH_QUICK=1``: N = 200 (else 1,000).
+included). Writes ``benchmarks/results/bench_probe.json`` and ``.md``. ``BENCH_QUICK=1``: N = 200 (else 1,000).
 Run: ``.venv/bin/python benchmarks/bench_probe.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import platform
 import subprocess
@@ -41,7 +40,9 @@ from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.formats.evalset import load_evalset
 from drivebench.server.process import free_port
 
-OUT = Path(__file__).parent / "results" / "bench_probe.json"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 N = 200 if QUICK else 1000
 CONCURRENCY = 8
@@ -128,14 +129,13 @@ def main() -> int:
         "runs": rows,
         "note": "measured on a shared 2-core machine: absolute numbers are upper bounds on time",
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_report("bench_probe", result)
     print(f"baseline (eval-run queries): {base['requests_per_s']:.1f} req/s ({base['requests']} requests)")
     print(
         f"probe: {probe['requests_per_s']:.1f} req/s; {probe['pairs_per_s_send_judge']:.1f} pairs/s send+judge, "
         f"{probe['pairs_per_s_total']:.1f} pairs/s with setup ({probe['setup_seconds']:.1f} s setup)"
     )
-    print(f"probe / baseline = {ratio:.2f} (target >= {TARGET_RATIO}); wrote {OUT}")
+    print(f"probe / baseline = {ratio:.2f} (target >= {TARGET_RATIO})")
     return 0 if result["met"] else 1
 
 

@@ -7,7 +7,7 @@ the same. Each query of the eval set is sent one at a time (as its own principal
 connection; the rounds alternate pipelines so machine load hits them alike. The floor is the embedder's own
 ``encode_queries([q])`` time for the same queries, in this process: no recall can be faster than embedding its
 query. Target: default p50 <= 1.5x the floor. Prints p50/p95 and the ratios; writes
-``benchmarks/results/bench_recall_http.json``. BENCH_QUICK=1: seed corpus, fewer rounds; BENCH_ROUNDS=N: N rounds (default 3).
+``benchmarks/results/bench_recall_http.json`` and ``.md``. BENCH_QUICK=1: seed corpus, fewer rounds; BENCH_ROUNDS=N: N rounds (default 3).
 
 It also measures, in the same run: each pipeline's in-process ``Simulator.recall`` p50 (a simulator loaded in
 this process) next to its HTTP p50 (target: HTTP <= in-process + 2 ms at one request in flight; dense
@@ -59,6 +59,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too
 from benchmarks.http_harness import RECALL, KeepAliveClient, recall_doc_ids, spawn_variant, throughput
+from benchmarks.report import report_checks
 from drivebench.api import load_simulator
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
@@ -66,7 +67,6 @@ from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 from drivebench.server.process import ReplicaSpec, start_replicas
 from drivebench.simulator.backend import SimConfig
 
-OUT = Path(__file__).parent / "results" / "bench_recall_http.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 CORPUS = "seed" if QUICK else "acme-zh"
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", 1 if QUICK else 3))
@@ -314,19 +314,7 @@ def report(
         f"default ({DEFAULT_PIPELINE}) p50 = {result['default_over_floor_p50']:.2f}x the query-embedding floor; "
         f"{result['default_over_bm25_p50']:.2f}x bm25; dense in-process {result['dense_inprocess_over_floor_p50']:.2f}x"
     )
-    report_checks(result, checks, OUT)
-
-
-def report_checks(result: dict[str, Any], checks: dict[str, bool], out: Path) -> None:
-    """Print each target met/MISSED, write ``result`` (with the checks) to ``out`` as JSON, and exit 1 when a
-    target was missed (``python -m benchmarks`` reads the exit code)."""
-    for name, ok in checks.items():
-        print(f"  {'met   ' if ok else 'MISSED'} {name}")
-    result["checks"] = checks
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
-    print(f"wrote {out}")
-    raise SystemExit(0 if all(checks.values()) else 1)
+    report_checks("bench_recall_http", result, checks)
 
 
 if __name__ == "__main__":

@@ -10,13 +10,12 @@ recall, MRR and nDCG at 1, 3, 5, 10 for every query.
   resamples). Building the objects is not timed, as building pytrec_eval's dicts is not.
 
 The three are run interleaved, best of 3, so they share the machine's load. Prints wall and CPU
-seconds and ``ours / pytrec`` (target <= 1.0) and writes ``benchmarks/results/bench_scoring.json``.
+seconds and ``ours / pytrec`` (target <= 1.0) and writes ``benchmarks/results/bench_scoring.json`` and ``.md``.
 Run: ``.venv/bin/python benchmarks/bench_scoring.py``.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import platform
 import random
@@ -31,9 +30,11 @@ import pytrec_eval
 from drivebench.evaluator.scoring import score
 from drivebench.formats.evalset import EvalQuery, GoldDoc, RunHit, RunRecord
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
+from benchmarks.report import write_report
+
 KS = (1, 3, 5, 10)
 MEASURES = {"success.1,3,5,10", "recall.1,3,5,10", "recip_rank", "ndcg_cut.1,3,5,10"}
-OUT = Path(__file__).parent / "results" / "bench_scoring.json"
 
 
 def make_data(n_queries: int, depth: int, n_docs: int, seed: int = 0) -> dict[str, Any]:
@@ -129,13 +130,12 @@ def main() -> int:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
     }
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
+    write_report("bench_scoring", result)
     print(f"{n_queries} queries x 100 results, IR metrics at {KS} (best of {repeat}, interleaved)")
     for name, label in (("pytrec_eval", "pytrec_eval"), ("score", "drivebench score()"), ("score_ci", "score() + CIs")):
         ratio = wall[name] / wall["pytrec_eval"]
         print(f"  {label:20s}: wall {wall[name]:7.3f} s  cpu {cpu[name]:7.3f} s  ratio {ratio:.3f}")
-    print(f"  load average {os.getloadavg()[0]:.2f}; wrote {OUT}")
+    print(f"  load average {os.getloadavg()[0]:.2f}")
     return 0 if wall["score"] <= wall["pytrec_eval"] else 1
 
 

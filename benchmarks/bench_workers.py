@@ -20,7 +20,7 @@ would, one keep-alive connection per client thread) and prints, side by side in 
   cores busy, query encodes per model call, over ``BENCH_BATCHER_ROUNDS`` alternating rounds (medians).
 
 Every figure on a 2-core machine shared with other work is an upper bound (the client shares the cores).
-``BENCH_QUICK=1``: the seed corpus, fewer requests. Writes ``benchmarks/results/bench_workers.json``.
+``BENCH_QUICK=1``: the seed corpus, fewer requests. Writes ``benchmarks/results/bench_workers.json`` and ``.md``.
 Run: ``flock /tmp/drivebench-heavy.lock .venv/bin/python -m benchmarks.bench_workers``.
 """
 
@@ -44,15 +44,14 @@ os.environ.setdefault("DRIVEBENCH_TOKEN_SECRET", "bench-workers-" + "0" * 32)  #
 from drivebench.api import load_simulator
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: python benchmarks/bench_workers.py
-from benchmarks.bench_recall_http import report_checks
 from benchmarks.http_harness import throughput
+from benchmarks.report import report_checks
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.search.retrieval.query_batch import QueryBatcher
 from drivebench.server.process import ReplicaSpec, limit_search_threads, start_replicas
 from drivebench.simulator.backend import SimConfig
 
-OUT = Path(__file__).parent / "results" / "bench_workers.json"
 QUICK = os.environ.get("BENCH_QUICK") == "1"
 CORPUS = "seed" if QUICK else "acme-zh"
 EMBEDDER = "e5"
@@ -259,7 +258,7 @@ def main() -> None:
     checks["dense in process: the encoder pool at 4 in flight >= one encoder thread at 4 in flight"] = (
         batching["pool_over_one_encoder_thread_at_4"] >= 1.0
     )
-    report_checks(result, checks, OUT)  # exits 1 when a target was missed
+    report_checks("bench_workers", result, checks)  # exits 1 when a target was missed
 
 
 if __name__ == "__main__":

@@ -102,7 +102,7 @@ def describe(exc: BaseException, debug_hint: bool = True) -> Described:
         where, message = f"{located['path']}:{located['line']}", located["rest"]
         if hint is None:
             hint = (
-                f"fix line {located['line']}; README's 'Evaluation files' section gives the eval-set and run formats"
+                f"fix line {located['line']}; docs/evaluation-files.md gives the eval-set and run formats"
                 if located["path"].endswith(".jsonl")
                 else f"fix line {located['line']} of that file"
             )

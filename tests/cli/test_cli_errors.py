@@ -139,7 +139,7 @@ class VendorError(Exception):
             ValueError("runs/r.jsonl:12: results[0].rank: Input should be\n  a valid integer"),
             [
                 "error: runs/r.jsonl:12: results[0].rank: Input should be; a valid integer",
-                "hint: fix line 12; README's 'Evaluation files' section gives the eval-set and run formats",
+                "hint: fix line 12; docs/evaluation-files.md gives the eval-set and run formats",
             ],
             2,
         ),

@@ -1,6 +1,7 @@
-"""The commands README's Quick start, Commands (the lines this file owns), Configuration and Container sections
-give, executed: shell blocks run in bash as written (Container: the docker lines are checked against the files
-they use, since no container engine runs here, and the one command they run inside the container runs here)."""
+"""The commands of README's Quick start and tour, and of the Commands (the lines this file owns), Configuration
+and Container pages of docs/, executed: shell blocks run in bash as written (Container: the docker lines are
+checked against the files they use, since no container engine runs here, and the one command they run inside
+the container runs here; the tour: the lines that need no running server)."""
 
 from __future__ import annotations
 
@@ -15,18 +16,12 @@ import yaml
 
 from drivebench.cli.config import build_default_map, load_config
 from drivebench.cli.main import app
-from tests.cli.clirun import REPO, clean_env, run
+from tests.cli.clirun import BIN, REPO, clean_env, run
+from tests.support.docs import code_blocks, section
 
 
-def section(title: str) -> str:
-    text = (REPO / "README.md").read_text(encoding="utf-8")
-    start = text.index(f"\n## {title}\n")
-    end = text.find("\n## ", start + 1)
-    return text[start : end if end > 0 else None]
-
-
-def blocks(title: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", section(title), flags=re.S)
+def blocks(page: str, title: str, language: str) -> list[str]:
+    return code_blocks(page, title, language)
 
 
 def commands(block: str) -> list[str]:
@@ -34,7 +29,7 @@ def commands(block: str) -> list[str]:
 
 
 def test_quick_start_shell_block_runs_as_written(tmp_path: Path) -> None:
-    make_block, cli_block = blocks("Quick start", "bash")
+    make_block, cli_block = blocks("README.md", "Quick start", "bash")
     assert commands(make_block) == ["make demo", "make test"]  # CI runs make test; make demo is timed by hand
     env = clean_env(HOME=str(tmp_path), SHELL="/bin/bash")
     env["PATH"] = "/usr/bin:/bin"  # the block itself must put drivebench on PATH
@@ -50,7 +45,7 @@ def test_quick_start_shell_block_runs_as_written(tmp_path: Path) -> None:
 
 
 def test_commands_section_lines_for_the_root_options_and_info() -> None:
-    lines = commands(blocks("Commands", "bash")[0])
+    lines = commands(blocks("commands.md", "Synopsis", "bash")[0])
     synopsis = next(line for line in lines if line.startswith("drivebench [--config"))
     root_help = run("--help").stdout
     for option in re.findall(r"--[a-z-]+", synopsis):
@@ -62,7 +57,7 @@ def test_commands_section_lines_for_the_root_options_and_info() -> None:
 
 
 def test_configuration_example_is_a_valid_config_file(tmp_path: Path) -> None:
-    (toml,) = blocks("Configuration", "toml")
+    (toml,) = blocks("configuration.md", "Configuration", "toml")
     path = tmp_path / "drivebench.toml"
     path.write_text(toml, encoding="utf-8")
     command = typer.main.get_command(app)
@@ -77,14 +72,14 @@ def test_configuration_example_is_a_valid_config_file(tmp_path: Path) -> None:
     assert (
         data["config_file"] == str(path) and data["corpus"]["name"] == "seed" and data["embedder"]["name"] == "minilm"
     )
-    for name in re.findall(r"`(DRIVEBENCH_[A-Z_]+)`", section("Configuration")):
+    for name in re.findall(r"`(DRIVEBENCH_[A-Z_]+)`", section("configuration.md", "Configuration")):
         if name.count("_") >= 2 and name.split("_")[1] in ("SERVE", "EVAL", "DEMO"):
             command_words = name.split("_")[1:3] if name.startswith("DRIVEBENCH_EVAL_") else name.split("_")[1:2]
             assert name in run(*[w.lower() for w in command_words], "--help").stdout, name
 
 
 def test_container_commands_match_the_files_they_use() -> None:
-    lines = commands(blocks("Container", "bash")[0])
+    lines = commands(blocks("container.md", "Container", "bash")[0])
     assert len(lines) == 4
     build, run_image, compose_up, compose_exec = (shlex.split(line) for line in lines)
     dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
@@ -103,3 +98,27 @@ def test_container_commands_match_the_files_they_use() -> None:
     assert inside[0] == "drivebench" and done.returncode == 0, done.stderr
     tokens = json.loads(done.stdout)
     assert any("admin" in t["scopes"] for t in tokens)
+
+
+def test_tour_lines_that_need_no_server_run_as_written(tmp_path: Path) -> None:
+    """The tour's corpus and token lines, in bash as written (the lines that need a running server are checked
+    against the CLI's options by tests/cli/test_docs_site.py); the token line must pick the evaluation token."""
+    (tour,) = blocks("README.md", "A five-minute tour", "bash")
+    lines = commands(tour)
+    assert any(line.startswith("drivebench serve --corpus seed") for line in lines)
+    # the server, the evaluation and the probe need a running server; eval history lists the runs they record
+    offline = [line for line in lines if not re.search(r"serve|eval run|probe|eval history", line)]
+    assert len(offline) == 5, offline
+    script = "\n".join(
+        [*offline, 'printf "%s" "$DRIVEBENCH_TOKEN" > token.txt', "drivebench tokens --json > tokens.json"]
+    )
+    env = clean_env(HOME=str(tmp_path), DRIVEBENCH_TOKENS_CORPUS="seed")
+    env["PATH"] = f"{BIN}:{env['PATH']}"  # the tour runs after the quick start's PATH change
+    done = subprocess.run(
+        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr
+    assert "documents" in done.stdout and (tmp_path / "seed-corpus" / "evalset.jsonl").is_file()
+    tokens = json.loads((tmp_path / "tokens.json").read_text())
+    evaluation = [t["token"] for t in tokens if "evaluate-as" in t["scopes"] and "admin" not in t["scopes"]]
+    assert (tmp_path / "token.txt").read_text() == evaluation[0]

@@ -1,10 +1,9 @@
-"""README's drive-API permission table: an owner uploads a new version of their document
-through the documented API exactly when a grant gives them `edit`; the counts README gives are the corpus's."""
+"""The drive-API permission table of docs/drive-api.md: an owner uploads a new version of their document through
+the documented API exactly when a grant gives them `edit`; the counts the page gives are the corpus's."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
@@ -13,8 +12,9 @@ from drivebench.api import load_simulator
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.conftest import bearer
+from tests.support.docs import section
 
-README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+PAGE = section("drive-api.md", "Who may do what")
 
 
 @pytest.fixture(scope="module")
@@ -33,10 +33,10 @@ def _owner_split(sim: Simulator) -> tuple[list[str], list[str]]:
     return can, cannot
 
 
-def test_readme_states_the_permission_and_the_seed_counts(own_sim: Simulator) -> None:
-    assert re.search(r"`POST /api/v1/files/\{id\}/versions` \(new version\) \| `edit` on the document", README)
+def test_docs_state_the_permission_and_the_seed_counts(own_sim: Simulator) -> None:
+    assert re.search(r"`POST /api/v1/files/\{id\}/versions` \(new version\) \| `edit` on the document", PAGE)
     can, _ = _owner_split(own_sim)
-    m = re.search(r"the owner holds `edit` on (\d+) of `seed`'s (\d+) documents", README)
+    m = re.search(r"the owner holds `edit` on (\d+) of `seed`'s (\d+) documents", PAGE)
     assert m and (int(m[1]), int(m[2])) == (len(can), len(own_sim.drive.documents))
 
 

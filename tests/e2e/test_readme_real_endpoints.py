@@ -1,5 +1,6 @@
-"""Every example of README.md's "Evaluating a real recall endpoint" section runs, verbatim, against a real
-simulator server and the vendor-style test server (only the host:port in the URLs is replaced)."""
+"""Every example of docs/evaluating.md (the target profiles, the export for a real drive) and docs/ci.md (the CI
+commands) runs, verbatim, against a real simulator server and the vendor-style test server (only the host:port
+in the URLs is replaced)."""
 
 from __future__ import annotations
 
@@ -19,21 +20,17 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
 from tests.e2e.test_real_endpoints import vendor_url  # noqa: F401  (module fixture: the vendor server)
 from tests.e2e.vendor_server import API_KEY
+from tests.support.docs import code_blocks, section
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-README = Path(__file__).resolve().parents[2] / "README.md"
 SIM_URL, VENDOR_URL = "http://127.0.0.1:8000", "http://127.0.0.1:9000/v1/search"
+PROFILES = ("evaluating.md", "Target profiles")
+EXPORT = ("evaluating.md", "Loading the synthetic enterprise into a real drive")
 
 
-def section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index("## Evaluating a real recall endpoint")
-    return text[start : text.index("\n## ", start + 3)]
-
-
-def blocks(lang: str) -> list[str]:
-    return re.findall(rf"```{lang}\n(.*?)```", section(), flags=re.S)
+def profiles() -> list[str]:
+    return code_blocks(*PROFILES, "toml")
 
 
 @pytest.fixture
@@ -46,33 +43,33 @@ def workdir(
     monkeypatch.chdir(tmp_path)
     assert drivebench_server.sim.corpus_dir is not None
     shutil.copy(Path(drivebench_server.sim.corpus_dir) / EVALSET_NAME, tmp_path / "evalset.jsonl")
-    for block in blocks("toml"):
+    for block in profiles():
         name = block.splitlines()[0].removeprefix("# ").strip()
         text = block.replace(SIM_URL, drivebench_server.url).replace(VENDOR_URL, f"{vendor_url}/v1/same/search")
         (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.setenv("DRIVEBENCH_TOKEN", drivebench_server.sim.tokens.eval_token)
     monkeypatch.setenv("VENDOR_API_KEY", API_KEY)
-    monkeypatch.delenv("DRIVEBENCH_HISTORY", raising=False)  # cwd is tmp_path: the README's default history
+    monkeypatch.delenv("DRIVEBENCH_HISTORY", raising=False)  # cwd is tmp_path: the documented default history
     yield tmp_path
 
 
-def test_readme_has_the_two_worked_profiles() -> None:
-    names = [b.splitlines()[0] for b in blocks("toml")]
+def test_docs_have_the_two_worked_profiles() -> None:
+    names = [b.splitlines()[0] for b in profiles()]
     assert names == ["# simulator.toml", "# vendor.toml"]
-    vendor = blocks("toml")[1]
+    vendor = profiles()[1]
     for key in ('results = "data.items"', 'doc_id = "fileId"', 'version_id = "versionId"', "ok_when", 'match = "path"'):
         assert key in vendor
 
 
-def test_readme_examples_run(workdir: Path, drivebench_server: ServedSimulator) -> None:
+def test_docs_examples_run(workdir: Path, drivebench_server: ServedSimulator) -> None:
     assert load_profile(workdir / "simulator.toml").request.url == f"{drivebench_server.url}/api/mcp/recall"
     commands = []
-    for block in blocks("bash"):
+    for block in code_blocks("ci.md", "CI", "bash"):
         for line in block.replace("\\\n", " ").splitlines():
             line = line.split("  #")[0].strip()
             if line.startswith("drivebench "):
                 commands.append(line)
-    commands += re.findall(r"`(drivebench corpus export-drive [^`]+)`", section())
+    commands += re.findall(r"`(drivebench corpus export-drive [^`]+)`", section(*EXPORT))
     assert len(commands) >= 7
     outputs = {}
     for line in commands:

@@ -17,6 +17,7 @@ from drivebench.evaluator.compare_runs import compare_runs, corpus_mismatch, hol
 from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.report.sample import sample_result
 from drivebench.evaluator.scoring import compare
+from tests.support.docs import code_blocks
 
 
 def test_holm_step_down() -> None:
@@ -133,9 +134,9 @@ def test_history_records_corpus_and_version(tmp_path: Path, runs: list[dict[str,
     assert HistoryStore(old).record(runs[1]) == 2
 
 
-def test_readme_compare_line_matches_the_help() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    line = next(x for x in readme.splitlines() if x.startswith("drivebench eval compare BASELINE RUN [RUN ...]"))
+def test_documented_compare_line_matches_the_help() -> None:
+    synopsis = code_blocks("commands.md", "Synopsis", "bash")[0]
+    line = next(x for x in synopsis.splitlines() if x.startswith("drivebench eval compare BASELINE RUN [RUN ...]"))
     done = CliRunner().invoke(app, ["eval", "compare", "--help"], env={"COLUMNS": "200"})
     assert done.exit_code == 0
     for option in ("--metric", "--json", "--include-failed", "--allow-mixed-corpus"):

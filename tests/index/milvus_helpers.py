@@ -11,7 +11,7 @@ from drivebench.search.index.chunk_store import ChunkHit
 
 # Every backend the permission/version/durability tests run against. milvus-lite always runs (no skip); a real
 # Milvus server is added as a third backend when DRIVEBENCH_MILVUS_URI is set (e.g. http://localhost:19530;
-# README "Vector stores": compose profile milvus). Unset, that parameter does not exist: nothing is skipped.
+# docs/vector-stores.md: compose profile milvus). Unset, that parameter does not exist: nothing is skipped.
 SERVER_URI = os.environ.get("DRIVEBENCH_MILVUS_URI", "").strip()
 BACKENDS = ["faiss", "milvus", *([f"milvus:{SERVER_URI}"] if SERVER_URI else [])]
 backend_params = pytest.mark.parametrize("index", BACKENDS)

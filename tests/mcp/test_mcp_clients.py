@@ -1,4 +1,4 @@
-"""MCP for real clients: README's client configurations run with the official SDK client
+"""MCP for real clients: the client configurations of docs/mcp.md run with the official SDK client
 (stdio through ``stdio_client`` against ``drivebench mcp``, streamable HTTP with a bearer token against a real
 uvicorn server), the allowed-host option, and the RFC 9728 protected-resource metadata."""
 
@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -26,18 +24,16 @@ from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
 from tests.cli.clirun import BIN, clean_env
 from tests.conftest import bearer
+from tests.support.docs import code_blocks, page_text
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+PAGE = "mcp.md"  # the MCP clients page of docs/
 QUERY = "项目X的技术方案审批人"
 TOOLS = {"recall", "answer", "get_document", "list_versions"}
 
 
 def _client_configs() -> list[dict[str, Any]]:
-    """Every ```json block of README's "MCP clients" section, parsed."""
-    text = README.read_text(encoding="utf-8")
-    section = text.split("## MCP clients", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```json\n(.*?)```", section, flags=re.S)
-    return [json.loads(b) for b in blocks]
+    """Every ```json block of the client configurations, parsed."""
+    return [json.loads(b) for b in code_blocks(PAGE, "Client configurations", "json")]
 
 
 def _servers(config: dict[str, Any]) -> dict[str, Any]:
@@ -52,19 +48,19 @@ async def _exercise(client: Client) -> dict[str, Any]:
     return dict(result.structured_content or {})
 
 
-def test_readme_has_stdio_and_http_snippets() -> None:
+def test_docs_have_stdio_and_http_snippets() -> None:
     configs = _client_configs()
     kinds = [("command" in s, s.get("type")) for c in configs for s in _servers(c).values()]
     assert (True, None) in kinds and (True, "stdio") in kinds and (False, "http") in kinds
-    text = README.read_text(encoding="utf-8")
+    text = page_text(PAGE)
     for needle in ("--mcp-allowed-host", ALLOWED_HOSTS_ENV, "oauth-protected-resource", "drivebench mcp --corpus"):
         assert needle in text
 
 
 @pytest.mark.slow
 @pytest.mark.e2e
-def test_readme_stdio_configs_run_with_the_sdk_stdio_client() -> None:
-    """``drivebench mcp`` as README configures it, started by the SDK's stdio client. The environment picks the
+def test_docs_stdio_configs_run_with_the_sdk_stdio_client() -> None:
+    """``drivebench mcp`` as the docs configure it, started by the SDK's stdio client. The environment picks the
     documented test embedder and bm25 (the MCP wiring is under test, not the model)."""
     env = clean_env(DRIVEBENCH_MCP_EMBEDDER="hash", DRIVEBENCH_MCP_PIPELINE="bm25")
     stdio = [s for c in _client_configs() for s in _servers(c).values() if "command" in s]
@@ -85,7 +81,7 @@ def test_readme_stdio_configs_run_with_the_sdk_stdio_client() -> None:
 
 
 @pytest.mark.e2e
-def test_readme_http_config_runs_with_the_sdk_streamable_http_client(drivebench_server: ServedSimulator) -> None:
+def test_docs_http_config_runs_with_the_sdk_streamable_http_client(drivebench_server: ServedSimulator) -> None:
     sim = drivebench_server.sim
     token = sim.tokens.for_subject("u001").token
     http = [s for c in _client_configs() for s in _servers(c).values() if s.get("type") == "http"]
@@ -168,12 +164,12 @@ def test_allowed_host_reaches_mcp_over_real_http(sim: Simulator, monkeypatch: py
     assert out["principal"]["user_id"] == "u001"
 
 
-def test_readme_command_lines_match_the_help() -> None:
+def test_documented_command_lines_match_the_help() -> None:
     from typer.testing import CliRunner
 
     from drivebench.cli.main import app
 
-    text = README.read_text(encoding="utf-8")
+    text = page_text("commands.md")  # the synopsis
     assert "drivebench mcp [--corpus X] [--user USER_ID]" in text and "[--mcp-allowed-host NAME ...]" in text
     mcp_help = CliRunner().invoke(app, ["mcp", "--help"], env={"COLUMNS": "200"})
     assert mcp_help.exit_code == 0 and "--corpus" in mcp_help.output and "--user" in mcp_help.output

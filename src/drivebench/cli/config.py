@@ -107,7 +107,7 @@ def load_config(explicit: str | None) -> ConfigFile:
         line = getattr(exc, "lineno", None) or _line_from_message(str(exc))
         raise DrivebenchError(
             f"not valid TOML: {str(exc).split(' (at line')[0]}",
-            hint="see README's Configuration section for the format",
+            hint="see docs/configuration.md for the format",
             path=path,
             line=line,
         ) from None

@@ -59,7 +59,7 @@ def usage_error(message: str, hint: str | None = None) -> NoReturn:
     if located:
         line = located["line"]
         default = (
-            f"fix line {line}; README's 'Evaluation files' section gives the eval-set and run formats"
+            f"fix line {line}; docs/evaluation-files.md gives the eval-set and run formats"
             if located["path"].endswith((".jsonl", ".trec", ".txt"))
             else f"fix line {line} of that file"
         )

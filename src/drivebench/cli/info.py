@@ -170,7 +170,7 @@ def info(
     cache = data["cache"]
     table.add_row("python", data["python"])
     table.add_row("drivebench command", data["executable"])
-    table.add_row("config file", data["config_file"] or "none (defaults; see README: Configuration)")
+    table.add_row("config file", data["config_file"] or "none (defaults; see docs/configuration.md)")
     table.add_row(
         "cache",
         f"{cache['path']} (from {cache['source']}; {cache['size_bytes'] / 2**20:.1f} MiB, "

@@ -147,7 +147,7 @@ def root(
     """A permission-aware enterprise-drive simulator and a RAG recall evaluator.
 
     Exit codes: 0 ok; 2 usage or input error (one line, file:line where there is one, and a hint); 70 internal
-    error (a bug: rerun with --debug). `eval` commands add their own (see README).
+    error (a bug: rerun with --debug). `eval` commands add their own (see docs/commands.md).
     """
     from drivebench.cli.config import build_default_map, load_config
 

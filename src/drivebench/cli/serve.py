@@ -146,7 +146,7 @@ def serve(
         "--index",
         callback=_check_index,
         help="Vector store for dense search: faiss (in-process, default), milvus (milvus-lite in a file under "
-        "--data-dir) or milvus:URI (a Milvus server, e.g. milvus:http://localhost:19530). README: Vector stores.",
+        "--data-dir) or milvus:URI (a Milvus server, e.g. milvus:http://localhost:19530). See docs/vector-stores.md.",
     ),
     fault: list[str] = typer.Option(  # fault profiles
         [], "--fault", help="Start with these faults: NAME[:key=value...][,NAME] (GET/PUT /_sim/faults to change)."
@@ -163,7 +163,7 @@ def serve(
         "--workers",
         min=1,
         help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
-        "several cores; writes, /_sim changes, MCP and the console answer 409). README: Several worker processes.",
+        "several cores; writes, /_sim changes, MCP and the console answer 409). See docs/server.md.",
     ),
     access_log: bool = typer.Option(  # its line per request costs ~0.2 ms
         True,

@@ -1,7 +1,7 @@
 """Point-in-time (``as_of``) visibility: the one place every surface asks "may this principal see
 this document (or folder) as of T?".
 
-The rule (README, "Point-in-time semantics"):
+The rule (docs/permissions.md, "Point in time"):
 
 * **A principal acting as itself** (a user token, ``evaluated_as`` False) sees at ``as_of`` T what it
   could preview at T **and** may still preview now: what it could see then, minus what has been taken

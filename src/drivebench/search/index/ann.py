@@ -16,7 +16,7 @@ gets ``min(k, allowed)`` results.
 When the ANN is used (``ChunkStore.search``): only when the store holds at least ``min_chunks`` live
 chunks *and* the principal may see at least ``min_allowed`` of them. Below that, exact flat search
 inside the permission bitmap is faster or as fast (its cost is ~proportional to the allowed chunks):
-see ``benchmarks/bench_ann.py`` and README "Embedders and pipelines" for the measured switch point.
+see ``benchmarks/bench_ann.py`` (its report in ``benchmarks/results/``) and docs/vector-stores.md for the switch point.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
   ``HYBRID_DEPTH = 50`` (``Fusion``; ``fuse`` is the pure function); a document missing from one ranking
   gets nothing from it; ties broken by dense score, then doc id. The constants were tuned with a held-out
   language (``benchmarks/bench_fusion.py``: chosen on acme-zh@2, checked on acme-en@2 and the reverse;
-  README "Embedders and pipelines"); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
+  docs/embedders.md); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
   dense ranking pull BM25's first hit down (held-out MRR@10 0.533 against 0.630).
 
 Query vectors come from the process's ``QueryBatcher`` for the embedder (``query_batch.py``): queries in
@@ -24,7 +24,7 @@ flight at the same time share encode calls, run on as many encoder threads as th
 one per core, each on its share of the thread budget), so dense throughput rises with concurrency.
 
 The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
-on acme-zh and acme-en: see README "Embedders and pipelines" for the table.
+on acme-zh and acme-en: see docs/embedders.md, and the benchmark's report for the figures.
 """
 
 from __future__ import annotations
@@ -40,10 +40,10 @@ from drivebench.search.index.vector_store import dense_search
 from drivebench.search.retrieval.query_batch import shared_batcher
 
 PIPELINES = ("dense", "bm25", "hybrid")
-# Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; README "Embedders and pipelines"): hybrid
-# with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (README says when to pick it).
+# Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; docs/embedders.md): hybrid
+# with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (docs/embedders.md says when to pick it).
 DEFAULT_PIPELINE = "hybrid"
-# fusion: tuned on one language, checked on the other (benchmarks/bench_fusion.py; README "Embedders and pipelines")
+# fusion: tuned on one language, checked on the other (benchmarks/bench_fusion.py; docs/embedders.md)
 RRF_K = 1
 HYBRID_DEPTH = 50
 W_DENSE = 1.0

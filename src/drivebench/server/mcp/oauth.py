@@ -5,7 +5,7 @@ The simulator is a resource server whose bearer tokens are issued ahead of time 
 prints them; they derive from the server's token secret). There is no authorization server to send a
 client to, so the metadata leaves ``authorization_servers`` out (optional in RFC 9728 §2) and says how
 the token is presented (``bearer_methods_supported: ["header"]``) and which scopes exist. A client is
-configured with ``Authorization: Bearer <token>`` (README: "MCP clients").
+configured with ``Authorization: Bearer <token>`` (docs/mcp.md).
 
 Served at ``/.well-known/oauth-protected-resource/mcp`` (RFC 9728 §3.1: the well-known segment inserted
 before the resource path ``/mcp``) and, for clients that only look at the root, at
