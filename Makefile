@@ -11,6 +11,7 @@ CORE_STAMP := $(VENV)/.installed-core
 export HF_HUB_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
+PIP_TICK ?= 10  # seconds between the "still installing" lines
 PIP_INSTALL := $(BIN)/python -m pip install --disable-pip-version-check --progress-bar on
 CHROMIUM ?= chromium
 CHROMEDRIVER ?= chromedriver
@@ -28,11 +29,11 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 # Re-install only when the project's own dependency list changes. pip prints what it collects as it goes; while it
-# unpacks (silent for up to a minute) a line every 10 s says it works. A failed pip leaves no stamp.
+# unpacks (silent for up to a minute) a line every $(PIP_TICK) s (10) says it works. A failed pip leaves no stamp.
 # $(call pip_install,SPEC,WHAT,HOW LONG[,SHELL GUARD THAT MAY exit 0 FIRST])
 define pip_install
 	@set -o pipefail; $(4) echo "installing $(2) into $(VENV) (pip, $(3))"; start=$$SECONDS; \
-	( while sleep 10; do echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
+	( while sleep $(PIP_TICK); do echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
 	$(PIP_INSTALL) -e '$(1)' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }; status=$$?; \
 	kill $$ticker; exit $$status
 endef
@@ -63,11 +64,16 @@ demo: $(CORE_STAMP)
 	@$(MAKE) --no-print-directory path-hint
 
 # Chromium first: without it (and without root to install it) make test stops before installing anything.
+# Two pytest workers (pytest-xdist), each test file on one worker so its module fixtures are built once; the 25
+# slowest tests are listed at the end. DRIVEBENCH_SOAK=1 runs the long crash and concurrency soaks.
+PYTEST_WORKERS ?= 2
 test: browser $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25
 
+# Without the tests marked slow (tests/conftest.py marks what starts a process or a server, builds a corpus or
+# loads a model).
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow"
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile -m "not slow"
 
 # Rebuild the packaged e5 vectors of the built-in corpora (corpora/vectors/*.npz, see corpora/vectors/__init__.py);
 # tests/corpora/test_vector_packs_current.py says when they are stale.

@@ -20,6 +20,53 @@ from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
 
+# What makes a test slow is what it touches, not a list kept by hand: a test is marked ``slow`` when its module
+# uses a way to start a process or a server, to build a corpus or to load a model (below), when it uses a fixture
+# that does, or when it lives in tests/e2e/. ``make test-fast`` leaves those out.
+HEAVY_MODULES = frozenset(
+    {
+        "subprocess",
+        "pty",
+        "multiprocessing",
+        "tests.cli.clirun",
+        "tests.drive.serverproc",
+        "tests.e2e.vendor_server",
+        "tests.ui.webdriver",
+        "drivebench.server.process",
+        "drivebench.corpora.builtin",
+        "drivebench.corpora.generator.build",
+        "drivebench.corpora.acme2.build",
+        "drivebench.experiments.corpus_audit",
+        "drivebench.experiments.vector_packs",
+        "drivebench.search.index.embedders",
+        "drivebench.simulator.loader",
+        "drivebench.api",
+        "schemathesis",
+        "hypothesis",
+    }
+)
+HEAVY_FIXTURES = frozenset({"drivebench_server", "ui_server", "ui_sim", "default_sim", "served", "server"})
+
+
+def _modules_used(module: object) -> set[str]:
+    used: set[str] = set()
+    for value in vars(module).values():
+        name = value.__name__ if isinstance(value, type(os)) else getattr(value, "__module__", None)
+        if isinstance(name, str):
+            used.add(name)
+    return used
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    heavy_module: dict[object, bool] = {}
+    for item in items:
+        module = getattr(item, "module", None)
+        if module not in heavy_module:
+            heavy_module[module] = module is not None and bool(_modules_used(module) & HEAVY_MODULES)
+        in_e2e = "e2e" in Path(str(item.path)).parts
+        if in_e2e or heavy_module[module] or HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
 
 @pytest.fixture(scope="session")
 def sim(drivebench_simulator: Simulator) -> Simulator:

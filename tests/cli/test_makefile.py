@@ -79,11 +79,11 @@ def test_as_root_a_missing_chromium_is_installed_with_apt() -> None:
 @pytest.mark.slow
 def test_the_install_step_is_never_silent_and_a_failed_pip_leaves_no_stamp(tmp_path: Path) -> None:
     folder = copy_of_the_makefile(tmp_path)
-    done = make("install", "PIP_INSTALL=sleep 12; echo fake-pip", cwd=folder)
+    done = make("install", "PIP_INSTALL=sleep 3.5; echo fake-pip", "PIP_TICK=2", cwd=folder)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "creating .venv with python3"
-    assert "  ... pip is still installing (10 s)" in lines and "fake-pip -e .[all]" in lines
+    assert "  ... pip is still installing (2 s)" in lines and "fake-pip -e .[all]" in lines
     assert (folder / ".venv" / ".installed").is_file()
     (folder / ".venv" / ".installed").unlink()
     failed = make("install", "PIP_INSTALL=false", cwd=folder)

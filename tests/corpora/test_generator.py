@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from drivebench.corpora.builtin import resolve_corpus
 from drivebench.corpora.generator import build_acme
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import doc_count, plan
@@ -47,10 +48,9 @@ def _load(path: Path) -> Built:
 
 
 @pytest.fixture(scope="module", params=["zh", "en"])
-def default(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    out = tmp_path_factory.mktemp(f"acme-{request.param}")
-    build_acme(out, language=request.param)
-    return _load(out)
+def default(request: pytest.FixtureRequest) -> Built:
+    # the cached acme@1 build (the generator at its default seed and scale), shared with every other test
+    return _load(resolve_corpus(f"acme-{request.param}@1"))
 
 
 @pytest.fixture(scope="module", params=["zh", "en"])

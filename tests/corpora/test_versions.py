@@ -3,6 +3,10 @@
 The checksum list was computed from the code before any version-2 generator change (commit 7d5ea28): if a
 change to a shared module (renderers, the manifest writer, the eval-set writer) alters a byte of
 ``acme-zh@1`` or ``acme-en@1``, the frozen-build test names the files that differ.
+
+The builds compared are the session's cached ones (``resolve_corpus``): the cache key is a fingerprint of every
+source file a version is built from, so a cached build is the build of the code under test, and every other test
+that reads the corpus shares it (in CI, from a clean clone, each is built once).
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ from drivebench.cli.main import app
 from drivebench.corpora import builtin
 from drivebench.corpora.builtin import (
     DEFAULT_CORPUS,
-    build_corpus,
     corpus_version,
     is_builtin,
     lookup_builtin,
@@ -32,9 +35,9 @@ V2_CHECKSUMS = Path(__file__).parent / "data" / "acme_v2_checksums.json"
 
 @pytest.mark.slow
 @pytest.mark.parametrize("label", ["acme-zh@1", "acme-en@1"])
-def test_version_1_builds_byte_identical_to_the_committed_checksums(label: str, tmp_path: Path) -> None:
+def test_version_1_builds_byte_identical_to_the_committed_checksums(label: str) -> None:
     expected = json.loads(CHECKSUMS.read_text(encoding="utf-8"))["corpora"][label]
-    out = build_corpus(label, tmp_path / "c")
+    out = resolve_corpus(label)
     got = tree_checksums(out)
     assert sorted(set(got) ^ set(expected["files"])) == []  # no file added or lost
     assert [p for p in expected["files"] if got[p] != expected["files"][p]] == []
@@ -44,11 +47,11 @@ def test_version_1_builds_byte_identical_to_the_committed_checksums(label: str, 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("label", ["acme-zh@2", "acme-en@2"])
-def test_version_2_builds_the_committed_bytes(label: str, tmp_path: Path) -> None:
+def test_version_2_builds_the_committed_bytes(label: str) -> None:
     """Version 2 is not frozen, but it changes only on purpose: the list (first computed from main 41ce1ef,
     before the scenario's text moved into data files) is updated in a commit that says why."""
     expected = json.loads(V2_CHECKSUMS.read_text(encoding="utf-8"))["corpora"][label]
-    out = build_corpus(label, tmp_path / "c")
+    out = resolve_corpus(label)
     got = tree_checksums(out)
     assert sorted(set(got) ^ set(expected["files"])) == []
     assert [p for p in expected["files"] if got[p] != expected["files"][p]] == []

@@ -37,6 +37,15 @@ def set_quiet(quiet: bool) -> None:
     QUIET["on"] = quiet
 
 
+def honour_columns() -> None:
+    """``COLUMNS`` as it is when a command starts (Rich reads it once, when the console is made: a command run
+    in-process after another, as the Python API and the tests do, would keep the first one's width)."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        for c in (console, err_console):
+            c.width = int(columns)
+
+
 def bars_enabled() -> bool:
     """Bars only on an interactive terminal and without --quiet."""
     return not QUIET["on"] and err_console.is_terminal and not err_console.is_dumb_terminal

@@ -27,7 +27,7 @@ from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import probe as probe_cli
 from drivebench.cli.clickcompat import ClickException, MissingParameter
-from drivebench.cli.common import err_console, set_quiet
+from drivebench.cli.common import err_console, honour_columns, set_quiet
 from drivebench.errors import INPUT_ERROR_EXIT, describe
 
 ENV_PREFIX = "DRIVEBENCH"
@@ -152,6 +152,7 @@ def root(
     from drivebench.cli.config import build_default_map, load_config
 
     set_quiet(quiet)
+    honour_columns()
     loaded = load_config(config)
     ctx.default_map = build_default_map(ctx, loaded)
     ctx.meta["drivebench.cli.config"] = loaded.path
