@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.clirun import DRIVEBENCH, clean_env, run_on_pty
+from tests.support.clirun import DRIVEBENCH, clean_env, run_on_pty
 
 pytestmark = pytest.mark.slow
 

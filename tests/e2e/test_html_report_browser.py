@@ -33,7 +33,7 @@ import pytest
 from drivebench.evaluator.report.charts import PALETTE
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.report.sample import sample_result
-from tests.chromium_flags import CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM_FLAGS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

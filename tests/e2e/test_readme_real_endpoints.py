@@ -19,8 +19,8 @@ from drivebench.evaluator.targets.profile import load_profile
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
 from tests.e2e.test_real_endpoints import vendor_url  # noqa: F401  (module fixture: the vendor server)
-from tests.e2e.vendor_server import API_KEY
 from tests.support.docs import code_blocks, section
+from tests.support.vendor_server import API_KEY
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -1,7 +1,7 @@
 """``drivebench eval run`` against real HTTP servers that are not (only) the simulator.
 
 Two real uvicorn servers: the simulator (``drivebench_server``) and a vendor-style API
-(``vendor_server.py``: its own ids = drive paths and numeric version strings, errors as HTTP 200
+(``tests/support/vendor_server.py``: its own ids = drive paths and numeric version strings, errors as HTTP 200
 with ``code != 0``, no permission filtering in ``open`` mode). Every failure class must give a
 non-zero exit, the error rate in metrics.json and in every report, a preflight diagnosis asserted
 by its text, and never a "0 leaked".
@@ -29,7 +29,7 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.server.process import free_port
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.e2e.vendor_server import FLAKY_USER, vendor_app, vendor_profile
+from tests.support.vendor_server import FLAKY_USER, vendor_app, vendor_profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

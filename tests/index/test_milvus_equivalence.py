@@ -25,9 +25,9 @@ from drivebench.search.index import vector_store
 from drivebench.search.index.milvus_store import MilvusVectors
 from drivebench.search.index.vector_store import parse_index_spec
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.index.milvus_helpers import pairs, same_ranking
-from tests.permissions.perm_org import US, WORDS, build_sim, examples, orgs
 from tests.security.test_pit_properties import _history
+from tests.support.milvus import pairs, same_ranking
+from tests.support.perm_org import US, WORDS, build_sim, examples, orgs
 
 
 def _principal(sim: Simulator, q) -> Principal:  # type: ignore[no-untyped-def]

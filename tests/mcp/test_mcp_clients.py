@@ -22,8 +22,8 @@ from drivebench.server.mcp.server import ALLOWED_HOSTS_ENV
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.cli.clirun import BIN, clean_env
 from tests.conftest import bearer
+from tests.support.clirun import BIN, clean_env
 from tests.support.docs import code_blocks, page_text
 
 PAGE = "mcp.md"  # the MCP clients page of docs/

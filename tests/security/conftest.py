@@ -13,7 +13,7 @@ from mcp import Client
 
 from drivebench.server.mcp import build_mcp_server
 from drivebench.simulator.backend import Simulator
-from tests.drive.helpers import client_for, fresh_sim
+from tests.support.sims import client_for, fresh_sim
 
 
 @pytest.fixture(scope="module")

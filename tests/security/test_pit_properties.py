@@ -1,6 +1,6 @@
 """Property: point-in-time recall over random grant histories never widens access and never under-fills.
 
-A random organisation (``tests.permissions.perm_org``) lives through a random history on the simulated
+A random organisation (``tests.support.perm_org``) lives through a random history on the simulated
 clock: grants added (some expiring), grants revoked, folders and documents moved, documents trashed and
 restored. Then, for a random ``as_of`` T not after the clock, for every user:
 
@@ -23,7 +23,7 @@ from drivebench.drive.errors import DriveError
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions import Principal
 from drivebench.drive.state import Drive
-from tests.permissions.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
+from tests.support.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
 
 ACTS = (["preview"], ["list"], ["download"], ["edit"])
 
