@@ -88,7 +88,3 @@ def seed_manifest(sim: Simulator) -> Manifest:
 def seed_evalset(sim: Simulator) -> list[EvalQuery]:
     assert sim.corpus_dir is not None
     return load_evalset(sim.corpus_dir / EVALSET_NAME)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}
