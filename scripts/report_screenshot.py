@@ -21,7 +21,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.chromium_flags import CHROMIUM_FLAGS  # noqa: E402 (after the path insert)
+from tests.support.chromium import CHROMIUM_FLAGS  # noqa: E402 (after the path insert)
 
 FLAGS = CHROMIUM_FLAGS
 

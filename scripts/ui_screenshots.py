@@ -33,7 +33,7 @@ def main() -> int:
     from drivebench.evaluator.report.sample import sample_result
     from drivebench.server.process import start_in_thread
     from drivebench.simulator.backend import SimConfig
-    from tests.ui.webdriver import Browser
+    from tests.support.webdriver import Browser
 
     sim = load_simulator("seed", config=SimConfig(pipeline="bm25", embedder="hash"))
     written: list[Path] = []

@@ -28,10 +28,10 @@ HEAVY_MODULES = frozenset(
         "subprocess",
         "pty",
         "multiprocessing",
-        "tests.cli.clirun",
-        "tests.drive.serverproc",
-        "tests.e2e.vendor_server",
-        "tests.ui.webdriver",
+        "tests.support.clirun",
+        "tests.support.serverproc",
+        "tests.support.vendor_server",
+        "tests.support.webdriver",
         "drivebench.server.process",
         "drivebench.corpora.builtin",
         "drivebench.corpora.generator.build",
@@ -88,7 +88,3 @@ def seed_manifest(sim: Simulator) -> Manifest:
 def seed_evalset(sim: Simulator) -> list[EvalQuery]:
     assert sim.corpus_dir is not None
     return load_evalset(sim.corpus_dir / EVALSET_NAME)
-
-
-def bearer(token: str) -> dict[str, str]:
-    return {"Authorization": f"Bearer {token}"}

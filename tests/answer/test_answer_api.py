@@ -11,7 +11,7 @@ from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.answer import compose_answer, split_sentences
 from drivebench.simulator.backend import Simulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 QUERY = {"query": "项目X的技术方案审批人", "user_id": "u001", "top_k": 10}
 

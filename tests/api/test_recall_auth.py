@@ -6,7 +6,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.drive.tokens import make_token
 from drivebench.simulator.backend import Simulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 URL = "/api/mcp/recall"
 BODY = {"query": "项目X的技术方案审批人", "top_k": 5}

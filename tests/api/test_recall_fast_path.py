@@ -21,7 +21,7 @@ from drivebench.server.api import recall as recall_api
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import parse_fault_specs
 from drivebench.testing import ServedSimulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 URL = recall_api.RECALL_PATH
 QUERY = "项目X的技术方案审批人"

@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 URL = "/api/mcp/recall"
 

@@ -17,7 +17,7 @@ from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.search.retrieval.pipelines import PIPELINES, Retriever
 from drivebench.simulator.backend import Simulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 URL = "/api/mcp/recall"
 

@@ -13,7 +13,7 @@ import pytest
 from drivebench import paths
 from drivebench.corpora.builtin import corpus_cache_root
 from drivebench.search.index.embedding_cache import default_cache_dir
-from tests.cli.clirun import DRIVEBENCH, REPO, clean_env, run
+from tests.support.clirun import DRIVEBENCH, REPO, clean_env, run
 
 
 def test_cache_location_order(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

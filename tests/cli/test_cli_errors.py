@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from drivebench.errors import DrivebenchError, describe
-from tests.cli.clirun import clean_env, run
+from tests.support.clirun import clean_env, run
 
 
 def error_lines(stderr: str) -> tuple[str, str]:

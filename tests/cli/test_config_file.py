@@ -14,7 +14,7 @@ import typer
 from drivebench.cli.config import ConfigFile, build_default_map, load_config
 from drivebench.cli.main import app
 from drivebench.corpora.builtin import DEFAULT_CORPUS
-from tests.cli.clirun import invoke, run
+from tests.support.clirun import invoke, run
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ import pytest
 import yaml
 
 from drivebench.server.process import free_port
-from tests.cli.clirun import DRIVEBENCH, REPO, clean_env, run
+from tests.support.clirun import DRIVEBENCH, REPO, clean_env, run
 
 
 def dockerfile_instructions() -> list[tuple[str, str]]:

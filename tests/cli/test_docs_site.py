@@ -187,7 +187,7 @@ def test_every_documented_command_line_matches_the_cli() -> None:
 
 
 def test_the_recall_api_page_shows_the_vendor_call_the_curl_test_sends() -> None:
-    from tests.e2e.test_vendor_curl import VENDOR_BODY
+    from tests.support.vendor_server import VENDOR_BODY
 
     (block,) = code_blocks("recall-api.md", "The vendor's call, verbatim", "bash")
     assert f"-d '{VENDOR_BODY}'" in block and "Content-Type" not in block

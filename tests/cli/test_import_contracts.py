@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.clirun import REPO
+from tests.support.clirun import REPO
 
 LINT_IMPORTS = str(Path(sys.executable).with_name("lint-imports"))
 

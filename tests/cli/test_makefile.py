@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.clirun import NOBODY, REPO
+from tests.support.clirun import NOBODY, REPO
 
 
 def as_nobody() -> None:

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from drivebench.testing import ServedSimulator
-from tests.cli.clirun import DRIVEBENCH, run_on_pty
-from tests.cli.test_progress_output import ANSI, BAR, ESCAPES, terminal_env
+from tests.support.clirun import DRIVEBENCH, run_on_pty
+from tests.support.terminal import ANSI, BAR, ESCAPES, terminal_env
 
 pytestmark = [pytest.mark.slow, pytest.mark.e2e]
 

@@ -9,20 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.clirun import DRIVEBENCH, clean_env, run_on_pty
+from tests.support.clirun import DRIVEBENCH, run_on_pty
+from tests.support.terminal import ANSI, BAR, ESCAPES, terminal_env
 
 pytestmark = pytest.mark.slow
 
 DEMO = ["demo", "--corpus", "seed", "--embedder", "hash", "--k", "1,3", "--history", "none"]
-BAR = "━"  # Rich's bar glyph
-ANSI = re.compile(r"\x1b\[")
-ESCAPES = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-
-
-def terminal_env() -> dict[str, str]:
-    env = clean_env(TERM="xterm-256color", COLUMNS="120", LINES="40")
-    env.pop("NO_COLOR", None)
-    return env
 
 
 def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> None:

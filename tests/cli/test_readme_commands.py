@@ -16,7 +16,7 @@ import yaml
 
 from drivebench.cli.config import build_default_map, load_config
 from drivebench.cli.main import app
-from tests.cli.clirun import BIN, REPO, clean_env, run
+from tests.support.clirun import BIN, REPO, clean_env, run
 from tests.support.docs import code_blocks, section
 
 

@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from drivebench.api import load_simulator
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.conftest import bearer
 from tests.support.docs import section
+from tests.support.http import bearer
 
 PAGE = section("drive-api.md", "Who may do what")
 

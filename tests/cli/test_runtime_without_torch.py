@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from tests.cli.clirun import REPO
+from tests.support.clirun import REPO
 
 SCRIPT = """
 import sys

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.drive.helpers import client_for, fresh_sim, hit_ids, recall
+from tests.support.sims import client_for, fresh_sim, hit_ids, recall
 
 Q = "项目X的技术方案审批人"
 PAST = "2026-08-01T00:00:00+00:00"  # before d0014 v2 (2026-09-05) changed the approver

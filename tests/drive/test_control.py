@@ -11,7 +11,7 @@ from drivebench.corpora.builtin import resolve_corpus
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.drive.helpers import auth, client_for, fresh_sim, hit_ids, recall, upload
+from tests.support.sims import auth, client_for, fresh_sim, hit_ids, recall, upload
 
 
 @pytest.fixture

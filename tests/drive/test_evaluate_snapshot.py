@@ -13,7 +13,7 @@ from drivebench.evaluator.targets.http import HttpTarget
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.server.process import start_in_thread
-from tests.drive.helpers import fresh_sim
+from tests.support.sims import fresh_sim
 
 
 def test_metrics_run_info_carries_the_snapshot(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from tests.drive.helpers import auth, client_for, fresh_sim, hit_ids, recall, upload
+from tests.support.sims import auth, client_for, fresh_sim, hit_ids, recall, upload
 
 F = "/api/v1/files"
 

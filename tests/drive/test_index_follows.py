@@ -88,7 +88,7 @@ def test_only_what_changed_is_reextracted_and_reembedded(
 def test_index_is_current_when_a_write_returns_through_the_api(
     counted: tuple[Simulator, CountingEmbedder, list[str]],
 ) -> None:
-    from tests.drive.helpers import auth, client_for, upload
+    from tests.support.sims import auth, client_for, upload
 
     sim, _, _ = counted
     client = client_for(sim)

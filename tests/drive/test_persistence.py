@@ -21,8 +21,8 @@ from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.persistence import DataDirLocked, open_durable
-from tests.drive.helpers import HASH, client_for, upload
-from tests.index.milvus_helpers import backend_params
+from tests.support.milvus import backend_params
+from tests.support.sims import HASH, client_for, upload
 
 QUERIES = [
     ("u001", "项目X的技术方案审批人", None),

@@ -25,7 +25,7 @@ import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.formats.corpus import load_manifest
-from tests.drive.serverproc import ServerProc
+from tests.support.serverproc import ServerProc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.drive.serverproc import ServerProc
+from tests.support.serverproc import ServerProc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -23,7 +23,7 @@ from fastapi import FastAPI
 
 from drivebench.server.process import RunningServer, free_port
 from drivebench.testing import ServedSimulator
-from tests.e2e.test_html_report_browser import CONSOLE, FLAGS, chromium_binary
+from tests.support.chromium import CONSOLE, FLAGS, chromium_binary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

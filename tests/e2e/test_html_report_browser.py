@@ -22,8 +22,6 @@ which ``make test`` runs). Without it the test fails: a skipped browser test wou
 from __future__ import annotations
 
 import os
-import re
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -33,20 +31,9 @@ import pytest
 from drivebench.evaluator.report.charts import PALETTE
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.report.sample import sample_result
-from tests.chromium_flags import CHROMIUM_FLAGS
+from tests.support.chromium import CONSOLE, FLAGS, chromium_binary
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-FLAGS = CHROMIUM_FLAGS
-CONSOLE = re.compile(r":CONSOLE[^\]]*\]\s*(?P<message>.*)$")
-
-
-def chromium_binary() -> str:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        found = shutil.which(name)
-        if found:
-            return found
-    pytest.fail("chromium is not installed: `make browser` installs it (make test depends on it)")
 
 
 def run_chromium(page: Path, tmp: Path, *extra: str) -> tuple[str, list[str]]:

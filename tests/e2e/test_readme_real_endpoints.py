@@ -18,9 +18,8 @@ from drivebench.cli.main import app
 from drivebench.evaluator.targets.profile import load_profile
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
-from tests.e2e.test_real_endpoints import vendor_url  # noqa: F401  (module fixture: the vendor server)
-from tests.e2e.vendor_server import API_KEY
 from tests.support.docs import code_blocks, section
+from tests.support.vendor_server import API_KEY
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -38,7 +37,7 @@ def workdir(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     drivebench_server: ServedSimulator,
-    vendor_url: str,  # noqa: F811
+    vendor_url: str,
 ) -> Iterator[Path]:
     monkeypatch.chdir(tmp_path)
     assert drivebench_server.sim.corpus_dir is not None

@@ -1,7 +1,7 @@
 """``drivebench eval run`` against real HTTP servers that are not (only) the simulator.
 
 Two real uvicorn servers: the simulator (``drivebench_server``) and a vendor-style API
-(``vendor_server.py``: its own ids = drive paths and numeric version strings, errors as HTTP 200
+(``tests/support/vendor_server.py``: its own ids = drive paths and numeric version strings, errors as HTTP 200
 with ``code != 0``, no permission filtering in ``open`` mode). Every failure class must give a
 non-zero exit, the error rate in metrics.json and in every report, a preflight diagnosis asserted
 by its text, and never a "0 leaked".
@@ -13,15 +13,12 @@ import json
 import re
 import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
@@ -29,28 +26,12 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.server.process import free_port
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.e2e.vendor_server import FLAKY_USER, vendor_app, vendor_profile
+from tests.support.vendor_server import FLAKY_USER, vendor_profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 N_SMALL = 8
 ZERO_LEAKED = re.compile(r"\b0 (of \d+ )?(answered )?quer(y|ies) leaked|\b0 leaked|No leaks", re.IGNORECASE)
-
-
-@pytest.fixture(scope="module")
-def vendor_url(drivebench_simulator: Simulator) -> Iterator[str]:
-    port = free_port()
-    config = uvicorn.Config(vendor_app(drivebench_simulator), host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert time.monotonic() < deadline, "vendor server did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(10)
 
 
 @pytest.fixture(scope="module")

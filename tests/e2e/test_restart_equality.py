@@ -13,8 +13,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.drive.serverproc import ServerProc
-from tests.index.milvus_helpers import backend_params
+from tests.support.milvus import backend_params
+from tests.support.serverproc import ServerProc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

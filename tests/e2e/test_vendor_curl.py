@@ -12,9 +12,9 @@ import pytest
 
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.testing import ServedSimulator
+from tests.support.vendor_server import VENDOR_BODY
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-VENDOR_BODY = '{"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10}'
 
 
 def _engineer_token(served: ServedSimulator) -> str:

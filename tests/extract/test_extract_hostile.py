@@ -10,7 +10,7 @@ import pytest
 from drivebench.corpora.render import render
 from drivebench.extract import REASONS, ExtractConfig, ExtractionError, extract
 from drivebench.extract import core as extract_core
-from tests.extract.builders import duplicate_central_entry, make_zip, patch_sizes, reason_of, small_spec
+from tests.support.file_builders import duplicate_central_entry, make_zip, patch_sizes, reason_of, small_spec
 
 ZEROS = b"\0" * (5 * 2**20)  # 5 MiB of zeros deflate to about 5 KB: ratio ~1000
 

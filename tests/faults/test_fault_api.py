@@ -8,7 +8,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 BODY = {"query": "项目X的技术方案审批人", "user_id": "u001", "top_k": 5}
 

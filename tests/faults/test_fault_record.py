@@ -20,7 +20,7 @@ from drivebench.formats.evalset import RunRecord
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet, parse_fault_spec
 from drivebench.testing import ServedSimulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 BODY = {"query": "项目X的技术方案审批人", "user_id": "u001", "top_k": 5}
 

@@ -12,7 +12,7 @@ import pytest
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator, _DocumentDigests
 from drivebench.simulator.visibility import ChunkArrays
-from tests.drive.helpers import fresh_sim
+from tests.support.sims import fresh_sim
 
 
 @pytest.fixture(scope="module")

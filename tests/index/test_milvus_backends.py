@@ -13,7 +13,7 @@ import pytest
 from drivebench.api import load_simulator
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.index.milvus_helpers import BACKENDS
+from tests.support.milvus import BACKENDS
 
 EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手册 finance"
 

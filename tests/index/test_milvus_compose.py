@@ -6,7 +6,7 @@ from __future__ import annotations
 import yaml
 
 from drivebench.search.index.vector_store import parse_index_spec
-from tests.cli.clirun import REPO, run
+from tests.support.clirun import REPO, run
 
 
 def test_the_milvus_profile_serves_the_simulator_against_the_server() -> None:

@@ -25,9 +25,9 @@ from drivebench.search.index import vector_store
 from drivebench.search.index.milvus_store import MilvusVectors
 from drivebench.search.index.vector_store import parse_index_spec
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.index.milvus_helpers import pairs, same_ranking
-from tests.permissions.perm_org import US, WORDS, build_sim, examples, orgs
-from tests.security.test_pit_properties import _history
+from tests.support.milvus import pairs, same_ranking
+from tests.support.perm_org import US, WORDS, build_sim, examples, orgs
+from tests.support.pit import history
 
 
 def _principal(sim: Simulator, q) -> Principal:  # type: ignore[no-untyped-def]
@@ -119,7 +119,7 @@ def test_random_grant_histories_milvus_equals_faiss_and_brute_force(org, data: s
     vector_store.attach(sim.store, "milvus")
     backend = sim.store.vector_backend
     try:
-        instants = _history(sim.drive, data)
+        instants = history(sim.drive, data)
         _new_versions(sim, data)
         sim.sync_index()
         now = sim.drive.clock.now()

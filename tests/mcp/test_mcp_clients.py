@@ -22,9 +22,9 @@ from drivebench.server.mcp.server import ALLOWED_HOSTS_ENV
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.cli.clirun import BIN, clean_env
-from tests.conftest import bearer
+from tests.support.clirun import BIN, clean_env
 from tests.support.docs import code_blocks, page_text
+from tests.support.http import bearer
 
 PAGE = "mcp.md"  # the MCP clients page of docs/
 QUERY = "项目X的技术方案审批人"

@@ -20,7 +20,7 @@ from drivebench.server.api import create_app
 from drivebench.server.mcp import build_mcp_server
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.conftest import bearer
+from tests.support.http import bearer
 
 QUERY = "项目X的技术方案审批人"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.compiler import doc_obj
-from tests.permissions.perm_org import ACTIONS, QUERY_TIMES, build_drive, examples, orgs, principals
+from tests.support.perm_org import ACTIONS, QUERY_TIMES, build_drive, examples, orgs, principals
 
 
 @examples(80)
@@ -57,7 +57,7 @@ def test_an_engine_derived_after_grant_changes_equals_a_full_compile(org, data: 
 
 
 def test_other_policy_changes_force_a_full_compile() -> None:
-    from tests.permissions.perm_org import org_from
+    from tests.support.perm_org import org_from
 
     drive = build_drive(org_from())
     engine = PermissionEngine(drive)

@@ -11,7 +11,7 @@ import pytest
 
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator
-from tests.drive.helpers import fresh_sim
+from tests.support.sims import fresh_sim
 
 Q = "项目X的技术方案审批人"
 

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from tests.permissions.perm_org import TIMES, US, build_sim, org_from
+from tests.support.perm_org import TIMES, US, build_sim, org_from
 
 RECALL = "/api/mcp/recall"
 GRANTS = "/api/permissions/grants"

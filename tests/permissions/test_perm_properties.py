@@ -23,7 +23,7 @@ from drivebench.drive.permissions import PermissionEngine, Principal
 from drivebench.drive.permissions.compiler import compile_drive, doc_obj, folder_obj
 from drivebench.drive.permissions.effective import effective_permissions
 from drivebench.drive.state import Drive
-from tests.permissions.perm_org import (
+from tests.support.perm_org import (
     ACTIONS,
     IMPLIES,
     QUERY_TIMES,

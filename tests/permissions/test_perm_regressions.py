@@ -16,7 +16,7 @@ from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.effective import effective_permissions
 from drivebench.formats.corpus import Project, ProjectMember
-from tests.permissions.perm_org import TIMES, US, build_drive, build_sim, org_from, ref_may
+from tests.support.perm_org import TIMES, US, build_drive, build_sim, org_from, ref_may
 
 T1, T2, T3 = TIMES[1], TIMES[2], TIMES[3]
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from drivebench.drive.permissions.engine import MODEL_PATH
 from drivebench.drive.permissions.role_manager import BulkRoleManager
 from drivebench.drive.permissions.timeutil import within
-from tests.permissions.perm_org import examples
+from tests.support.perm_org import examples
 
 NODES = [f"n{i}" for i in range(8)]
 edges = st.lists(st.tuples(st.sampled_from(NODES), st.sampled_from(NODES)), max_size=16)

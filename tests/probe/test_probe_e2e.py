@@ -29,7 +29,7 @@ from drivebench.evaluator.targets.http import HttpTarget
 from drivebench.formats.corpus import load_manifest
 from drivebench.server.process import free_port, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.e2e.vendor_server import vendor_app, vendor_profile
+from tests.support.vendor_server import vendor_app, vendor_profile
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 ALL_REASONS = {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.render.specs import FORMATS
+from tests.support.render_specs import FORMATS
 
 
 @pytest.fixture(params=FORMATS)

@@ -18,7 +18,7 @@ from pypdf import PdfReader
 from drivebench.corpora.render import RENDERERS, DocSpec, Section, render
 from drivebench.corpora.render._fixed import ZIP_DATE_TIME
 from drivebench.extract import extract
-from tests.render.specs import FORMATS, en_spec, zh_spec
+from tests.support.render_specs import FORMATS, en_spec, zh_spec
 
 
 def _squash(text: str) -> str:
@@ -58,7 +58,7 @@ def test_render_is_deterministic(file_type: str, make: object) -> None:
 def test_render_is_deterministic_across_processes() -> None:
     code = (
         "import hashlib,sys; sys.path.insert(0, sys.argv[1]);"
-        "from tests.render.specs import zh_spec, FORMATS; from drivebench.corpora.render import render;"
+        "from tests.support.render_specs import zh_spec, FORMATS; from drivebench.corpora.render import render;"
         "print(' '.join(hashlib.sha256(render(zh_spec(f))).hexdigest() for f in FORMATS))"
     )
     here = str(Path(__file__).resolve().parents[2])

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from drivebench.corpora.render import DocSpec, Section, render
 from drivebench.corpora.render._clean import clean, clean_spec
 from drivebench.extract import extract
-from tests.render.specs import FORMATS
+from tests.support.render_specs import FORMATS
 
 SAFE = "设计审核批准图号材料比例aZ09"
 ALPHABET = [

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.drive.state import Drive
 from drivebench.simulator.backend import Simulator
-from tests.security.conftest import h
+from tests.support.security import h
 
 
 def state(sim: Simulator) -> str:

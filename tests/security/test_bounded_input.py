@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
-from tests.security.conftest import h
+from tests.support.security import h
 
 RECALL, ANSWER = "/api/mcp/recall", "/api/mcp/answer"
 EDGE_TIMES = ("0001-01-01T00:30:00+01:00", "9999-12-31T23:30:00-01:00", "0001-01-01T00:00:00", "9999-12-31T23:59:59")

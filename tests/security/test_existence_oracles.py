@@ -7,7 +7,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator
-from tests.security.conftest import h
+from tests.support.security import h
 
 HIDDEN_NAME = "核心推荐算法专利技术交底书.pdf"  # d0008 in /rd: secret, u001 (internal clearance) may not list it
 

@@ -26,7 +26,7 @@ from schemathesis.specs.openapi.checks import (
 
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from tests.drive.helpers import fresh_sim
+from tests.support.sims import fresh_sim
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = 8  # per operation, token and generation mode (4 runs per operation), plus the real-id runs

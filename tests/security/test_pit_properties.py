@@ -1,6 +1,6 @@
 """Property: point-in-time recall over random grant histories never widens access and never under-fills.
 
-A random organisation (``tests.permissions.perm_org``) lives through a random history on the simulated
+A random organisation (``tests.support.perm_org``) lives through a random history on the simulated
 clock: grants added (some expiring), grants revoked, folders and documents moved, documents trashed and
 restored. Then, for a random ``as_of`` T not after the clock, for every user:
 
@@ -19,13 +19,11 @@ from datetime import datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivebench.drive.errors import DriveError
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions import Principal
 from drivebench.drive.state import Drive
-from tests.permissions.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
-
-ACTS = (["preview"], ["list"], ["download"], ["edit"])
+from tests.support.perm_org import IMPLIES, US, WORDS, _subject_matches, _valid, build_sim, examples, orgs
+from tests.support.pit import history
 
 
 # ---------------------------------------------------------------------------- the oracle
@@ -70,54 +68,12 @@ def existed_at(drive: Drive, doc_id: str, t: datetime) -> bool:
     return doc.version_at(t) is not None and not doc.trashed_at_time(t)
 
 
-# ---------------------------------------------------------------------------- the history
-def _history(drive: Drive, data: st.DataObject) -> list[datetime]:
-    """Apply 1-12 random changes, the clock moving 0-5 hours before each; returns the instants seen."""
-    instants = [drive.clock.now()]
-    folders = sorted(drive.folders)
-    docs = sorted(drive.documents)
-    subjects = [f"user:{u}" for u in sorted(drive.users)] + [f"dept:{d}" for d in sorted(drive.departments)]
-    subjects += [f"role:{r}" for r in sorted(drive.roles)] + ["everyone"]
-    for i in range(data.draw(st.integers(1, 12), label="changes")):
-        drive.clock.advance(timedelta(minutes=data.draw(st.integers(0, 300))))
-        op = data.draw(st.sampled_from(["grant", "grant", "revoke", "move-folder", "move-doc", "trash"]))
-        try:
-            if op == "grant":
-                minutes = data.draw(st.one_of(st.none(), st.integers(1, 600)))
-                until = None if minutes is None else drive.clock.now() + timedelta(minutes=minutes)
-                on_doc = data.draw(st.booleans())
-                drive.add_grant(
-                    GrantRec(
-                        f"h{i}",
-                        data.draw(st.sampled_from(subjects)),
-                        data.draw(st.sampled_from(ACTS)),
-                        data.draw(st.sampled_from(["allow", "allow", "allow", "deny"])),
-                        folder_id=None if on_doc else data.draw(st.sampled_from(folders)),
-                        doc_id=data.draw(st.sampled_from(docs)) if on_doc else None,
-                        valid_until=until,
-                    )
-                )
-            elif op == "revoke" and drive.grants:
-                drive.remove_grant(data.draw(st.sampled_from(sorted(drive.grants))))
-            elif op == "move-folder":
-                drive.move_folder(data.draw(st.sampled_from(folders)), data.draw(st.sampled_from(folders)))
-            elif op == "move-doc":
-                drive.move_document(data.draw(st.sampled_from(docs)), data.draw(st.sampled_from(folders)))
-            elif op == "trash":
-                doc_id = data.draw(st.sampled_from(docs))
-                (drive.untrash if drive.documents[doc_id].trashed_at else drive.trash)(doc_id)
-        except DriveError:
-            pass  # a change the drive refuses (a cycle, the root, a name clash) changes nothing
-        instants.append(drive.clock.now())
-    return instants
-
-
 @examples(120)
 @given(org=orgs(), data=st.data())
 def test_point_in_time_recall_never_widens_access_and_never_under_fills(org, data: st.DataObject) -> None:
     sim = build_sim(org)
     drive = sim.drive
-    instants = _history(drive, data)
+    instants = history(drive, data)
     now = drive.clock.now()
     candidates = sorted({t + d for t in instants for d in (-US, timedelta(0)) if t + d <= now})
     at = data.draw(st.sampled_from(candidates), label="as_of")

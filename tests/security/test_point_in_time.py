@@ -10,9 +10,9 @@ from fastapi.testclient import TestClient
 
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator
-from tests.security.conftest import h, mcp_call
+from tests.support.pit import Q, revoke_after_a_day
+from tests.support.security import h, mcp_call
 
-Q = "项目X的技术方案审批人"
 BUDGET = "项目X预算表"
 AUG = datetime(2026, 8, 15, tzinfo=UTC).isoformat()  # inside g14 (u010 preview /finance/budget, Aug-Oct 2026)
 
@@ -23,21 +23,8 @@ def _ids(client: TestClient, sim: Simulator, who: str, query: str, path: str = "
     return [x["doc_id"] for x in r.json()["results"]]
 
 
-def _revoke_after_a_day(sim: Simulator) -> str:
-    """u012 previews /projects for one day through a grant that is then revoked; returns an instant inside."""
-    sim.drive.set_clearance("u012", 1)  # internal, so the grant is the only thing in the way
-    sim.drive.clock.advance(timedelta(days=1))
-    t_add = sim.drive.clock.now()
-    folder = sim.drive.folder_by_path("/projects").folder_id
-    sim.drive.add_grant(GrantRec("g-temp", "user:u012", ["preview", "list"], "allow", folder_id=folder))
-    sim.drive.clock.advance(timedelta(days=1))
-    sim.drive.remove_grant("g-temp")
-    sim.drive.clock.advance(timedelta(hours=1))
-    return (t_add + timedelta(hours=12)).isoformat()
-
-
 def test_revoked_grant_is_gone_for_every_past_as_of_on_recall_and_answer(client: TestClient, sim: Simulator) -> None:
-    during = _revoke_after_a_day(sim)
+    during = revoke_after_a_day(sim)
     for path in ("/api/mcp/recall", "/api/mcp/answer"):
         assert "d0014" not in _ids(client, sim, "u012", Q, path, as_of=during)
         assert "d0014" in _ids(client, sim, "eval", Q, path, as_of=during, user_id="u012")  # replay: in force then
@@ -63,7 +50,7 @@ def test_future_as_of_is_a_400_everywhere(client: TestClient, sim: Simulator) ->
 
 
 def test_mcp_get_document_and_versions_follow_the_rule(client: TestClient, sim: Simulator) -> None:
-    during = _revoke_after_a_day(sim)
+    during = revoke_after_a_day(sim)
     for tool in ("get_document", "list_versions"):
         err, text, _ = mcp_call(sim, "u012", tool, {"doc_id": "d0014", "as_of": during})
         assert err and "not-found (404):" in text, text
@@ -93,7 +80,7 @@ def test_mcp_get_document_uses_the_tree_as_of_then(client: TestClient, sim: Simu
 
 
 def test_effective_permissions_as_of_do_not_bring_back_a_revoked_grant(client: TestClient, sim: Simulator) -> None:
-    during = _revoke_after_a_day(sim)
+    during = revoke_after_a_day(sim)
     path = "/projects/project-x/项目X技术方案.docx"
     own = client.get("/api/permissions/effective", params={"path": path, "as_of": during}, headers=h(sim, "u012"))
     assert own.status_code == 404, own.text  # it may not list it now: as if it did not exist
@@ -107,7 +94,7 @@ def test_effective_marks_what_was_taken_away_as_revoked(client: TestClient, sim:
     """u012 keeps `list` on /projects (a grant that stays) but loses preview: preview is reported revoked."""
     folder = sim.drive.folder_by_path("/projects").folder_id
     sim.drive.add_grant(GrantRec("g-list", "user:u012", ["list"], "allow", folder_id=folder))
-    during = _revoke_after_a_day(sim)
+    during = revoke_after_a_day(sim)
     path = "/projects/project-x/项目X技术方案.docx"
     r = client.get("/api/permissions/effective", params={"path": path, "as_of": during}, headers=h(sim, "u012"))
     assert r.status_code == 200, r.text

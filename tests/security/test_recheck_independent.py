@@ -11,8 +11,8 @@ from fastapi.testclient import TestClient
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.simulator.backend import Simulator
-from tests.security.conftest import h
-from tests.security.test_point_in_time import Q, _revoke_after_a_day
+from tests.support.pit import Q, revoke_after_a_day
+from tests.support.security import h
 
 RECALL = "/api/mcp/recall"
 
@@ -60,7 +60,7 @@ def test_poisoned_mask_cache_answers_503(client: TestClient, sim: Simulator) -> 
 def test_dropping_the_now_half_of_point_in_time_answers_503(
     client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    during = _revoke_after_a_day(sim)  # u012 could preview d0014 during the day; the grant is revoked now
+    during = revoke_after_a_day(sim)  # u012 could preview d0014 during the day; the grant is revoked now
     body = {"query": Q, "top_k": 100, "as_of": during}
     replay = client.post(RECALL, headers=h(sim, "eval"), json={**body, "user_id": "u012"})
     assert "d0014" in [x["doc_id"] for x in replay.json()["results"]]  # in force then

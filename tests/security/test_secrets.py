@@ -19,7 +19,7 @@ from drivebench.corpora.builtin import resolve_corpus
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import ADMIN_SERVICE, DEV_SECRET, SECRET_ENV, TokenRegistry, make_token, resolve_secret
 from drivebench.formats.corpus import load_manifest
-from tests.drive.serverproc import ServerProc
+from tests.support.serverproc import ServerProc
 
 
 @pytest.fixture(autouse=True)

@@ -17,7 +17,7 @@ import pytest
 
 from drivebench.server.process import RunningServer
 from drivebench.simulator.backend import Simulator
-from tests.ui.conftest import DENIED_DOC, DENIED_USER, USER_A, USER_B, forbidden_names, previewable, token
+from tests.support.console import DENIED_DOC, DENIED_USER, USER_A, USER_B, forbidden_names, previewable, token
 
 pytestmark = [pytest.mark.e2e]
 

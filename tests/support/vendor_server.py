@@ -37,6 +37,8 @@ API_KEY = "vendor-key"
 SERVICE_USER = "u003"  # a manager with secret clearance: sees far more than an intern
 FLAKY_USER = "u001"
 SLOW_S = 3.0
+# The body of the vendor's documented curl to the simulator's recall endpoint (docs/recall-api.md), verbatim.
+VENDOR_BODY = '{"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10}'
 
 
 def vendor_app(sim: Simulator) -> FastAPI:

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 
 from drivebench.server.process import free_port
-from tests.chromium_flags import CHROMIUM_FLAGS
+from tests.support.chromium import CHROMIUM_FLAGS
 
 FLAGS = [
     *CHROMIUM_FLAGS,
