@@ -41,6 +41,8 @@ HEAVY_MODULES = frozenset(
         "drivebench.search.index.embedders",
         "drivebench.simulator.loader",
         "drivebench.api",
+        "tests.support.milvus",  # milvus-lite runs a server process
+        "pymilvus",
         "schemathesis",
         "hypothesis",
     }
@@ -53,7 +55,8 @@ def _modules_used(module: object) -> set[str]:
     for value in vars(module).values():
         name = value.__name__ if isinstance(value, type(os)) else getattr(value, "__module__", None)
         if isinstance(name, str):
-            used.add(name)
+            parts = name.split(".")
+            used.update(".".join(parts[:n]) for n in range(1, len(parts) + 1))  # hypothesis.core -> hypothesis
     return used
 
 
