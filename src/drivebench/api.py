@@ -268,13 +268,6 @@ def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) 
     """How result ids map to the corpus; None when ids are the corpus's doc ids and no corpus checks them."""
     if match == "doc_id" and corpus_dir is None:
         return None
-    from drivebench.evaluator.idmap import MATCH_MODES, IdMapper
-    from drivebench.formats.corpus import load_manifest
+    from drivebench.evaluator.idmap import id_mapper_for
 
-    manifest = load_manifest(corpus_dir) if corpus_dir is not None else None
-    map_file = None
-    if match not in MATCH_MODES:
-        map_file = Path(match)
-        if not map_file.is_absolute() and profile_source and not map_file.exists():
-            map_file = Path(profile_source).parent / map_file
-    return IdMapper(match, manifest=manifest, map_file=map_file)
+    return id_mapper_for(match, corpus_dir, profile_source)

@@ -136,20 +136,10 @@ def _corpus_dir(corpus: str) -> Path:
 
 
 def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) -> Any:
-    from drivebench.evaluator.idmap import MATCH_MODES, IdMapError, IdMapper
+    from drivebench.evaluator.idmap import IdMapError, id_mapper_for
 
-    manifest = None
-    if corpus_dir is not None:
-        from drivebench.formats.corpus import load_manifest
-
-        manifest = load_manifest(corpus_dir)
-    map_file = None
-    if match not in MATCH_MODES:
-        map_file = Path(match)
-        if not map_file.is_absolute() and profile_source and not map_file.exists():
-            map_file = Path(profile_source).parent / map_file
     try:
-        return IdMapper(match, manifest=manifest, map_file=map_file)
+        return id_mapper_for(match, corpus_dir, profile_source)
     except IdMapError as exc:
         usage_error(str(exc))
 

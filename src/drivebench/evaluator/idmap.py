@@ -220,3 +220,17 @@ class IdMapper:
 
 def is_unmapped(hit: RunHit) -> bool:
     return bool((hit.model_extra or {}).get("unmapped"))
+
+
+def id_mapper_for(match: str, corpus_dir: Path | None, profile_source: str | Path | None = None) -> IdMapper:
+    """The mapper ``--match`` names (``doc_id``, ``path``, ``name`` or a map file; a relative map file not found
+    as given is looked up beside the target profile), over the corpus in ``corpus_dir`` when given."""
+    from drivebench.formats.corpus import load_manifest
+
+    manifest = load_manifest(corpus_dir) if corpus_dir is not None else None
+    map_file = None
+    if match not in MATCH_MODES:
+        map_file = Path(match)
+        if not map_file.is_absolute() and profile_source and not map_file.exists():
+            map_file = Path(profile_source).parent / map_file
+    return IdMapper(match, manifest=manifest, map_file=map_file)
