@@ -24,8 +24,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Literal
 
-from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound
-from drivebench.drive.model import GrantRec
+from drivebench.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound
+from drivebench.drive.model import DocumentRec, GrantRec
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.effective import (
@@ -64,30 +64,44 @@ def resolve_path(
     sim: Simulator, path: str, at: datetime | None = None, visible: Callable[[str], bool] | None = None
 ) -> Target:
     """A folder path, or a document path (its folder's path + its name), in the tree at ``at`` (None:
-    now). Folders win a name clash. Two documents may share a name in a folder when their uploaders could
-    not see each other: ``visible(doc_obj)`` then picks the one the caller may list."""
+    now), through the caller's visibility: the one resolver every path lookup uses. Folders win a name
+    clash. Two documents may share a name in a folder when their uploaders could not see each other:
+    ``visible(doc_obj)`` (None: the caller sees everything) keeps the ones the caller may list, so a path
+    only a hidden document holds is missing, and a path the caller shares with a hidden namesake is the
+    caller's own document. Two documents the caller sees on one path are a 409 naming both, never a pick."""
     drive = sim.drive
     norm = "/" + "/".join(p for p in path.split("/") if p)
     fid = pointintime.folder_as_of(sim, norm, at)
     if fid is not None:
         return Target("folder", fid, folder_obj(fid), 0, drive.folder_path_at(fid, at))
     parent, _, name = norm.rpartition("/")
-    if name:
-        folder_id = pointintime.folder_as_of(sim, parent or "/", at)
-        if folder_id is None:
-            raise missing(path)
-        with drive.lock:
-            candidates = [
+    if not name:
+        raise missing(path)
+    folder_id = pointintime.folder_as_of(sim, parent or "/", at)
+    if folder_id is None:
+        raise missing(path)
+    with drive.lock:
+        candidates = sorted(
+            (
                 d
                 for d in drive.documents.values()
                 if d.placement_at(at) == (folder_id, name) and (at is None or d.version_at(at) is not None)
-            ]
-        if visible is not None:
-            candidates = [d for d in candidates if visible(doc_obj(d.doc_id))] or candidates
-        for d in candidates:
-            trashed = d.trashed_at is not None if at is None else d.trashed_at_time(at)
-            return Target("document", d.doc_id, doc_obj(d.doc_id), d.secret_level, drive.doc_path_at(d, at), trashed)
-    raise missing(path)
+            ),
+            key=lambda d: d.doc_id,
+        )
+    if visible is not None:
+        candidates = [d for d in candidates if visible(doc_obj(d.doc_id))]
+    if not candidates:
+        raise missing(path)
+    if len(candidates) > 1:
+        ids = ", ".join(d.doc_id for d in candidates)
+        raise Conflict(f"{len(candidates)} documents share the path {norm!r} ({ids}): act on one by its id")
+    return document_target(sim, candidates[0], at)
+
+
+def document_target(sim: Simulator, d: DocumentRec, at: datetime | None = None) -> Target:
+    trashed = d.trashed_at is not None if at is None else d.trashed_at_time(at)
+    return Target("document", d.doc_id, doc_obj(d.doc_id), d.secret_level, sim.drive.doc_path_at(d, at), trashed)
 
 
 def target_of_grant(sim: Simulator, grant: GrantRec) -> Target:
@@ -167,10 +181,12 @@ def _lister(sim: Simulator, engine: PermissionEngine, token: TokenInfo) -> Calla
         return None
     principal = engine.user_principal(token.user_id)
     now = sim.drive.clock.now()
-    return lambda obj: engine.enforce(principal, obj, "list", now, 0 if obj.startswith("fld:") else _level(sim, obj))
+    return lambda obj: _may(engine, principal, obj, "list", now, _level(sim, obj))
 
 
 def _level(sim: Simulator, obj: str) -> int:
+    if not obj.startswith("doc:"):
+        return 0
     doc = sim.drive.documents.get(obj.partition(":")[2])
     return doc.secret_level if doc is not None else 0
 
@@ -234,15 +250,34 @@ class Effective:
     permissions: EffectivePermissions
 
 
-def effective(sim: Simulator, principal: Principal, path: str, as_of: datetime | None = None) -> Effective:
-    """Every action's decision on ``path`` for ``principal`` as of ``as_of`` (point-in-time rule)."""
+def effective(
+    sim: Simulator, principal: Principal, path: str, as_of: datetime | None = None, doc_id: str | None = None
+) -> Effective:
+    """Every action's decision on ``path`` (or on the document ``doc_id``, for a caller that already holds
+    it) for ``principal`` as of ``as_of`` (point-in-time rule). Acting as oneself, the path resolves among
+    what the principal may list, then and now."""
     now = sim.drive.clock.now()
     at = sim.resolve_as_of(as_of)
     when = None if at == now else at
     past = pointintime.intersects_now(principal, at, now)
     with consistent(sim, at) as engine:
         current = sim.engine if past else engine
-        target = resolve_path(sim, path, when)
+        if doc_id is not None:
+            doc = sim.drive.documents.get(doc_id)
+            if doc is None:
+                raise missing(path)
+            target = document_target(sim, doc, when)
+        elif principal.evaluated_as:
+            target = resolve_path(sim, path, when)
+        else:
+
+            def lists(obj: str) -> bool:
+                level = _level(sim, obj)
+                if not _may(engine, principal, obj, "list", at, level):
+                    return False
+                return not past or _may(current, principal, obj, "list", now, level)
+
+            target = resolve_path(sim, path, when, visible=lists)
         if not principal.evaluated_as:
             sees = _may(engine, principal, target.obj, "list", at, target.level)
             if sees and past:

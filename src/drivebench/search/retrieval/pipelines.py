@@ -8,7 +8,8 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
   Chunk search widens (x4) until ``top_k`` distinct documents are found or the allowed chunks are
   exhausted, so the document ranking is exactly the brute-force ranking by best-chunk score and never
   under-fills (with the ANN index of a large store: the ANN's ranking, still never under-filled).
-* ``bm25``: bm25s over jieba/word tokens; a document matches when its best chunk scores > 0.
+* ``bm25``: bm25s over jieba/word tokens, its statistics (N, avgdl, df) over the allowed chunks only; a
+  document matches when its best chunk scores > 0.
 * ``hybrid`` (default): reciprocal-rank fusion of the dense and bm25 document rankings (with Milvus: its
   dense ranking fused with the in-process BM25 ranking, the same way):
   ``score(d) = W_DENSE / (RRF_K + rank_dense(d)) + W_BM25 / (RRF_K + rank_bm25(d))`` with ``RRF_K = 1``,
@@ -135,9 +136,10 @@ class Retriever:
     def bm25(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         alive = self.store.alive  # replaced last when a concurrent sync adds chunks: its length is safe
         n = len(alive)
-        scores = self.store.lexical.scores(query, n)
-        allowed = fit_mask(mask, n) & alive & (scores > 0)
-        ids = np.flatnonzero(allowed)
+        allowed = fit_mask(mask, n) & alive
+        # statistics over the allowed chunks only: a score must not depend on what the caller may not see
+        scores = self.store.lexical.scores(query, n, allowed)
+        ids = np.flatnonzero(allowed & (scores > 0))
         if ids.size == 0:
             return []
         order = ids[np.lexsort((ids, -scores[ids]))]

@@ -117,7 +117,7 @@ def withheld(sim: Simulator, principal: Principal, req: RecallRequest, pipeline:
         if doc.trashed_at_time(at):
             out.append(Withheld(**base, reason="trash", detail=[f"in the trash since {doc.trashed_at}"]))
             continue
-        decision = admin.effective(sim, principal, path, req.as_of).permissions.decision("preview")
+        decision = admin.effective(sim, principal, path, req.as_of, doc.doc_id).permissions.decision("preview")
         if decision.allowed:
             continue  # allowed, ranked below the top_k of what the principal may see: not withheld
         detail = [_source(s) for s in decision.sources]
