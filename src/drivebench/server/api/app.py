@@ -15,6 +15,7 @@ from drivebench.server.api import boundary, recall
 from drivebench.server.api import control as control_api
 from drivebench.server.api import faults as faults_api
 from drivebench.server.api import files as files_api
+from drivebench.server.api import inventory as inventory_api
 from drivebench.server.api import permissions as permissions_api
 from drivebench.server.api.docs import mount_offline_docs
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
@@ -45,6 +46,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     app.state.sim = sim
     app.include_router(recall.router)
     app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings
+    app.include_router(inventory_api.router)  # /api/v1/directory
     app.include_router(control_api.router)  # /_sim: reset, seed, clock, stats (faults: their own router)
     app.include_router(answer_api.router)
     app.include_router(faults_api.router)
