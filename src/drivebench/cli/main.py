@@ -26,6 +26,7 @@ from drivebench.cli import audit as audit_cli  # security audits of a corpus
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import probe as probe_cli
+from drivebench.cli import sync as sync_cli  # noqa: F401  (registers eval sync)
 from drivebench.cli.clickcompat import ClickException, MissingParameter
 from drivebench.cli.common import err_console, honour_columns, set_quiet
 from drivebench.errors import INPUT_ERROR_EXIT, describe

@@ -1,0 +1,146 @@
+"""``run_sync``: one ``eval sync`` run from start to finish (what the CLI and ``drivebench.api`` call).
+
+Before: the drive must be at the corpus it loaded (its change feed empty), since the run ends by resetting it
+there; ``reset_first`` resets it first instead of refusing. After (also on Ctrl-C or an error): the drive is
+reset, and its snapshot fingerprint and clock compared with the start (``drive_restored``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
+from drivebench.evaluator.sync.runner import RecallTarget, SyncConfig, SyncRun, SyncRunner, pair_dicts
+from drivebench.evaluator.sync.scenario import Scenario
+from drivebench.evaluator.sync.summary import gate_metrics, summarize
+from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.target import TargetError
+
+
+class SyncSetupError(ValueError):
+    """The drive or the target cannot be used as given (usage error: exit 2)."""
+
+
+def _state(drive: DriveClient) -> tuple[str, str]:
+    s = drive.stats()
+    return str(s.get("snapshot")), str(s.get("clock"))
+
+
+def run_sync(
+    drive: DriveClient,
+    target: RecallTarget,
+    target_name: str,
+    scenario: Scenario,
+    config: SyncConfig,
+    *,
+    out_dir: Path | None = None,
+    reset_first: bool = False,
+    max_error_rate: float = 0.0,
+    preflight_user: str | None = None,
+    on_event: Callable[[str], None] | None = None,
+    wait_for_person: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    say = on_event or (lambda _m: None)
+    if not config.manual:
+        try:
+            changes = drive.feed_length()
+            if changes and not reset_first:
+                raise SyncSetupError(
+                    f"the drive has {changes} changes since it loaded its corpus, and the run ends by resetting it "
+                    "to that corpus: pass --reset-first to start from it (those changes are lost)"
+                )
+            if changes:
+                drive.reset()
+            start = _state(drive)
+        except DriveError as exc:
+            raise SyncSetupError(f"the drive cannot be used: {exc}") from exc
+    user = preflight_user or "u001"
+    runner = SyncRunner(
+        drive,
+        target,
+        config,
+        log_path=(out_dir / "run.jsonl") if out_dir is not None else None,
+        on_event=on_event,
+        wait_for_person=wait_for_person,
+    )
+    outcome: dict[str, Any] = {"run": SyncRun(scenario.name), "preflight": None}
+
+    async def go() -> None:  # one event loop for every call: the target's connection pool lives in it
+        try:
+            await target.recall(EvalQuery(query_id="preflight", query="preflight", user_id=user), config.top_k)
+        except TargetError as exc:
+            outcome["preflight"] = f"the target does not answer: {exc}"
+            return
+        if scenario.conformance:
+            from drivebench.evaluator.sync.conformance import run_conformance
+
+            outcome["run"] = await run_conformance(runner, scenario)
+        else:
+            outcome["run"] = await runner.run(scenario)
+
+    t0 = time.monotonic()
+    try:
+        asyncio.run(go())
+    finally:
+        runner.close()
+        run = runner.result or outcome["run"]
+        if not config.manual:
+            try:
+                drive.reset()
+                run.drive_restored = _state(drive) == start
+            except DriveError as exc:
+                say(f"the drive could not be reset: {exc}")
+                run.drive_restored = False
+    preflight_error = outcome["preflight"]
+    pairs = pair_dicts(run)
+    summary = summarize(pairs, run.requests, run.errors, run.not_planned)
+    state, reason = "ok", None
+    if preflight_error is not None:
+        state, reason = "failed", preflight_error
+    elif summary["errors"]["rate"] > max_error_rate:
+        state, reason = (
+            "failed",
+            f"{summary['errors']['failed']} of {summary['errors']['requests']} target calls failed",
+        )
+    elif not summary["overall"]["pairs"]:
+        state, reason = "failed", "nothing was measured: no (principal, document) pair could be tested"
+    result: dict[str, Any] = {
+        "kind": "sync",
+        "status": {"state": state, "reason": reason},
+        "sync": {
+            "scenario": scenario.name,
+            "target": target_name,
+            "drive": drive.url,
+            "config": asdict(config),
+            "started_at": run.started_at,
+            "finished_at": run.finished_at,
+            "seconds": round(time.monotonic() - t0, 2),
+            "drive_restored": run.drive_restored,
+            "changes": [
+                {
+                    "index": c.index,
+                    "class": c.cls,
+                    "detail": c.detail,
+                    "applied_at": c.applied_at,
+                    "error": c.error,
+                    "unaffected": c.unaffected,
+                    "pairs": [p for p in pairs if p["change"] == c.index],
+                }
+                for c in run.changes
+            ],
+            "pairs": pairs,
+            "cases": getattr(run, "cases", None),
+            **summary,
+        },
+        "errors": summary["errors"],
+    }
+    result["metrics"] = gate_metrics(summary)
+    if out_dir is not None:
+        from drivebench.evaluator.sync.outputs import write
+
+        write(result, out_dir)
+    return result

@@ -1,0 +1,308 @@
+"""The ``eval sync`` loop: for each change of the scenario, plan it from the drive's state, check the target
+answers as expected before it, apply it through the drive's API, and probe the target as every affected
+principal every ``poll_s`` seconds until it reflects the change or ``deadline_s`` passes.
+
+A pair (principal, document) counts only when it can fail: a revocation whose document the target never
+returned to that principal before the change is "not testable", never a pass; so is a grant whose document
+the target already returned. Who was affected is the drive's own answer (``/access`` before and after).
+Target errors are counted (as in ``eval run``) and never become lag figures. The drive is reset to the
+corpus it loaded when the run ends, also on Ctrl-C."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Protocol
+
+from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
+from drivebench.evaluator.sync.planner import PLANNERS, Plan
+from drivebench.evaluator.sync.queries import distinctive_sentence, title_of
+from drivebench.evaluator.sync.scenario import Scenario, change_classes
+from drivebench.evaluator.sync.view import DriveView
+from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.target import TargetError, TargetResponse
+
+
+class RecallTarget(Protocol):
+    async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse: ...
+
+
+@dataclass(frozen=True)
+class SyncConfig:
+    deadline_s: float = 120.0
+    poll_s: float = 0.5
+    top_k: int = 10
+    manual: bool = False
+
+
+@dataclass
+class PairResult:
+    change: int
+    cls: str
+    kind: str
+    principal: str
+    doc_id: str
+    applied_at: str | None = None
+    converged_at: str | None = None
+    lag_s: float | None = None
+    leak_s: float | None = None
+    converged: bool | None = None
+    testable: bool = True
+    reason: str | None = None
+    queries: list[str] = field(default_factory=list)
+    probes: int = 0
+    errors: int = 0
+    old_versions: list[str] = field(default_factory=list)  # versions the target reported before the change
+
+
+@dataclass
+class ChangeRecord:
+    index: int
+    cls: str
+    detail: str
+    applied_at: str | None = None
+    error: str | None = None
+    pairs: list[PairResult] = field(default_factory=list)
+    unaffected: list[str] = field(default_factory=list)  # probed principals the drive says kept their access
+
+
+@dataclass
+class SyncRun:
+    scenario: str
+    changes: list[ChangeRecord] = field(default_factory=list)
+    not_planned: dict[str, int] = field(default_factory=dict)  # class -> changes the drive offered no case for
+    requests: int = 0
+    errors: int = 0
+    drive_restored: bool | None = None
+    started_at: str = ""
+    finished_at: str = ""
+    interrupted: bool = False
+
+
+def _iso(t: float | None = None) -> str:
+    return datetime.fromtimestamp(time.time() if t is None else t, UTC).isoformat(timespec="milliseconds")
+
+
+class _Log:
+    def __init__(self, path: Path | None) -> None:
+        self._f = path.open("w", encoding="utf-8") if path is not None else None
+
+    def __call__(self, event: str, **data: Any) -> None:
+        if self._f is not None:
+            self._f.write(json.dumps({"event": event, "t": _iso(), **data}, ensure_ascii=False, default=str) + "\n")
+            self._f.flush()
+
+    def close(self) -> None:
+        if self._f is not None:
+            self._f.close()
+
+
+class SyncRunner:
+    def __init__(
+        self,
+        drive: DriveClient,
+        target: RecallTarget,
+        config: SyncConfig,
+        *,
+        log_path: Path | None = None,
+        on_event: Callable[[str], None] | None = None,
+        wait_for_person: Callable[[str], None] | None = None,
+    ) -> None:
+        self.drive, self.target, self.config = drive, target, config
+        self.log = _Log(log_path)
+        self.say = on_event or (lambda _msg: None)
+        self.wait_for_person = wait_for_person or (lambda _msg: input())
+        self.run_id = uuid.uuid4().hex[:6]
+        self.requests = 0
+        self.errors = 0
+        self._qid = 0
+        self.result: SyncRun | None = None  # filled as the run goes: a run cut short keeps what it measured
+
+    # ------------------------------------------------------------------ probing
+    async def _ask(self, user: str, query: str) -> TargetResponse | None:
+        self._qid += 1
+        self.requests += 1
+        q = EvalQuery(query_id=f"sync-{self._qid}", query=query, user_id=user)
+        try:
+            resp = await self.target.recall(q, self.config.top_k)
+        except TargetError as exc:
+            self.errors += 1
+            self.log("probe", user=user, query=query, error=str(exc), kind=exc.kind)
+            return None
+        self.log("probe", user=user, query=query, hits=[[h.doc_id, h.version_id] for h in resp.hits])
+        return resp
+
+    async def _returns(self, user: str, queries: list[str], doc: str) -> tuple[list[str], set[str | None], int]:
+        """Which queries return ``doc`` to ``user``, the versions they report, and how many calls failed."""
+        answers = await asyncio.gather(*(self._ask(user, q) for q in queries))
+        found, versions, failed = [], set(), 0
+        for q, resp in zip(queries, answers, strict=True):
+            if resp is None:
+                failed += 1
+                continue
+            hits = [h for h in resp.hits if h.doc_id == doc]
+            if hits:
+                found.append(q)
+                versions.update(h.version_id for h in hits)
+        return found, versions, failed
+
+    # ------------------------------------------------------------------ one change
+    def _queries(self, doc: str, view: DriveView) -> list[str]:
+        f = view.files[doc]
+        out = [title_of(f["name"])]
+        sentence = distinctive_sentence(self.drive.content(doc), f["name"])
+        if sentence and sentence not in out:
+            out.append(sentence)
+        return out
+
+    async def _wait_setup(self, plan: Plan, queries: dict[str, list[str]]) -> bool:
+        """A setup change (a grant that will expire) must reach the target before the measured change."""
+        end = time.monotonic() + self.config.deadline_s
+        while time.monotonic() < end:
+            seen = [await self._returns(u, queries[d], d) for u in plan.users for d in plan.docs]
+            if all(found for found, _, _ in seen):
+                return True
+            await asyncio.sleep(self.config.poll_s)
+        return False
+
+    async def change(self, index: int, cls: str, used: set[str]) -> ChangeRecord | None:
+        view = await asyncio.to_thread(DriveView.read, self.drive)
+        plan = PLANNERS[cls](view, used, self.run_id, index)
+        if plan is None:
+            return None
+        used.update(plan.docs)
+        rec = ChangeRecord(index, cls, plan.detail)
+        self.say(f"[{index}] {cls}: {plan.detail}")
+        queries = {d: await asyncio.to_thread(self._queries, d, view) for d in plan.docs}
+        synced_setup = True
+        if plan.setup is not None:
+            await asyncio.to_thread(plan.setup, self.drive)
+            self.log("setup", change=index, cls=cls)
+            synced_setup = await self._wait_setup(plan, queries)
+        before = {d: await asyncio.to_thread(self.drive.access, d) for d in plan.docs}
+        found_before: dict[tuple[str, str], tuple[list[str], set[str | None]]] = {}
+        for u in plan.users:
+            for d in plan.docs:
+                found, versions, _ = await self._returns(u, queries[d], d)
+                found_before[(u, d)] = (found, versions)
+        try:
+            if self.config.manual:
+                self.wait_for_person(f"make this change now, then press Enter: {plan.detail}")
+                result: dict[str, Any] = {}
+            else:
+                result = await asyncio.to_thread(plan.apply, self.drive) or {}
+        except DriveError as exc:
+            rec.error = str(exc)
+            self.log("change", index=index, cls=cls, detail=plan.detail, error=str(exc))
+            return rec
+        t0 = time.monotonic()
+        rec.applied_at = _iso()
+        self.log("change", index=index, cls=cls, detail=plan.detail, applied_at=rec.applied_at, result=result)
+        docs = list(plan.docs)
+        if cls == "new-document":
+            docs = [result["doc_id"]]
+            queries[docs[0]] = [plan.new_text or "", title_of(result["name"])]
+        after = {d: await asyncio.to_thread(self.drive.access, d) for d in docs}
+        kind = change_classes()[cls].kind
+        pairs: list[PairResult] = []
+        for d in docs:
+            for u in plan.users:
+                lost, gained = u in before.get(d, set()) - after[d], u in after[d] - before.get(d, set())
+                affected = {"revoke": lost, "grant": gained, "content": u in after[d]}[kind]
+                if not affected:
+                    rec.unaffected.append(f"{u}:{d}")
+                    continue
+                found, versions = found_before.get((u, d), ([], set()))
+                pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at)
+                if not synced_setup:
+                    pair.testable, pair.reason = False, "the setup grant never reached the target"
+                elif kind in ("revoke", "content") and not found:
+                    pair.testable, pair.reason = False, "the target never returned it before the change"
+                elif kind == "grant" and found:
+                    pair.testable, pair.reason = False, "the target returned it before access was given"
+                pair.queries = found if kind == "revoke" else [plan.new_text or ""] if kind == "content" else queries[d]
+                pair.old_versions = sorted(v for v in versions if v is not None)
+                pairs.append(pair)
+        rec.pairs = pairs
+        await self._converge([p for p in pairs if p.testable], t0)
+        return rec
+
+    async def _reflected(self, pair: PairResult) -> tuple[bool | None, int]:
+        found, versions, failed = await self._returns(pair.principal, pair.queries, pair.doc_id)
+        if failed == len(pair.queries):
+            return None, failed  # every call failed: nothing learned this round
+        if pair.kind == "revoke":  # converged only when every query answered without the document
+            if found:
+                return False, failed
+            return (True if failed == 0 else None), failed
+        if pair.kind == "grant":
+            return bool(found), failed
+        old = set(pair.old_versions)
+        return bool(found) and not (versions & old), failed
+
+    async def _converge(self, pairs: list[PairResult], t0: float) -> None:
+        pending = list(pairs)
+        deadline = t0 + self.config.deadline_s
+        while pending:
+            results = await asyncio.gather(*(self._reflected(p) for p in pending))
+            now = time.monotonic()
+            still = []
+            for p, (ok, failed) in zip(pending, results, strict=True):
+                p.probes += 1
+                p.errors += failed
+                if ok:
+                    p.converged, p.lag_s, p.converged_at = True, round(now - t0, 3), _iso()
+                    p.leak_s = p.lag_s if p.kind == "revoke" else 0.0
+                else:
+                    still.append(p)
+            pending = still
+            if not pending or now >= deadline:
+                break
+            await asyncio.sleep(min(self.config.poll_s, max(0.0, deadline - time.monotonic())))
+        for p in pending:
+            p.converged = False
+            p.leak_s = round(self.config.deadline_s, 3) if p.kind == "revoke" else 0.0
+
+    # ------------------------------------------------------------------ the run
+    async def run(self, scenario: Scenario) -> SyncRun:
+        out = self.result = SyncRun(scenario.name, started_at=_iso())
+        used: set[str] = set()
+        index = 0
+        try:
+            for cls, count in scenario.changes:
+                for _ in range(count):
+                    index += 1
+                    rec = await self.change(index, cls, used)
+                    if rec is None:
+                        out.not_planned[cls] = out.not_planned.get(cls, 0) + 1
+                        self.say(f"[{index}] {cls}: the drive offers no such change (not measured)")
+                    else:
+                        out.changes.append(rec)
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            out.interrupted = True
+            raise
+        finally:
+            out.requests, out.errors = self.requests, self.errors
+            out.finished_at = _iso()
+            self.log("end", requests=self.requests, errors=self.errors)
+        return out
+
+    def close(self) -> None:
+        self.log.close()
+
+
+def pair_dicts(run: SyncRun) -> list[dict[str, Any]]:
+    rows = []
+    for c in run.changes:
+        for p in c.pairs:
+            d = asdict(p)
+            d.pop("old_versions", None)
+            d["class"] = d.pop("cls")
+            rows.append(d)
+    return rows
