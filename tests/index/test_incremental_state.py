@@ -12,6 +12,7 @@ import pytest
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator, _DocumentDigests
 from drivebench.simulator.visibility import ChunkArrays
+from tests.support.decisions import previewable_docs
 from tests.support.sims import fresh_sim
 
 
@@ -71,7 +72,7 @@ def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(sim: Simulator
 
 def test_a_new_version_is_found_by_the_next_recall(sim: Simulator) -> None:
     doc_id = next(d for d in sorted(sim.drive.documents) if sim.drive.documents[d].file_type == "md")
-    owner = next(u for u in sorted(sim.drive.users) if doc_id in sim.engine.previewable_docs(u, sim.drive.clock.now()))
+    owner = next(u for u in sorted(sim.drive.users) if doc_id in previewable_docs(sim.engine, u, sim.drive.clock.now()))
     p = sim.engine.user_principal(owner)
     old = None
     for i in range(3):

@@ -1,6 +1,6 @@
 """Permissions and versions over every vector-store backend: FAISS, milvus-lite, and a Milvus
 server when ``DRIVEBENCH_MILVUS_URI`` is set. Dense pipeline (the vector store decides everything), hash
-embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.may``), never the fast path."""
+embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.enforce``), never the fast path."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ import pytest
 from drivebench.api import load_simulator
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import SimConfig, Simulator
+from tests.support.decisions import enforce_doc
 from tests.support.milvus import BACKENDS
 
 EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手册 finance"
@@ -40,7 +41,7 @@ def _oracle(sim: Simulator, user: str) -> set[str]:
     return {
         d.doc_id
         for d in sim.drive.documents.values()
-        if d.trashed_at is None and d.doc_id in indexed and engine.may(p, d.doc_id, "preview", now)
+        if d.trashed_at is None and d.doc_id in indexed and enforce_doc(engine, p, d.doc_id, "preview", now)
     }
 
 

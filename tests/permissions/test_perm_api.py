@@ -292,8 +292,8 @@ def test_fast_path_disagreeing_with_the_enforcer_answers_503_without_results(
     client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     engine = sim.engine
-    everything = engine.previewable_mask(engine.user_principal("dave"), sim.drive.clock.now()) | True
-    monkeypatch.setattr(engine, "previewable_mask", lambda *_a, **_k: everything)  # the fast path lets all through
+    everything = engine.allowed_mask(engine.user_principal("dave"), "preview", sim.drive.clock.now()) | True
+    monkeypatch.setattr(engine, "allowed_mask", lambda *_a, **_k: everything)  # the fast path lets all through
     r = client.post(RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(sim, "dave"))
     assert r.status_code == 503
     assert "results" not in r.json() and r.json()["error"]["code"] == "permission-check-failed"
@@ -310,7 +310,7 @@ def test_recheck_raising_answers_503_without_results(
 def test_fast_path_raising_answers_503_without_results(
     client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(sim.engine, "previewable_mask", _boom)
+    monkeypatch.setattr(sim.engine, "allowed_mask", _boom)
     r = client.post(RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(sim, "alice"))
     assert r.status_code == 503 and "results" not in r.json()
 
