@@ -202,7 +202,8 @@ def child(scale: int) -> dict[str, Any]:
     now = sim.drive.clock.now()
     target = None
     for p in principals:
-        visible = sim.engine.previewable_docs(p.user_id or "", now)
+        mask = sim.engine.allowed_mask(p, "preview", now)
+        visible = [sim.engine.doc_ids[i] for i in mask.nonzero()[0]]
         md = sorted(
             d for d in visible if sim.drive.documents[d].file_type == "md" and not sim.drive.documents[d].trashed_at
         )

@@ -6,7 +6,7 @@ allow/deny grants with validity windows on folders and documents), measured in o
 
 * engine construction: compile + Casbin enforcers + role links + fast-path arrays; next to it, the
   same role links built the way Casbin's default role manager does (one ``add_link`` per link);
-* the materialized previewable set (``previewable_mask``), cold (cache miss) and warm, over a sample
+* the materialized previewable set (``allowed_mask`` with ``preview``), cold (cache miss) and warm, over a sample
   of users (median, p95, max);
 * per-document ``enforce`` (the per-action enforcer the engine uses, and one enforcer holding every
   line): measured on every document at 1k, on a random sample at 10k and 100k and extrapolated to
@@ -210,23 +210,23 @@ def bench_size(n_docs: int, quick: bool) -> dict[str, Any]:
     principals = [engine.user_principal(u) for u in users]
     engine.clear_cache()
     t0 = time.perf_counter()
-    first = engine.previewable_mask(principals[0], now)
+    first = engine.allowed_mask(principals[0], "preview", now)
     t_first = time.perf_counter() - t0
     cold, warm, sizes = [t_first], [], [int(first.sum())]
     for p in principals[1:]:
         t0 = time.perf_counter()
-        m = engine.previewable_mask(p, now)
+        m = engine.allowed_mask(p, "preview", now)
         cold.append(time.perf_counter() - t0)
         sizes.append(int(m.sum()))
     for p in principals:
         t0 = time.perf_counter()
-        engine.previewable_mask(p, now)
+        engine.allowed_mask(p, "preview", now)
         warm.append(time.perf_counter() - t0)
 
     # per-document enforce: every document at 1k, a sample above (extrapolated)
     sample_n = n_docs if n_docs <= 1_000 else (300 if quick else 1_000) if n_docs <= 10_000 else (100 if quick else 300)
     p = principals[0]
-    mask = engine.previewable_mask(p, now)
+    mask = engine.allowed_mask(p, "preview", now)
     docs = engine.doc_ids if sample_n >= n_docs else rng.sample(engine.doc_ids, sample_n)
     mismatches = 0
     t0 = time.perf_counter()

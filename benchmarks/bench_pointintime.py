@@ -132,7 +132,7 @@ def main() -> int:
             pointintime.allowed_mask(sim, p, "preview", as_of, now)
             mask_with.append(time.perf_counter() - t)
             t = time.perf_counter()
-            sim.engine_at(as_of).previewable_mask(p, as_of)
+            sim.engine_at(as_of).allowed_mask(p, "preview", as_of)
             mask_without.append(time.perf_counter() - t)
     p50_with, p50_without = statistics.median(with_pit), statistics.median(without)
     ratio = p50_with / p50_without

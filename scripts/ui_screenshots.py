@@ -64,7 +64,8 @@ def main() -> int:
             sign_in(sim.tokens.for_subject(USER).token)
             shoot("home-user", "/ui/")
             shoot("drive-user", "/ui/drive?folder=/rd/platform")
-            doc = next(iter(sorted(sim.engine.previewable_docs(USER, sim.drive.clock.now()))))
+            mask = sim.engine.allowed_mask(sim.engine.user_principal(USER), "preview", sim.drive.clock.now())
+            doc = sim.engine.doc_ids[mask.nonzero()[0][0]]  # doc_ids are sorted: the first previewable
             shoot("document-user", f"/ui/doc/{doc}")
             shoot("drive-user-as-of", "/ui/drive?folder=/rd&as_of=2026-06-01T00:00:00Z")
             shoot("recall-user", f"/ui/recall?q={QUERY}&top_k=5")

@@ -1,9 +1,22 @@
 """Shared fixtures. The simulator fixtures themselves come from the drivebench pytest plugin
-(``drivebench.testing``): ``drivebench_simulator`` (in-process) and ``drivebench_server`` (uvicorn)."""
+(``drivebench.testing``): ``drivebench_simulator`` (in-process) and ``drivebench_server`` (uvicorn).
+
+A fixture name means one thing across the suite:
+
+* ``sim`` / ``client``: the session's simulator (``drivebench_simulator``) and a client over it, shared by the
+  whole session: a test leaves it as it found it.
+* ``fresh_sim`` / ``fresh_client``: a writable simulator of the test's own on the seed corpus (hash embedder:
+  real FAISS + BM25, no model; ``tests.support.sims.fresh_sim``), and a client over it.
+* ``module_sim`` / ``module_client``: the same writable seed simulator, one per module (loaded once for the
+  module's tests), and a client over it that resets it to the corpus after each test.
+
+A module that needs another simulator names it for what it is (``tiny_org_sim``, ``pipeline_sim``,
+``vector_store_sim``, ``ui_sim``), never ``sim``."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 os.environ.setdefault("DRIVEBENCH_CACHE", str(Path(__file__).resolve().parents[1] / ".cache"))
@@ -19,6 +32,7 @@ from drivebench.formats.corpus import EVALSET_NAME, Manifest, load_manifest
 from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
+from tests.support import sims
 
 # What makes a test slow is what it touches, not a list kept by hand: a test is marked ``slow`` when its module
 # uses a way to start a process or a server, to build a corpus or to load a model (below), when it uses a fixture
@@ -91,3 +105,28 @@ def seed_manifest(sim: Simulator) -> Manifest:
 def seed_evalset(sim: Simulator) -> list[EvalQuery]:
     assert sim.corpus_dir is not None
     return load_evalset(sim.corpus_dir / EVALSET_NAME)
+
+
+@pytest.fixture
+def fresh_sim() -> Simulator:
+    """A writable simulator of this test's own on the seed corpus."""
+    return sims.fresh_sim()
+
+
+@pytest.fixture
+def fresh_client(fresh_sim: Simulator) -> TestClient:
+    return sims.client_for(fresh_sim)
+
+
+@pytest.fixture(scope="module")
+def module_sim() -> Simulator:
+    """A writable simulator on the seed corpus shared by the tests of one module."""
+    return sims.fresh_sim()
+
+
+@pytest.fixture
+def module_client(module_sim: Simulator) -> Iterator[TestClient]:
+    """A client over ``module_sim``; the simulator is reset to the corpus when the test ends."""
+    with sims.client_for(module_sim) as c:
+        yield c
+    module_sim.reset()

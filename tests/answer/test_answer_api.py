@@ -11,6 +11,7 @@ from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.answer import compose_answer, split_sentences
 from drivebench.simulator.backend import Simulator
+from tests.support.decisions import enforce_doc
 from tests.support.http import bearer
 
 QUERY = {"query": "项目X的技术方案审批人", "user_id": "u001", "top_k": 10}
@@ -79,9 +80,9 @@ def test_never_quotes_or_cites_what_the_principal_may_not_preview(
         facts += len(q.answer_facts)
         found_facts += sum(f in result.text for f in q.answer_facts)
         for c in result.citations:
-            assert engine.may(principal, c.doc_id, "preview", at), (q.query_id, c.doc_id)
+            assert enforce_doc(engine, principal, c.doc_id, "preview", at), (q.query_id, c.doc_id)
         for doc_id, sentence in result.quoted:
-            assert engine.may(principal, doc_id, "preview", at), (q.query_id, doc_id)
+            assert enforce_doc(engine, principal, doc_id, "preview", at), (q.query_id, doc_id)
             assert sentence.rstrip("…") in " ".join(split_sentences(_doc_text(sim, doc_id))) or sentence.endswith("…")
         for forbidden in q.forbidden:
             checked_forbidden += 1

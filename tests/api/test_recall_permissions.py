@@ -17,6 +17,7 @@ from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.search.retrieval.pipelines import PIPELINES, Retriever
 from drivebench.simulator.backend import Simulator
+from tests.support.decisions import previewable_docs, user_may_preview
 from tests.support.http import bearer
 
 URL = "/api/mcp/recall"
@@ -93,7 +94,7 @@ def test_fast_path_equals_enforce_and_ground_truth(sim: Simulator, seed_manifest
     engine, now = sim.engine, sim.drive.clock.now()
     assert seed_manifest.access is not None
     for user_id in sorted(sim.drive.users):
-        fast = engine.previewable_docs(user_id, now)
-        slow = {d for d in engine.doc_ids if engine.may_preview(user_id, d, now)}
+        fast = previewable_docs(engine, user_id, now)
+        slow = {d for d in engine.doc_ids if user_may_preview(engine, user_id, d, now)}
         assert fast == slow, user_id
         assert fast == set(seed_manifest.access[user_id]), user_id

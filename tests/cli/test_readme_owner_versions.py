@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 from drivebench.api import load_simulator
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import SimConfig, Simulator
+from tests.support.decisions import enforce_doc
 from tests.support.docs import section
 from tests.support.http import bearer
 
@@ -28,7 +29,7 @@ def _owner_split(sim: Simulator) -> tuple[list[str], list[str]]:
     can, cannot = [], []
     for doc in sim.drive.documents.values():
         if doc.owner in sim.drive.users and doc.trashed_at is None:
-            ok = engine.may(engine.user_principal(doc.owner), doc.doc_id, "edit", now)
+            ok = enforce_doc(engine, engine.user_principal(doc.owner), doc.doc_id, "edit", now)
             (can if ok else cannot).append(doc.doc_id)
     return can, cannot
 

@@ -19,6 +19,7 @@ from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.state import Drive
 from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
 from drivebench.formats.corpus import load_manifest
+from tests.support.decisions import user_may_preview
 
 
 @pytest.fixture(scope="module", params=["acme-zh@2", "acme-en@2"])
@@ -52,7 +53,7 @@ def test_the_plants_are_in_the_access_ground_truth(corpus: Path) -> None:
     cleared = [u.user_id for u in manifest.users if u.clearance in ("confidential", "secret")]
     assert cleared and all(p1 in access[u] for u in cleared)
     for u in manifest.users:
-        assert engine.may_preview(u.user_id, p1, now) == (p1 in access[u.user_id])
+        assert user_may_preview(engine, u.user_id, p1, now) == (p1 in access[u.user_id])
     raised = next(d for d in manifest.documents if d.doc_id == planted["P4-raised-level"]["doc_id"])
     assert raised.secret_level == "confidential" and raised.tags["level_was"] == "internal"
 

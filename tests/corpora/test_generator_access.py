@@ -1,8 +1,8 @@
 """The generator's access ground truth equals the simulator's Casbin decisions.
 
 ``manifest.access`` is written by the generator from its own rules (``generator.access``); here every
-(user, document) pair of both default corpora is decided by Casbin (``PermissionEngine.may_preview``,
-one ``enforce`` per pair) and by the materialized fast path, at ``clock.now`` and at past instants.
+(user, document) pair of both default corpora is decided by Casbin (``PermissionEngine.enforce``,
+one per pair) and by the materialized fast path, at ``clock.now`` and at past instants.
 Manifests are assembled in memory (no files rendered): permissions do not depend on file bytes.
 """
 
@@ -16,6 +16,7 @@ from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, plan
 from drivebench.drive import permissions
 from drivebench.formats.corpus import Manifest
+from tests.support.decisions import previewable_docs, user_may_preview
 
 pytestmark = pytest.mark.slow
 
@@ -35,7 +36,7 @@ def test_access_equals_casbin_enforce_for_every_pair(manifest: Manifest) -> None
         (u.user_id, d.doc_id)
         for u in manifest.users
         for d in manifest.documents
-        if engine.may_preview(u.user_id, d.doc_id, now) != (d.doc_id in set(access[u.user_id]))
+        if user_may_preview(engine, u.user_id, d.doc_id, now) != (d.doc_id in set(access[u.user_id]))
     ]
     assert mismatches == []
 
@@ -44,7 +45,7 @@ def test_access_equals_casbin_fast_path(manifest: Manifest) -> None:
     engine = permissions.PermissionEngine.from_manifest(manifest)
     now = manifest.clock.now
     for u in manifest.users:
-        assert sorted(engine.previewable_docs(u.user_id, now)) == (manifest.access or {})[u.user_id], u.user_id
+        assert sorted(previewable_docs(engine, u.user_id, now)) == (manifest.access or {})[u.user_id], u.user_id
 
 
 @pytest.mark.parametrize("month", [2, 4, 6, 8, 10, 12])
@@ -57,7 +58,7 @@ def test_rules_equal_casbin_in_the_past_and_future(manifest: Manifest, month: in
     unmoved = {d.doc_id for d in manifest.documents if not d.moves}
     for u in manifest.users:
         mine = {d for d in unmoved if model.may_preview(u.user_id, d, at)}
-        assert engine.previewable_docs(u.user_id, at) & unmoved == mine, (u.user_id, at)
+        assert previewable_docs(engine, u.user_id, at) & unmoved == mine, (u.user_id, at)
 
 
 def test_ground_truth_is_not_trivial(manifest: Manifest) -> None:

@@ -20,6 +20,7 @@ from drivebench.formats.corpus import (
     manifest_problems,
 )
 from drivebench.formats.evalset import EvalQuery, load_evalset
+from tests.support.decisions import previewable_docs
 
 # Hand-checked from the scenario in corpora/seed/org.py (who is in which department/project, which
 # grants exist, clearances). Kept independent of build.py's access logic on purpose.
@@ -255,4 +256,4 @@ def test_access_agrees_with_the_simulator(built: tuple[Path, Manifest, list[Eval
     expected = compute_access(m, t)
     for u in m.users:
         existing = {d.doc_id for d in m.documents if d.created_at <= t}
-        assert sorted(engine.previewable_docs(u.user_id, t) & existing) == expected[u.user_id], u.user_id
+        assert sorted(previewable_docs(engine, u.user_id, t) & existing) == expected[u.user_id], u.user_id

@@ -5,22 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import httpx
-import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
-from tests.support.sims import auth, client_for, fresh_sim, hit_ids, recall, upload
+from tests.support.sims import auth, client_for, hit_ids, recall, upload
 
 
-@pytest.fixture
-def sim() -> Simulator:
-    return fresh_sim()
-
-
-def test_control_plane_needs_the_admin_token(sim: Simulator) -> None:
-    client = client_for(sim)
+def test_control_plane_needs_the_admin_token(fresh_sim: Simulator) -> None:
+    client = client_for(fresh_sim)
     calls = [
         ("POST", "/_sim/reset", None),
         ("POST", "/_sim/seed", {"corpus": "seed"}),
@@ -33,18 +27,18 @@ def test_control_plane_needs_the_admin_token(sim: Simulator) -> None:
     for method, path, body in calls:
         assert client.request(method, path, json=body).status_code == 401, path
         for who in ("u009", None):
-            headers = auth(sim, who) if who else {"Authorization": f"Bearer {sim.tokens.eval_token}"}
+            headers = auth(fresh_sim, who) if who else {"Authorization": f"Bearer {fresh_sim.tokens.eval_token}"}
             r = client.request(method, path, json=body, headers=headers)
             assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden", (path, who)
-    assert sim.drive.clock.now() == datetime(2026, 11, 1, tzinfo=UTC)  # nothing happened
+    assert fresh_sim.drive.clock.now() == datetime(2026, 11, 1, tzinfo=UTC)  # nothing happened
 
 
-def test_reset_seed_clock_stats(sim: Simulator) -> None:
-    client, admin = client_for(sim), auth(sim, "admin")
+def test_reset_seed_clock_stats(fresh_sim: Simulator) -> None:
+    client, admin = client_for(fresh_sim), auth(fresh_sim, "admin")
     initial = client.get("/_sim/stats", headers=admin).json()
     assert {"documents", "versions", "chunks", "index_version", "policy_version", "snapshot", "clock"} <= set(initial)
     assert initial["documents"] == 29 and initial["changes"] == 0 and initial["durable"] is None
-    doc = upload(client, sim, "u009", "/it", "tmp.md", b"# tmp\nreset-marker").json()["doc_id"]
+    doc = upload(client, fresh_sim, "u009", "/it", "tmp.md", b"# tmp\nreset-marker").json()["doc_id"]
     client.post("/api/v1/files/d0001/trash", headers=admin)
     client.post("/_sim/clock/advance", headers=admin, json={"days": 2, "hours": 1})
     changed = client.get("/_sim/stats", headers=admin).json()
@@ -57,7 +51,7 @@ def test_reset_seed_clock_stats(sim: Simulator) -> None:
     after = r.json()
     for key in ("documents", "trashed", "versions", "chunks", "changes", "snapshot", "clock", "grants"):
         assert after[key] == initial[key], key
-    assert doc not in hit_ids(recall(client, sim, "u009", "reset-marker"))
+    assert doc not in hit_ids(recall(client, fresh_sim, "u009", "reset-marker"))
     assert client.get(f"/api/v1/files/{doc}", headers=admin).status_code == 404
 
     r = client.post("/_sim/seed", headers=admin, json={"corpus": str(resolve_corpus("seed"))})
@@ -68,18 +62,17 @@ def test_reset_seed_clock_stats(sim: Simulator) -> None:
     r = client.put("/_sim/clock", headers=admin, json={"now": "2027-03-01T08:00:00+00:00"})
     assert r.status_code == 200 and r.json()["now"].startswith("2027-03-01T08:00")
     assert client.get("/_sim/clock", headers=admin).json()["now"].startswith("2027-03-01T08:00")
-    assert recall(client, sim, "u001", "项目X")["as_of"].startswith("2027-03-01T08:00")
+    assert recall(client, fresh_sim, "u001", "项目X")["as_of"].startswith("2027-03-01T08:00")
     r = client.put("/_sim/clock", headers=admin, json={"now": "2026-01-01T00:00:00+00:00"})
     assert r.status_code == 409  # before the latest change: history must stay ordered
     assert client.put("/_sim/clock", headers=admin, json={"now": "2027-03-02T00:00:00"}).status_code == 400
     assert client.post("/_sim/clock/advance", headers=admin, json={"days": -1}).status_code == 422
 
 
-def test_fixture_methods_act_on_the_served_state() -> None:
-    sim = fresh_sim()
-    served = ServedSimulator(sim, start_in_thread(sim))
+def test_fixture_methods_act_on_the_served_state(fresh_sim: Simulator) -> None:
+    served = ServedSimulator(fresh_sim, start_in_thread(fresh_sim))
     try:
-        admin = {"Authorization": f"Bearer {sim.tokens.admin_token}"}
+        admin = {"Authorization": f"Bearer {fresh_sim.tokens.admin_token}"}
         first = served.stats()
         with httpx.Client(base_url=served.url, headers=admin, timeout=30) as http:
             assert http.get("/_sim/stats").json()["snapshot"] == first["snapshot"]

@@ -13,6 +13,7 @@ from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.state import Drive
+from tests.support.decisions import enforce_doc
 
 
 @pytest.fixture
@@ -97,10 +98,10 @@ def test_grant_history_bounds(drive: Drive) -> None:
     # the history engine allows u011 inside the window only; the live engine never (now)
     hist = PermissionEngine(PolicyView(drive))
     u = hist.user_principal("u011")
-    assert hist.may(u, "d0017", "preview", t_add + timedelta(hours=1))
-    assert not hist.may(u, "d0017", "preview", t_add - timedelta(hours=1))
-    assert not hist.may(u, "d0017", "preview", drive.clock.now())
-    assert not PermissionEngine(drive).may(u, "d0017", "preview", t_add + timedelta(hours=1))
+    assert enforce_doc(hist, u, "d0017", "preview", t_add + timedelta(hours=1))
+    assert not enforce_doc(hist, u, "d0017", "preview", t_add - timedelta(hours=1))
+    assert not enforce_doc(hist, u, "d0017", "preview", drive.clock.now())
+    assert not enforce_doc(PermissionEngine(drive), u, "d0017", "preview", t_add + timedelta(hours=1))
 
 
 def test_change_feed_cursor(drive: Drive) -> None:

@@ -13,6 +13,7 @@ from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.target import InProcessTarget
+from tests.support.decisions import enforce_doc
 
 
 def test_scoring_progress_counts_judged_queries_and_changes_no_number(
@@ -50,7 +51,7 @@ def test_memoised_oracle_answers_as_enforce(sim: Simulator, seed_evalset: list[E
     wrapped = ProgressOracle(oracle, steps.append)
     for q in seed_evalset[:12]:
         at = q.as_of or oracle.at
-        expected = [d for d in docs if not oracle.engine.may(oracle.principal(q), d, "preview", at)]
+        expected = [d for d in docs if not enforce_doc(oracle.engine, oracle.principal(q), d, "preview", at)]
         assert [d for d in docs if not oracle(q, d)] == expected
         assert [d for d in docs if not oracle(q, d)] == expected  # asked again: the memo, same answers
         assert wrapped.denied(q, docs) == expected

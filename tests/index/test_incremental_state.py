@@ -7,17 +7,11 @@ from __future__ import annotations
 from datetime import timedelta
 
 import numpy as np
-import pytest
 
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator, _DocumentDigests
 from drivebench.simulator.visibility import ChunkArrays
-from tests.support.sims import fresh_sim
-
-
-@pytest.fixture(scope="module")
-def sim() -> Simulator:
-    return fresh_sim()
+from tests.support.decisions import previewable_docs
 
 
 def _assert_equal_to_a_rebuild(sim: Simulator) -> None:
@@ -37,17 +31,17 @@ def _assert_equal_to_a_rebuild(sim: Simulator) -> None:
     assert sim.snapshot() == incremental
 
 
-def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(sim: Simulator) -> None:
-    drive = sim.drive
-    p = sim.engine.user_principal("u001")
-    sim.recall(p, "预算", 10)
-    _assert_equal_to_a_rebuild(sim)
-    arrays = sim._masks_for
+def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(module_sim: Simulator) -> None:
+    drive = module_sim.drive
+    p = module_sim.engine.user_principal("u001")
+    module_sim.recall(p, "预算", 10)
+    _assert_equal_to_a_rebuild(module_sim)
+    arrays = module_sim._masks_for
     assert isinstance(arrays, ChunkArrays)
     rebuilds = arrays.full_rebuilds
     docs = sorted(drive.documents)
     folder = sorted(drive.folders)[1]
-    snapshots = {sim.snapshot()}
+    snapshots = {module_sim.snapshot()}
     writes = [
         lambda: drive.add_version(docs[0], "# v2\n\nzqincremental 新内容\n".encode(), "u001"),
         lambda: drive.trash(docs[1]),
@@ -60,25 +54,29 @@ def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(sim: Simulator
     ]
     for write in writes:
         write()
-        sim.sync_index()
-        sim.recall(p, "预算", 10)
-        _assert_equal_to_a_rebuild(sim)
-        snapshots.add(sim.snapshot())
+        module_sim.sync_index()
+        module_sim.recall(p, "预算", 10)
+        _assert_equal_to_a_rebuild(module_sim)
+        snapshots.add(module_sim.snapshot())
     assert len(snapshots) == 1 + len(writes) - 1  # the start, then every write but the clock tick: a new fingerprint
-    assert arrays is sim._masks_for and arrays.full_rebuilds == rebuilds  # updated in place, never rebuilt
+    assert arrays is module_sim._masks_for and arrays.full_rebuilds == rebuilds  # updated in place, never rebuilt
     assert arrays.updates >= len(writes) - 1
 
 
-def test_a_new_version_is_found_by_the_next_recall(sim: Simulator) -> None:
-    doc_id = next(d for d in sorted(sim.drive.documents) if sim.drive.documents[d].file_type == "md")
-    owner = next(u for u in sorted(sim.drive.users) if doc_id in sim.engine.previewable_docs(u, sim.drive.clock.now()))
-    p = sim.engine.user_principal(owner)
+def test_a_new_version_is_found_by_the_next_recall(module_sim: Simulator) -> None:
+    doc_id = next(d for d in sorted(module_sim.drive.documents) if module_sim.drive.documents[d].file_type == "md")
+    owner = next(
+        u
+        for u in sorted(module_sim.drive.users)
+        if doc_id in previewable_docs(module_sim.engine, u, module_sim.drive.clock.now())
+    )
+    p = module_sim.engine.user_principal(owner)
     old = None
     for i in range(3):
-        version = sim.drive.add_version(doc_id, f"# v\n\nzqnext{i} word\n".encode(), owner)
-        sim.sync_index()
-        hits = sim.recall(p, f"zqnext{i}", 5).hits
+        version = module_sim.drive.add_version(doc_id, f"# v\n\nzqnext{i} word\n".encode(), owner)
+        module_sim.sync_index()
+        hits = module_sim.recall(p, f"zqnext{i}", 5).hits
         assert [(h.doc_id, h.version_id) for h in hits][:1] == [(doc_id, version.version_id)]
         if old is not None:  # the previous version is no longer current: never returned
-            assert old not in {h.version_id for h in sim.recall(p, f"zqnext{i - 1}", 50).hits}
+            assert old not in {h.version_id for h in module_sim.recall(p, f"zqnext{i - 1}", 50).hits}
         old = version.version_id

@@ -1,6 +1,6 @@
 """Permissions and versions over every vector-store backend: FAISS, milvus-lite, and a Milvus
 server when ``DRIVEBENCH_MILVUS_URI`` is set. Dense pipeline (the vector store decides everything), hash
-embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.may``), never the fast path."""
+embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.enforce``), never the fast path."""
 
 from __future__ import annotations
 
@@ -13,13 +13,15 @@ import pytest
 from drivebench.api import load_simulator
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import SimConfig, Simulator
+from tests.support.decisions import enforce_doc
 from tests.support.milvus import BACKENDS
 
 EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手册 finance"
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
+def vector_store_sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
+    """A seed simulator (hash embedder, dense pipeline) per vector-store backend of ``BACKENDS``."""
     s = load_simulator("seed", config=SimConfig(embedder="hash", pipeline="dense", vector_store=request.param))
     yield s
     backend = s.store.vector_backend
@@ -40,47 +42,55 @@ def _oracle(sim: Simulator, user: str) -> set[str]:
     return {
         d.doc_id
         for d in sim.drive.documents.values()
-        if d.trashed_at is None and d.doc_id in indexed and engine.may(p, d.doc_id, "preview", now)
+        if d.trashed_at is None and d.doc_id in indexed and enforce_doc(engine, p, d.doc_id, "preview", now)
     }
 
 
-def test_every_user_gets_exactly_what_enforce_allows(sim: Simulator) -> None:
+def test_every_user_gets_exactly_what_enforce_allows(vector_store_sim: Simulator) -> None:
     sizes = set()
-    for user in sorted(sim.drive.users):
-        got, want = _recalled(sim, user), _oracle(sim, user)
+    for user in sorted(vector_store_sim.drive.users):
+        got, want = _recalled(vector_store_sim, user), _oracle(vector_store_sim, user)
         assert got == want, (user, sorted(got ^ want))
         sizes.add(len(want))
     assert len(sizes) > 2  # the users really differ
 
 
-def test_grants_and_revocations_take_effect_at_the_next_recall(sim: Simulator) -> None:
-    user = min(sim.drive.users, key=lambda u: len(_oracle(sim, u)))
-    hidden = sorted(set(sim.drive.documents) - _oracle(sim, user))
-    target = next(d for d in hidden if sim.drive.documents[d].secret_level <= sim.drive.users[user].clearance)
-    sim.drive.clock.advance(timedelta(minutes=1))
-    sim.drive.add_grant(GrantRec("g-bk", f"user:{user}", ["preview"], "allow", doc_id=target))
+def test_grants_and_revocations_take_effect_at_the_next_recall(vector_store_sim: Simulator) -> None:
+    user = min(vector_store_sim.drive.users, key=lambda u: len(_oracle(vector_store_sim, u)))
+    hidden = sorted(set(vector_store_sim.drive.documents) - _oracle(vector_store_sim, user))
+    target = next(
+        d
+        for d in hidden
+        if vector_store_sim.drive.documents[d].secret_level <= vector_store_sim.drive.users[user].clearance
+    )
+    vector_store_sim.drive.clock.advance(timedelta(minutes=1))
+    vector_store_sim.drive.add_grant(GrantRec("g-bk", f"user:{user}", ["preview"], "allow", doc_id=target))
     try:
-        assert target in _recalled(sim, user) and _recalled(sim, user) == _oracle(sim, user)
+        assert target in _recalled(vector_store_sim, user) and _recalled(vector_store_sim, user) == _oracle(
+            vector_store_sim, user
+        )
     finally:
-        sim.drive.clock.advance(timedelta(minutes=1))
-        sim.drive.remove_grant("g-bk")
-    assert target not in _recalled(sim, user) and _recalled(sim, user) == _oracle(sim, user)
+        vector_store_sim.drive.clock.advance(timedelta(minutes=1))
+        vector_store_sim.drive.remove_grant("g-bk")
+    assert target not in _recalled(vector_store_sim, user) and _recalled(vector_store_sim, user) == _oracle(
+        vector_store_sim, user
+    )
 
 
-def test_versions_trash_and_as_of(sim: Simulator) -> None:
-    drive = sim.drive
+def test_versions_trash_and_as_of(vector_store_sim: Simulator) -> None:
+    drive = vector_store_sim.drive
     user = "u009"
-    doc = sorted(d for d in _oracle(sim, user) if drive.documents[d].file_type == "md")[0]
+    doc = sorted(d for d in _oracle(vector_store_sim, user) if drive.documents[d].file_type == "md")[0]
     old_head = drive.documents[doc].versions[-1].version_id
     before = drive.clock.now()
     drive.clock.advance(timedelta(minutes=5))
     drive.add_version(doc, f"# {doc} v-next\n\nbackend-marker project 项目 platform\n".encode(), author=user)
-    assert not sim.sync_index().rejected
+    assert not vector_store_sim.sync_index().rejected
     new_head = drive.documents[doc].versions[-1].version_id
-    p = sim.engine.user_principal(user)
+    p = vector_store_sim.engine.user_principal(user)
 
     def version_of(**kw: object) -> str | None:
-        hits = sim.recall(p, "backend-marker project 项目 platform", 50, **kw).hits  # type: ignore[arg-type]
+        hits = vector_store_sim.recall(p, "backend-marker project 项目 platform", 50, **kw).hits  # type: ignore[arg-type]
         return next((h.version_id for h in hits if h.doc_id == doc), None)
 
     assert version_of() == new_head

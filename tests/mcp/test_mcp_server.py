@@ -20,6 +20,7 @@ from drivebench.server.api import create_app
 from drivebench.server.mcp import build_mcp_server
 from drivebench.simulator.backend import Simulator
 from drivebench.testing import ServedSimulator
+from tests.support.decisions import previewable_docs
 from tests.support.http import bearer
 
 QUERY = "项目X的技术方案审批人"
@@ -142,7 +143,7 @@ def test_documents_and_versions_respect_permissions(sim: Simulator) -> None:
 def test_resources_list_and_read_as_the_token_user(sim: Simulator) -> None:
     user = sim.tokens.for_subject("u001").token
     engine = sim.engine
-    visible = engine.previewable_docs("u001", sim.drive.clock.now())
+    visible = previewable_docs(engine, "u001", sim.drive.clock.now())
     visible = {d for d in visible if sim.drive.documents[d].trashed_at is None}
 
     async def go() -> None:

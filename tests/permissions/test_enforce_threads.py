@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from drivebench.corpora.builtin import resolve_corpus
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.state import Drive
+from tests.support.decisions import user_may_preview
 
 
 def test_concurrent_enforce_across_engines() -> None:
@@ -18,11 +19,11 @@ def test_concurrent_enforce_across_engines() -> None:
     engines = [PermissionEngine(drive) for _ in range(3)]
     now = drive.clock.now()
     pairs = [(u, d) for u in sorted(drive.users) for d in sorted(drive.documents)]
-    expected = {(u, d): engines[0].may_preview(u, d, now) for u, d in pairs}
+    expected = {(u, d): user_may_preview(engines[0], u, d, now) for u, d in pairs}
 
     def work(i: int) -> list[tuple[str, str, bool]]:
         engine = engines[i % len(engines)]
-        return [(u, d, engine.may_preview(u, d, now)) for u, d in pairs]
+        return [(u, d, user_may_preview(engine, u, d, now)) for u, d in pairs]
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         results = list(pool.map(work, range(24)))

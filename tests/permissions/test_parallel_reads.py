@@ -7,18 +7,10 @@ from __future__ import annotations
 
 import threading
 
-import pytest
-
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import Simulator
-from tests.support.sims import fresh_sim
 
 Q = "项目X的技术方案审批人"
-
-
-@pytest.fixture(scope="module")
-def sim() -> Simulator:
-    return fresh_sim()
 
 
 def _two_at_once(sim: Simulator, users: tuple[str, str]) -> list[BaseException]:
@@ -38,8 +30,8 @@ def _two_at_once(sim: Simulator, users: tuple[str, str]) -> list[BaseException]:
     return errors
 
 
-def test_two_recalls_are_inside_the_recheck_at_the_same_time(sim: Simulator, monkeypatch) -> None:
-    engine = sim.engine
+def test_two_recalls_are_inside_the_recheck_at_the_same_time(module_sim: Simulator, monkeypatch) -> None:
+    engine = module_sim.engine
     real = engine.decide
     barrier = threading.Barrier(2, timeout=10)
     met: list[bool] = []
@@ -54,31 +46,31 @@ def test_two_recalls_are_inside_the_recheck_at_the_same_time(sim: Simulator, mon
         return real(*args, **kwargs)
 
     monkeypatch.setattr(engine, "decide", meeting)
-    assert _two_at_once(sim, ("u001", "u008")) == []
+    assert _two_at_once(module_sim, ("u001", "u008")) == []
     assert len(met) == 2 and not barrier.broken
 
 
-def test_two_recalls_are_inside_the_search_at_the_same_time(sim: Simulator, monkeypatch) -> None:
-    real = sim.retriever.search
+def test_two_recalls_are_inside_the_search_at_the_same_time(module_sim: Simulator, monkeypatch) -> None:
+    real = module_sim.retriever.search
     barrier = threading.Barrier(2, timeout=10)
 
     def meeting(*args, **kwargs):
         barrier.wait()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(sim.retriever, "search", meeting)
-    assert _two_at_once(sim, ("u001", "u008")) == []
+    monkeypatch.setattr(module_sim.retriever, "search", meeting)
+    assert _two_at_once(module_sim, ("u001", "u008")) == []
     assert not barrier.broken
 
 
-def test_a_write_builds_the_engine_before_it_is_acknowledged(sim: Simulator) -> None:
-    before = sim.engine
-    folder = sim.drive.folder_by_path("/projects").folder_id
-    sim.drive.add_grant(GrantRec("g-par", "user:u012", ["preview"], "allow", folder_id=folder))
-    sim.sync_index()  # what every write does before it answers
-    built = sim._engine
-    assert built is not before and built.policy_version == sim.drive.policy_version
+def test_a_write_builds_the_engine_before_it_is_acknowledged(module_sim: Simulator) -> None:
+    before = module_sim.engine
+    folder = module_sim.drive.folder_by_path("/projects").folder_id
+    module_sim.drive.add_grant(GrantRec("g-par", "user:u012", ["preview"], "allow", folder_id=folder))
+    module_sim.sync_index()  # what every write does before it answers
+    built = module_sim._engine
+    assert built is not before and built.policy_version == module_sim.drive.policy_version
     assert built.role_managers is before.role_managers  # a grant change: derived, documents and links reused
-    assert sim.engine is built  # the next read takes it as it is
-    sim.drive.remove_grant("g-par")
-    sim.sync_index()
+    assert module_sim.engine is built  # the next read takes it as it is
+    module_sim.drive.remove_grant("g-par")
+    module_sim.sync_index()

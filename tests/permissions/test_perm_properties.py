@@ -199,7 +199,7 @@ def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> No
             out = sim.recall(p, data.draw(st.sampled_from(WORDS)), 50)
             assert out.at == now
             assert {h.doc_id for h in out.hits} == ref_visible_docs(drive, p, now), p.subject
-            mask = engine.previewable_mask(p, now)
+            mask = engine.allowed_mask(p, "preview", now)
             assert {engine.doc_ids[i] for i, m in enumerate(mask) if m} == {
                 d for d in drive.documents if ref_may(drive, p, "doc", d, "preview", now)
             }

@@ -43,7 +43,7 @@ def _check_everywhere(sim, user_id: str, doc_id: str, expected: bool, at=None) -
     p = engine.user_principal(user_id)
     level = drive.documents[doc_id].secret_level
     assert engine.enforce(p, doc_obj(doc_id), "preview", at, level) is expected
-    assert bool(engine.previewable_mask(p, at)[engine.doc_index[doc_id]]) is expected
+    assert bool(engine.allowed_mask(p, "preview", at)[engine.doc_index[doc_id]]) is expected
     assert ref_may(drive, p, "doc", doc_id, "preview", at) is expected
     assert (doc_id in _visible(sim, p, at)) is expected
 
@@ -280,7 +280,7 @@ def test_role_principal_sees_role_and_department_grants_only_within_lowest_clear
     assert _visible(sim, in_d1) == {"byrole", "bydept", "public", "secret"}  # d1 is under d0
     assert _visible(sim, engine.role_principal("eng", "d2")) == {"byrole", "public"}
     for p in (role, in_d1):
-        mask = engine.previewable_mask(p, now)
+        mask = engine.allowed_mask(p, "preview", now)
         for i, doc_id in enumerate(engine.doc_ids):
             level = sim.drive.documents[doc_id].secret_level
             assert bool(mask[i]) == engine.enforce(p, doc_obj(doc_id), "preview", now, level)
@@ -298,7 +298,7 @@ def test_fast_path_equals_enforce_on_a_synthetic_thousand_document_drive() -> No
     for t in (now, now - timedelta(days=100), now + timedelta(days=200)):
         for u in users:
             p = engine.user_principal(u)
-            mask = engine.previewable_mask(p, t)
+            mask = engine.allowed_mask(p, "preview", t)
             for i in range(0, len(engine.doc_ids), 7):
                 doc_id = engine.doc_ids[i]
                 level = drive.documents[doc_id].secret_level

@@ -16,6 +16,7 @@ from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.state import Drive
 from drivebench.evaluator.audit.oversharing import DEFAULT_THRESHOLD, audit_oversharing, findings
 from drivebench.formats.corpus import Manifest, load_manifest
+from tests.support.decisions import user_may_preview
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +59,11 @@ def test_plants_are_real_access(planted: tuple[Manifest, list[dict]], base: Mani
     now = engine.drive.clock.now()
     p1 = next(a for a in applied if a["plant"] == "P1-everyone")["doc_id"]
     cleared = [u.user_id for u in manifest.users if u.clearance in ("confidential", "secret")]
-    assert all(engine.may_preview(u, p1, now) for u in cleared)
-    assert len(cleared) - sum(before.may_preview(u, p1, now) for u in cleared) >= 10  # 12 newly opened
+    assert all(user_may_preview(engine, u, p1, now) for u in cleared)
+    assert len(cleared) - sum(user_may_preview(before, u, p1, now) for u in cleared) >= 10  # 12 newly opened
     p4 = next(a for a in applied if a["plant"] == "P4-raised-level")
     assert engine.drive.documents[p4["doc_id"]].secret_level == 2  # raised to confidential
-    assert engine.may_preview(p4["subject"]["id"], p4["doc_id"], now)
+    assert user_may_preview(engine, p4["subject"]["id"], p4["doc_id"], now)
 
 
 @pytest.mark.parametrize("name", ["acme-zh@1", "acme-en@1"])

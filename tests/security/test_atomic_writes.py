@@ -75,11 +75,11 @@ WRITES: dict[str, Callable[[TestClient, Simulator], Any]] = {
 
 @pytest.mark.parametrize("name", sorted(WRITES))
 def test_a_failed_write_changes_nothing(
-    client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str
+    module_client: TestClient, module_sim: Simulator, monkeypatch: pytest.MonkeyPatch, name: str
 ) -> None:
     write = WRITES[name]
-    before = state(sim)
-    feed = client.get("/api/v1/changes", params={"limit": 1000}, headers=h(sim, "admin")).json()
+    before = state(module_sim)
+    feed = module_client.get("/api/v1/changes", params={"limit": 1000}, headers=h(module_sim, "admin")).json()
     real_record = Drive._record
 
     def failing_record(self: Drive, kind: str, **kw: object) -> object:
@@ -87,30 +87,32 @@ def test_a_failed_write_changes_nothing(
         raise RuntimeError("injected failure after the change")  # ...and then the write fails
 
     monkeypatch.setattr(Drive, "_record", failing_record)
-    r = write(client, sim)
+    r = write(module_client, module_sim)
     assert r.status_code == 500 and r.json()["error"]["code"] == "internal-error", (name, r.status_code, r.text)
     monkeypatch.setattr(Drive, "_record", real_record)
-    assert state(sim) == before, name
-    assert client.get("/api/v1/changes", params={"limit": 1000}, headers=h(sim, "admin")).json() == feed
-    ok = write(client, sim)  # nothing is wedged: the same request now succeeds
+    assert state(module_sim) == before, name
+    assert module_client.get("/api/v1/changes", params={"limit": 1000}, headers=h(module_sim, "admin")).json() == feed
+    ok = write(module_client, module_sim)  # nothing is wedged: the same request now succeeds
     assert ok.status_code in (200, 201), (name, ok.text)
-    assert state(sim) != before
+    assert state(module_sim) != before
 
 
-def test_a_failed_untrash_changes_nothing(client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> None:
-    assert client.post("/api/v1/files/d0005/trash", headers=h(sim, "admin")).status_code == 200
-    before = state(sim)
+def test_a_failed_untrash_changes_nothing(
+    module_client: TestClient, module_sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert module_client.post("/api/v1/files/d0005/trash", headers=h(module_sim, "admin")).status_code == 200
+    before = state(module_sim)
     monkeypatch.setattr(Drive, "bump_content", lambda self: (_ for _ in ()).throw(RuntimeError("injected")))
-    assert client.post("/api/v1/files/d0005/untrash", headers=h(sim, "admin")).status_code == 500
+    assert module_client.post("/api/v1/files/d0005/untrash", headers=h(module_sim, "admin")).status_code == 500
     monkeypatch.undo()
-    assert state(sim) == before
-    assert client.post("/api/v1/files/d0005/untrash", headers=h(sim, "admin")).status_code == 200
+    assert state(module_sim) == before
+    assert module_client.post("/api/v1/files/d0005/untrash", headers=h(module_sim, "admin")).status_code == 200
 
 
-def test_a_bad_retention_setting_is_not_stored(client: TestClient, sim: Simulator) -> None:
+def test_a_bad_retention_setting_is_not_stored(module_client: TestClient, module_sim: Simulator) -> None:
     """It was stored although the call answered 500, and every later upload answered 500 (stored anyway)."""
-    before = state(sim)
-    r = client.put("/api/v1/settings/retention", json={"days": 1e300}, headers=h(sim, "admin"))
+    before = state(module_sim)
+    r = module_client.put("/api/v1/settings/retention", json={"days": 1e300}, headers=h(module_sim, "admin"))
     assert r.status_code == 422, r.text
-    assert state(sim) == before
-    assert _upload(client, sim).status_code == 201
+    assert state(module_sim) == before
+    assert _upload(module_client, module_sim).status_code == 201

@@ -24,38 +24,44 @@ def _upload(client: TestClient, sim: Simulator, name: str):
     )
 
 
-def test_uploading_a_name_only_a_hidden_document_holds_is_no_conflict(client: TestClient, sim: Simulator) -> None:
-    _edit_on_rd(sim)
+def test_uploading_a_name_only_a_hidden_document_holds_is_no_conflict(
+    module_client: TestClient, module_sim: Simulator
+) -> None:
+    _edit_on_rd(module_sim)
     assert "d0008" not in {
         d["doc_id"]
-        for d in client.get("/api/v1/files", params={"folder": "/rd"}, headers=h(sim, "u001")).json()["files"]
+        for d in module_client.get("/api/v1/files", params={"folder": "/rd"}, headers=h(module_sim, "u001")).json()[
+            "files"
+        ]
     }
-    hidden = _upload(client, sim, HIDDEN_NAME)
-    missing = _upload(client, sim, "a-name-nobody-uses.pdf")
+    hidden = _upload(module_client, module_sim, HIDDEN_NAME)
+    missing = _upload(module_client, module_sim, "a-name-nobody-uses.pdf")
     assert hidden.status_code == missing.status_code == 201, (hidden.text, missing.text)
     assert set(hidden.json()) == set(missing.json())
     assert hidden.json()["path"] == f"/rd/{HIDDEN_NAME}" and hidden.json()["doc_id"] != "d0008"
     # a name the user can see is still a conflict, and the admin (who sees both) still gets 409 for a third
-    assert _upload(client, sim, "Code Review Guidelines.md").status_code == 409
-    admin = client.post(
-        "/api/v1/files", headers=h(sim, "admin"), files={"file": (HIDDEN_NAME, b"x")}, data={"folder": "/rd"}
+    assert _upload(module_client, module_sim, "Code Review Guidelines.md").status_code == 409
+    admin = module_client.post(
+        "/api/v1/files", headers=h(module_sim, "admin"), files={"file": (HIDDEN_NAME, b"x")}, data={"folder": "/rd"}
     )
     assert admin.status_code == 409
-    assert sim.drive.documents["d0008"].name == HIDDEN_NAME  # the hidden document is untouched
+    assert module_sim.drive.documents["d0008"].name == HIDDEN_NAME  # the hidden document is untouched
 
 
-def test_renaming_onto_a_hidden_name_is_no_conflict(client: TestClient, sim: Simulator) -> None:
-    _edit_on_rd(sim)
-    r = client.patch("/api/v1/files/d0007", json={"name": HIDDEN_NAME}, headers=h(sim, "u001"))
+def test_renaming_onto_a_hidden_name_is_no_conflict(module_client: TestClient, module_sim: Simulator) -> None:
+    _edit_on_rd(module_sim)
+    r = module_client.patch("/api/v1/files/d0007", json={"name": HIDDEN_NAME}, headers=h(module_sim, "u001"))
     assert r.status_code == 200, r.text
-    r = client.patch("/api/v1/files/d0005", json={"name": HIDDEN_NAME}, headers=h(sim, "u001"))
+    r = module_client.patch("/api/v1/files/d0005", json={"name": HIDDEN_NAME}, headers=h(module_sim, "u001"))
     assert r.status_code == 409  # now the user's own document holds it
 
 
-def test_folder_filter_on_a_hidden_folder_answers_like_a_missing_one(client: TestClient, sim: Simulator) -> None:
+def test_folder_filter_on_a_hidden_folder_answers_like_a_missing_one(
+    module_client: TestClient, module_sim: Simulator
+) -> None:
     def ask(folder: str):
         body = {"query": "预算", "filters": {"folder": folder}}
-        return client.post("/api/mcp/recall", json=body, headers=h(sim, "u001"))
+        return module_client.post("/api/mcp/recall", json=body, headers=h(module_sim, "u001"))
 
     hidden, missing = ask("/finance-secret"), ask("/finance-nothin")
     assert hidden.status_code == missing.status_code == 400
@@ -65,21 +71,23 @@ def test_folder_filter_on_a_hidden_folder_answers_like_a_missing_one(client: Tes
     assert ask("/rd").status_code == 200
     # the evaluation token acting as a finance manager may filter on it
     body = {"query": "预算", "user_id": "u004", "filters": {"folder": "/finance-secret"}}
-    assert client.post("/api/mcp/recall", json=body, headers=h(sim, "eval")).status_code == 200
+    assert module_client.post("/api/mcp/recall", json=body, headers=h(module_sim, "eval")).status_code == 200
 
 
-def test_file_type_filter_does_not_tell_which_types_exist(client: TestClient, sim: Simulator) -> None:
+def test_file_type_filter_does_not_tell_which_types_exist(module_client: TestClient, module_sim: Simulator) -> None:
     """The only xlsx is hidden from u012 and there is no dxf: both must answer alike (200, no results)."""
     for types in (["xlsx"], ["dxf"]):
-        r = client.post(
-            "/api/mcp/recall", json={"query": "预算", "filters": {"file_types": types}}, headers=h(sim, "u012")
+        r = module_client.post(
+            "/api/mcp/recall", json={"query": "预算", "filters": {"file_types": types}}, headers=h(module_sim, "u012")
         )
         assert r.status_code == 200 and r.json()["results"] == [], (types, r.text)
-    r = client.post("/api/mcp/recall", json={"query": "x", "filters": {"file_types": ["exe"]}}, headers=h(sim, "u012"))
+    r = module_client.post(
+        "/api/mcp/recall", json={"query": "x", "filters": {"file_types": ["exe"]}}, headers=h(module_sim, "u012")
+    )
     assert r.status_code == 400  # a type the drive does not know cannot be applied
 
 
-def test_lookups_of_hidden_and_missing_items_are_identical(client: TestClient, sim: Simulator) -> None:
+def test_lookups_of_hidden_and_missing_items_are_identical(module_client: TestClient, module_sim: Simulator) -> None:
     def shape(r):
         body = r.json()
         return (
@@ -90,11 +98,11 @@ def test_lookups_of_hidden_and_missing_items_are_identical(client: TestClient, s
         )
 
     for path in ("/api/v1/files/{}", "/api/v1/files/{}/versions", "/api/v1/files/{}/content"):
-        assert shape(client.get(path.format("d0008"), headers=h(sim, "u001"))) == shape(
-            client.get(path.format("d9999"), headers=h(sim, "u001"))
+        assert shape(module_client.get(path.format("d0008"), headers=h(module_sim, "u001"))) == shape(
+            module_client.get(path.format("d9999"), headers=h(module_sim, "u001"))
         )
     for params in ({"path": "/rd/" + HIDDEN_NAME}, {"path": "/rd/none.pdf"}):
-        r = client.get("/api/permissions/effective", params=params, headers=h(sim, "u001"))
+        r = module_client.get("/api/permissions/effective", params=params, headers=h(module_sim, "u001"))
         assert r.status_code == 404
 
 

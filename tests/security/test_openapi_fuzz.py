@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -26,7 +25,6 @@ from schemathesis.specs.openapi.checks import (
 
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
-from tests.support.sims import fresh_sim
 
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = 8  # per operation, token and generation mode (4 runs per operation), plus the real-id runs
@@ -35,11 +33,6 @@ REAL_IDS = (
     {"doc_id": "d0018", "version_id": "d0018-v2", "grant_id": "g14"},
 )
 MIN_TOTAL = 1000
-
-
-@pytest.fixture(scope="module")
-def sim() -> Iterator[Simulator]:
-    yield fresh_sim()
 
 
 def _run(op: Any, mode: GenerationMode, token: str, sim: Simulator, tally: dict[str, Any], **fixed: Any) -> None:
@@ -69,21 +62,21 @@ def _run(op: Any, mode: GenerationMode, token: str, sim: Simulator, tally: dict[
 
 
 @pytest.mark.slow
-def test_schemathesis_finds_no_server_error_and_no_contract_violation(sim: Simulator) -> None:
-    app = create_app(sim)
+def test_schemathesis_finds_no_server_error_and_no_contract_violation(module_sim: Simulator) -> None:
+    app = create_app(module_sim)
     schema = schemathesis.openapi.from_asgi("/openapi.json", app)
     operations = [result.ok() for result in schema.get_all_operations()]
     tally: dict[str, Any] = {"examples": collections.Counter(), "failures": collections.Counter()}
-    tokens = {"admin": sim.tokens.admin_token, "user": sim.tokens.for_subject("u003").token}
+    tokens = {"admin": module_sim.tokens.admin_token, "user": module_sim.tokens.for_subject("u003").token}
     for op in operations:
         for token in tokens.values():
             for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
-                _run(op, mode, token, sim, tally)
+                _run(op, mode, token, module_sim, tally)
         names = {p.name for p in op.path_parameters}
         for ids in REAL_IDS if names else ():
             for token in tokens.values():
-                _run(op, GenerationMode.POSITIVE, token, sim, tally, path_parameters={k: ids[k] for k in names})
-        sim.faults.clear()
+                _run(op, GenerationMode.POSITIVE, token, module_sim, tally, path_parameters={k: ids[k] for k in names})
+        module_sim.faults.clear()
     total = sum(tally["examples"].values())
     untested = [op.label for op in operations if tally["examples"][op.label] == 0]
     print(f"schemathesis: {len(operations)} operations, {total} examples, {sum(tally['failures'].values())} failures")

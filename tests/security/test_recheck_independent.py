@@ -36,45 +36,51 @@ def _assert_refused(r, forbidden: set[str]) -> None:
 
 
 def test_every_chunk_let_through_by_the_search_mask_answers_503(
-    client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+    module_client: TestClient, module_sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    forbidden = _forbidden(sim, "u012")
+    forbidden = _forbidden(module_sim, "u012")
     assert forbidden  # the precondition: u012 may not preview everything
-    monkeypatch.setattr(sim, "visible_chunks", lambda *_a, **_k: sim.store.alive.copy())
-    everything = sim.retriever.search(Q, sim.store.alive.copy(), 10)
+    monkeypatch.setattr(module_sim, "visible_chunks", lambda *_a, **_k: module_sim.store.alive.copy())
+    everything = module_sim.retriever.search(Q, module_sim.store.alive.copy(), 10)
     assert {x.doc_id for x in everything} & forbidden  # the corrupted search would return a forbidden document
-    _assert_refused(client.post(RECALL, headers=h(sim, "u012"), json={"query": Q, "top_k": 10}), forbidden)
+    _assert_refused(
+        module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10}), forbidden
+    )
 
 
-def test_poisoned_mask_cache_answers_503(client: TestClient, sim: Simulator) -> None:
-    forbidden = _forbidden(sim, "u012")
-    assert client.post(RECALL, headers=h(sim, "u012"), json={"query": Q, "top_k": 10}).status_code == 200
-    engine = sim.engine
+def test_poisoned_mask_cache_answers_503(module_client: TestClient, module_sim: Simulator) -> None:
+    forbidden = _forbidden(module_sim, "u012")
+    assert module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10}).status_code == 200
+    engine = module_sim.engine
     assert engine._cache  # the recall above cached u012's mask
     for key, mask in list(engine._cache.items()):  # a bit flip in every cached mask: all documents allowed
         engine._cache[key] = np.ones_like(mask)
-    _assert_refused(client.post(RECALL, headers=h(sim, "u012"), json={"query": Q, "top_k": 10}), forbidden)
+    _assert_refused(
+        module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10}), forbidden
+    )
     engine.clear_cache()
 
 
 def test_dropping_the_now_half_of_point_in_time_answers_503(
-    client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch
+    module_client: TestClient, module_sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    during = revoke_after_a_day(sim)  # u012 could preview d0014 during the day; the grant is revoked now
+    during = revoke_after_a_day(module_sim)  # u012 could preview d0014 during the day; the grant is revoked now
     body = {"query": Q, "top_k": 100, "as_of": during}
-    replay = client.post(RECALL, headers=h(sim, "eval"), json={**body, "user_id": "u012"})
+    replay = module_client.post(RECALL, headers=h(module_sim, "eval"), json={**body, "user_id": "u012"})
     assert "d0014" in [x["doc_id"] for x in replay.json()["results"]]  # in force then
-    mine = client.post(RECALL, headers=h(sim, "u012"), json=body)
+    mine = module_client.post(RECALL, headers=h(module_sim, "u012"), json=body)
     assert mine.status_code == 200 and "d0014" not in mine.text  # revoked: gone for every past as_of
     # corrupt the mask's "and may still preview now" half: the search would let d0014 through
     monkeypatch.setattr(pointintime, "_align", lambda mask, src, dst: np.ones(len(dst.doc_ids), dtype=bool))
-    _assert_refused(client.post(RECALL, headers=h(sim, "u012"), json=body), {"d0014"})
+    _assert_refused(module_client.post(RECALL, headers=h(module_sim, "u012"), json=body), {"d0014"})
 
 
-def test_recheck_raising_answers_503(client: TestClient, sim: Simulator, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_recheck_raising_answers_503(
+    module_client: TestClient, module_sim: Simulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def boom(*_a: object, **_k: object) -> bool:
         raise RuntimeError("decision index unavailable")
 
-    monkeypatch.setattr(sim.engine, "decide", boom)
-    r = client.post(RECALL, headers=h(sim, "u012"), json={"query": Q, "top_k": 10})
+    monkeypatch.setattr(module_sim.engine, "decide", boom)
+    r = module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10})
     assert r.status_code == 503 and "results" not in r.json()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from drivebench.simulator.backend import Simulator
+from tests.support.decisions import previewable_docs
 
 USER_A, USER_B = "u001", "u004"  # 张伟 (R&D engineer, internal) and 陈静 (finance manager, secret)
 DENIED_USER, DENIED_DOC = "u010", "d0009"  # Emily Carter: an explicit deny on d0009 in /rd/platform
@@ -16,7 +17,7 @@ def token(sim: Simulator, subject: str) -> str:
 
 def previewable(sim: Simulator, user_id: str, at: datetime | None = None) -> set[str]:
     """Documents ``user_id`` may preview now, asked of the permission engine directly (not of the console)."""
-    return sim.engine.previewable_docs(user_id, at or sim.drive.clock.now())
+    return previewable_docs(sim.engine, user_id, at or sim.drive.clock.now())
 
 
 def forbidden_names(sim: Simulator, user_id: str) -> set[str]:

@@ -1,4 +1,5 @@
-"""Helpers for the drive tests: a fresh simulator, an HTTP client over it, tokens, uploads."""
+"""Helpers for tests with a simulator of their own: a fresh simulator on the seed corpus (what the ``fresh_sim``
+and ``module_sim`` fixtures of ``tests/conftest.py`` hold), an HTTP client over it, tokens, uploads."""
 
 from __future__ import annotations
 

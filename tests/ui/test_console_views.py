@@ -11,6 +11,7 @@ from drivebench.drive.errors import NotFound
 from drivebench.server.api.schemas import RecallRequest
 from drivebench.server.console import drive_view, recall_view
 from drivebench.simulator.backend import Simulator
+from tests.support.decisions import previewable_docs
 
 SEPTEMBER = datetime(2026, 9, 1, tzinfo=UTC)  # before Emily's grant on /finance/budget expired (2026-10-01)
 
@@ -20,7 +21,7 @@ def _withheld(sim: Simulator, user: str, query: str) -> dict[str, recall_view.Wi
     out = recall_view.playground(sim, principal, RecallRequest(query=query, top_k=10), "bm25", explain=True)
     assert out.withheld is not None
     got = {r.doc_id for r in out.response.results}
-    assert got <= sim.engine.previewable_docs(user, sim.drive.clock.now())
+    assert got <= previewable_docs(sim.engine, user, sim.drive.clock.now())
     assert not got & {w.doc_id for w in out.withheld}
     return {w.doc_id: w for w in out.withheld}
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.state import Drive
 from drivebench.formats.corpus import Grant, Manifest, Project, ProjectMember, Subject, level_rank
 from drivebench.resources import package_dir
@@ -56,8 +57,12 @@ def _outsiders_who_preview(m: Manifest, doc_id: str, owner: str | None) -> int:
     drive = Drive.from_manifest(m, None)
     engine = PermissionEngine(drive)
     now = drive.clock.now()
+    obj, level = doc_obj(doc_id), drive.doc(doc_id).secret_level
     return sum(
-        1 for u in m.users if owner not in _dept_chain(m, u.department) and engine.may_preview(u.user_id, doc_id, now)
+        1
+        for u in m.users
+        if owner not in _dept_chain(m, u.department)
+        and engine.enforce(engine.user_principal(u.user_id), obj, "preview", now, level)
     )
 
 

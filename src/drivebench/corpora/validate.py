@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import DriveError
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.state import Drive
 from drivebench.formats.corpus import EVALSET_NAME, Manifest, load_manifest
 from drivebench.formats.evalset import EvalQuery, load_evalset
@@ -84,12 +85,12 @@ def _check_query(q: EvalQuery, m: Manifest, engine: PermissionEngine, drive: Dri
             continue
         if doc.trashed_at is not None and doc.trashed_at <= at:
             out.append(Problem("error", where, f"gold document {g.doc_id} is trashed at the query's time"))
-        if not engine.may(principal, g.doc_id, "preview", at):
+        if not engine.enforce(principal, doc_obj(g.doc_id), "preview", at, doc.secret_level):
             out.append(Problem("error", where, f"gold document {g.doc_id} is not previewable by the asker at {at}"))
     for doc_id in forbidden:
         if doc_id not in drive.documents:
             out.append(Problem("error", where, f"forbidden document {doc_id} does not exist"))
-        elif engine.may(principal, doc_id, "preview", at):
+        elif engine.enforce(principal, doc_obj(doc_id), "preview", at, drive.doc(doc_id).secret_level):
             out.append(Problem("error", where, f"forbidden document {doc_id} IS previewable by the asker at {at}"))
     if q.hops is not None:
         gold_ids = set(q.gold_ids)

@@ -18,6 +18,7 @@ from typing import Any
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import DriveError
 from drivebench.drive.permissions import PermissionEngine, Principal
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.state import Drive
 from drivebench.formats.corpus import load_manifest
 from drivebench.formats.evalset import EvalQuery
@@ -50,7 +51,8 @@ class DriveOracle:
         key = (q.user_id, q.user_role, q.department, doc_id, at)
         if key not in self._decisions:
             try:
-                self._decisions[key] = self.engine.may(self.principal(q), doc_id, "preview", at)
+                level = self.engine.drive.doc(doc_id).secret_level
+                self._decisions[key] = self.engine.enforce(self.principal(q), doc_obj(doc_id), "preview", at, level)
             except DriveError:
                 self._decisions[key] = False
         return self._decisions[key]

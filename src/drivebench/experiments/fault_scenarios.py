@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions import PermissionEngine
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.evaluator.oracle import DriveOracle
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 from drivebench.simulator.faults.faultset import unit
@@ -54,7 +55,7 @@ def revoke_gold_access(sim: object, queries: Sequence[EvalQuery], share: float =
                 for g in q.gold_ids
                 if g in drive.documents
                 and drive.documents[g].trashed_at is None
-                and engine.may(principal, g, "preview", now)
+                and engine.enforce(principal, doc_obj(g), "preview", now, drive.documents[g].secret_level)
             ),
             None,
         )

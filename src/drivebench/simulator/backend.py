@@ -23,6 +23,7 @@ from drivebench.drive.errors import Forbidden, PermissionCheckFailed, UnknownPri
 from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.timeutil import to_us
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
@@ -410,7 +411,7 @@ class Simulator:
             if doc_id not in engine.doc_index:
                 return False  # newer than the engine: the caller has never been shown it
             try:
-                return engine.may(principal, doc_id, "list", now)
+                return engine.enforce(principal, doc_obj(doc_id), "list", now, engine.drive.doc(doc_id).secret_level)
             except Exception as exc:  # fail closed: refuse the write rather than guess
                 raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
 
@@ -529,9 +530,10 @@ class Simulator:
             # as itself in the past, now too. FAULT leaky-acl: bypassed, deliberately, for leaked docs only.
             if doc.doc_id not in leaked:
                 try:
-                    allowed = engine.decide_doc(principal, doc.doc_id, "preview", at, doc.secret_level)
+                    obj = doc_obj(doc.doc_id)
+                    allowed = engine.decide(principal, obj, "preview", at, doc.secret_level)
                     if allowed and recheck_now:  # point in time: still previewable now
-                        allowed = current.decide_doc(principal, doc.doc_id, "preview", now, doc.secret_level)
+                        allowed = current.decide(principal, obj, "preview", now, doc.secret_level)
                 except Exception as exc:
                     raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
                 if not allowed:

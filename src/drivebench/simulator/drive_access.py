@@ -35,6 +35,7 @@ from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, Unproce
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import Change
 from drivebench.drive.permissions import pointintime
+from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.engine import Principal
 from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
@@ -70,9 +71,10 @@ def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> D
     if p is None:
         return doc
     engine, now = sim.engine, sim.drive.clock.now()
-    if not engine.may(p, doc_id, "list", now):
+    obj = doc_obj(doc_id)
+    if not engine.enforce(p, obj, "list", now, doc.secret_level):
         raise NotFound(f"no document {doc_id!r}")
-    if action != "list" and not engine.may(p, doc_id, action, now):
+    if action != "list" and not engine.enforce(p, obj, action, now, doc.secret_level):
         raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
     return doc
 
@@ -89,9 +91,10 @@ def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> 
     if p is None:
         return folder.folder_id
     engine, now = sim.engine, sim.drive.clock.now()
-    if not engine.may_on_folder(p, folder.folder_id, "list", now):
+    obj = folder_obj(folder.folder_id)
+    if not engine.enforce(p, obj, "list", now):
         raise NotFound(f"no folder {path}")
-    if action != "list" and not engine.may_on_folder(p, folder.folder_id, action, now):
+    if action != "list" and not engine.enforce(p, obj, action, now):
         raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
     return folder.folder_id
 
@@ -106,7 +109,9 @@ def list_folder(sim: Simulator, caller: Caller, path: str, trashed: bool = False
         d
         for d in docs
         if (d.trashed_at is not None) == trashed
-        and (caller.principal is None or engine.may(caller.principal, d.doc_id, "list", now))
+        and (
+            caller.principal is None or engine.enforce(caller.principal, doc_obj(d.doc_id), "list", now, d.secret_level)
+        )
     ]
     return sim.drive.folder_path(folder_id), out
 

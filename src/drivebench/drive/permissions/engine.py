@@ -1,10 +1,27 @@
 """The permission engine: Casbin enforcers per policy version, plus the materialized fast path.
 
-``enforce`` is the decision: Casbin evaluating ``policies/drive_model.conf`` over the compiled lines.
-Because the matcher requires ``r.act == p.act``, a line of another action can never match, so the
-engine keeps one enforcer per action holding only that action's lines (same model, same role
-managers): identical decisions, ~1/5 of the lines scanned per call. ``full_enforcer`` holds every
-line in one enforcer; tests prove the two agree.
+Five decision verbs, all over the same compiled lines (objects are ``doc_obj(doc_id)`` /
+``folder_obj(folder_id)`` of ``compiler.py``; a document's ``level`` is its ``secret_level``, a folder's 0):
+
+* ``enforce`` -- **the reference**: Casbin's decision, evaluating ``policies/drive_model.conf`` over the
+  compiled lines. Every other verb is proven equal to it.
+* ``enforce_full`` -- the same decision from one enforcer holding every line (a second reference for tests).
+* ``decide`` -- **the re-check**: the compiled decision recall runs on every hit.
+* ``allowed_mask`` -- **the fast path**: a mask over ``doc_ids`` for one principal, action and instant.
+* ``explain`` -- the policy line Casbin reports for a decision.
+
+Where each is proven equal to ``enforce``: ``allowed_mask``, ``decide`` and ``enforce_full`` by the
+hypothesis property ``test_fast_path_equals_enforce_equals_oracle`` of
+``tests/permissions/test_perm_properties.py`` (against a reference oracle too); ``allowed_mask`` also by
+``test_fast_path_equals_enforce_on_a_synthetic_thousand_document_drive`` and
+``test_fast_path_for_other_actions_equals_enforce`` of ``tests/permissions/test_perm_regressions.py``; an
+engine derived by ``after_grant_changes`` by ``tests/permissions/test_incremental_policy.py``; that
+``decide`` shares nothing with the mask by ``tests/security/test_recheck_independent.py``.
+
+``enforce``: because the matcher requires ``r.act == p.act``, a line of another action can never match, so
+the engine keeps one enforcer per action holding only that action's lines (same model, same role
+managers): identical decisions, ~1/5 of the lines scanned per call. ``full_enforcer`` (``enforce_full``)
+holds every line in one enforcer.
 
 Both role managers (``g``: users, roles, departments; ``g2``: documents and folders) are
 ``BulkRoleManager`` objects built in one pass from the compiled links, with a hierarchy limit above
@@ -15,14 +32,13 @@ instants a request is judged at is the point-in-time rule of ``pointintime.py``:
 itself with ``as_of`` T needs the right at T (the engine of the tree at T, ``Simulator.engine_at``) **and**
 now (the live engine); the evaluation token needs it at T only; ``as_of`` after the clock is refused.
 
-``previewable_mask`` (generally ``allowed_mask``) is the fast path used by search: for one principal
-at one instant it computes, with numpy, the documents ``enforce(sub, doc, act, t)`` allows. It
+``allowed_mask`` is the fast path used by search (with ``act="preview"``): for one principal at one
+instant it computes, with numpy, the documents ``enforce(sub, doc_obj(d), act, t, level)`` allows. It
 reads the same compiled lines and the same role-manager closures Casbin uses: the principal's
 subjects (``g``) select the candidate lines, the instant selects the lines in force, and each line
 marks the folders below its object (``g2``) or its one document; a document is allowed when an
 allow reaches it, no deny does, and its secret level is within the principal's clearance. Masks are
-cached by (principal, clearance, policy version, the lines in force at t). Tests prove mask ==
-enforce.
+cached by (principal, clearance, policy version, the lines in force at t).
 
 ``decide`` is the per-hit re-check search runs on every result (defense in depth). It is a
 *compiled decision*: Casbin's matcher evaluated term by term over an index of the same compiled lines,
@@ -33,10 +49,8 @@ through ``g`` or ``everyone``) x (object or ancestor folder through ``g2``) pair
 where ``enforce`` scans every line of the action (2 ms at 200 lines, 40 ms at 10,000 documents).
 It shares nothing with the search-time mask but the role managers Casbin itself calls: no folder
 positions, no bitmaps, no mask cache, so a bug or a corruption in the mask is caught by it (the recall
-answers 503; ``tests/security/test_recheck_independent.py``). Its equality with ``enforce`` (and with a
-reference oracle) is proven by the hypothesis property tests of ``tests/permissions``. It takes no lock
-(the index is built once per engine, immutable afterwards), so recalls re-check in parallel; ``enforce``
-itself stays behind ``CASBIN_LOCK`` and off the recall path.
+answers 503). It takes no lock (the index is built once per engine, immutable afterwards), so recalls
+re-check in parallel; ``enforce`` itself stays behind ``CASBIN_LOCK`` and off the recall path.
 """
 
 from __future__ import annotations
@@ -59,7 +73,6 @@ from drivebench.drive.permissions.compiler import (
     compile_drive,
     compile_grant,
     doc_obj,
-    folder_obj,
     role_principal,
     user_sub,
 )
@@ -117,6 +130,19 @@ _CONTENT_ONLY = frozenset({"updated", "restored", "trashed", "untrashed", "versi
 
 
 class PermissionEngine:
+    """The decisions of one compiled policy. Decision verbs (see the module docstring for where each is
+    proven equal to ``enforce``):
+
+    * ``enforce(principal, obj, act, at, level)`` -- the reference (Casbin).
+    * ``enforce_full(...)`` -- the same, from one enforcer holding every line (a second reference for tests).
+    * ``decide(...)`` -- the compiled re-check (recall's per-hit defense in depth); no lock.
+    * ``allowed_mask(principal, act, at)`` -- the fast path: a boolean mask over ``doc_ids``.
+    * ``explain(...)`` -- the line Casbin reports for a decision.
+
+    ``obj`` is ``doc_obj(doc_id)`` with the document's ``secret_level`` as ``level``, or ``folder_obj(folder_id)``
+    with level 0. Not decisions: ``lines``, ``subjects_of``, ``object_ancestors``, ``user_principal``,
+    ``role_principal``."""
+
     def __init__(
         self, drive: Drive, compiled: CompiledPolicy | None = None, *, base: PermissionEngine | None = None
     ) -> None:
@@ -297,20 +323,6 @@ class PermissionEngine:
                         allowed = allowed or cleared
         return allowed
 
-    def decide_doc(self, principal: Principal, doc_id: str, act: str, at: datetime, level: int) -> bool:
-        """``decide`` on a document with the secret ``level`` the caller read from the drive."""
-        return self.decide(principal, doc_obj(doc_id), act, at, level)
-
-    def may(self, principal: Principal, doc_id: str, act: str, at: datetime) -> bool:
-        doc = self.drive.doc(doc_id)
-        return self.enforce(principal, doc_obj(doc_id), act, at, doc.secret_level)
-
-    def may_preview(self, user_id: str, doc_id: str, at: datetime) -> bool:
-        return self.may(self.user_principal(user_id), doc_id, "preview", at)
-
-    def may_on_folder(self, principal: Principal, folder_id: str, act: str, at: datetime) -> bool:
-        return self.enforce(principal, folder_obj(folder_id), act, at, 0)
-
     def lines(self, act: str) -> list[PolicyLine]:
         """The compiled policy lines of one action (what that action's enforcer holds)."""
         return self._lines_by_act.get(act, [])
@@ -415,14 +427,6 @@ class PermissionEngine:
             while len(self._cache) > self._cache_limit:
                 self._cache.popitem(last=False)
         return mask
-
-    def previewable_mask(self, principal: Principal, at: datetime) -> np.ndarray:
-        """Boolean mask over ``doc_ids``: True where the principal may preview the document at ``at``."""
-        return self.allowed_mask(principal, "preview", at)
-
-    def previewable_docs(self, user_id: str, at: datetime) -> set[str]:
-        mask = self.previewable_mask(self.user_principal(user_id), at)
-        return {self.doc_ids[i] for i in np.flatnonzero(mask)}
 
     def clear_cache(self) -> None:
         with self._lock:

@@ -31,7 +31,7 @@ import numpy as np
 from drivebench.drive.clock import checked_utc
 from drivebench.drive.errors import InvalidRequest
 from drivebench.drive.model import DocumentRec
-from drivebench.drive.permissions.compiler import folder_obj
+from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.engine import PermissionEngine, Principal
 from drivebench.formats.corpus import FILE_TYPES  # a filter names a known type, not one present (no oracle)
 
@@ -87,24 +87,23 @@ def allowed_mask(policies: Policies, principal: Principal, act: str, at: datetim
     """Boolean mask over ``policies.engine_at(at).doc_ids``: may ``principal`` do ``act`` on each document as
     of ``at`` under the point-in-time rule (at ``at``, and now too when acting as itself)."""
     engine = policies.engine_at(at)
-    mask = _mask(engine, principal, act, at)
+    mask = engine.allowed_mask(principal, act, at)
     if not intersects_now(principal, at, now):
         return mask
     current = policies.engine
-    return mask & _align(_mask(current, principal, act, now), current, engine)
-
-
-def _mask(engine: PermissionEngine, principal: Principal, act: str, at: datetime) -> np.ndarray:
-    if act == "preview":
-        return engine.previewable_mask(principal, at)
-    return engine.allowed_mask(principal, act, at)
+    return mask & _align(current.allowed_mask(principal, act, now), current, engine)
 
 
 def may_doc(policies: Policies, principal: Principal, doc_id: str, act: str, at: datetime, now: datetime) -> bool:
-    """``enforce`` under the point-in-time rule for one document (errors propagate: callers fail closed)."""
-    if not policies.engine_at(at).may(principal, doc_id, act, at):
+    """``enforce`` under the point-in-time rule for one document (errors propagate: callers fail closed).
+    Each engine reads the document's secret level from the drive it was built on."""
+    then = policies.engine_at(at)
+    if not then.enforce(principal, doc_obj(doc_id), act, at, then.drive.doc(doc_id).secret_level):
         return False
-    return not intersects_now(principal, at, now) or policies.engine.may(principal, doc_id, act, now)
+    if not intersects_now(principal, at, now):
+        return True
+    current = policies.engine
+    return current.enforce(principal, doc_obj(doc_id), act, now, current.drive.doc(doc_id).secret_level)
 
 
 def may_folder(policies: Policies, principal: Principal, folder_id: str, act: str, at: datetime, now: datetime) -> bool:

@@ -102,7 +102,7 @@ def audit_oversharing(
     tags = {d.doc_id: d.tags for d in manifest.documents}
     users = sorted(drive.users)
     principals = {u: engine.user_principal(u) for u in users}
-    masks = {u: engine.previewable_mask(principals[u], now) for u in users}
+    masks = {u: engine.allowed_mask(principals[u], "preview", now) for u in users}
     externals = {
         (f"project:{p.id}", m.user_id)
         for p in drive.projects.values()

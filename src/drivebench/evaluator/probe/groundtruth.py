@@ -82,7 +82,7 @@ class GroundTruth:
 
     def mask(self, user_id: str) -> np.ndarray:
         if user_id not in self._masks:
-            self._masks[user_id] = self.engine.previewable_mask(self.engine.user_principal(user_id), self.now)
+            self._masks[user_id] = self.engine.allowed_mask(self.engine.user_principal(user_id), "preview", self.now)
         return self._masks[user_id]
 
     def trashed(self, doc_id: str) -> bool:
@@ -92,7 +92,8 @@ class GroundTruth:
         """Casbin's decision (``enforce``) at ``now``; unknown documents are never previewable."""
         if doc_id not in self.drive.documents:
             return False
-        return self.engine.may(self.engine.user_principal(user_id), doc_id, "preview", self.now)
+        level = self.engine.drive.doc(doc_id).secret_level
+        return self.engine.enforce(self.engine.user_principal(user_id), doc_obj(doc_id), "preview", self.now, level)
 
     def forbidden(self, user_id: str, doc_id: str) -> bool:
         if doc_id not in self.engine.doc_index:
@@ -164,7 +165,7 @@ class GroundTruth:
                 folder = self.drive.folder_by_path(old)
             except Exception:
                 continue
-            if cleared and self.engine.may_on_folder(principal, folder.folder_id, "preview", self.now):
+            if cleared and self.engine.enforce(principal, folder_obj(folder.folder_id), "preview", self.now):
                 return Why("moved-away", [{"fact": "moved", "from": old, "to": self.doc_path(doc_id)}])
         reaching = self.engine.object_ancestors(doc_obj(doc_id))
         structural = {folder_obj(f.folder_id) for f in self.drive.folder_ancestors(doc.folder_id)} | {doc_obj(doc_id)}

@@ -424,7 +424,7 @@ class DriveMCPServer(MCPServer):
             return []
         engine = sim.engine
         at = sim.drive.clock.now()
-        mask = engine.previewable_mask(engine.user_principal(token.user_id), at)
+        mask = engine.allowed_mask(engine.user_principal(token.user_id), "preview", at)
         out = []
         for i in mask.nonzero()[0]:
             doc = sim.drive.documents.get(engine.doc_ids[i])

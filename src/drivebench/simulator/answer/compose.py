@@ -163,7 +163,7 @@ def compose_answer(
     replacements: dict[str, str] = {}
     if faults.get("wrong-citation") is not None:
         returned = {h.doc_id for h in outcome.hits}
-        mask = sim.engine.previewable_mask(outcome.principal, outcome.at)
+        mask = sim.engine.allowed_mask(outcome.principal, "preview", outcome.at)
         candidates = sorted(
             d
             for d in (sim.engine.doc_ids[i] for i in np.flatnonzero(mask))

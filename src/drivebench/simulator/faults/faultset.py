@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.timeutil import to_us
 from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 
@@ -223,15 +224,17 @@ class FaultSet:
         with self._lock:
             if key in self._leak_cache:
                 return self._leak_cache[key]
-        own = engine.previewable_mask(principal, at)
+        own = engine.allowed_mask(principal, "preview", at)
         others = np.zeros_like(own)
         for user in sim.drive.users.values():
             if user.department != principal.department:
-                others |= engine.previewable_mask(engine.user_principal(user.user_id), at)
+                others |= engine.allowed_mask(engine.user_principal(user.user_id), "preview", at)
         out = {engine.doc_ids[i] for i in np.flatnonzero(others & ~own)}
         for i in np.flatnonzero(~own):
             doc_id = engine.doc_ids[i]
-            if doc_id not in out and doc_id in sim.drive.documents and engine.may(principal, doc_id, "list", at):
+            if doc_id in out or doc_id not in sim.drive.documents:
+                continue
+            if engine.enforce(principal, doc_obj(doc_id), "list", at, engine.drive.doc(doc_id).secret_level):
                 out.add(doc_id)
         result = frozenset(out)
         with self._lock:
