@@ -112,59 +112,61 @@ def _manage_on_rd(sim: Simulator) -> None:
     )
 
 
-def test_a_path_shared_with_a_hidden_namesake_is_the_callers_own_document(client: TestClient, sim: Simulator) -> None:
+def test_a_path_shared_with_a_hidden_namesake_is_the_callers_own_document(
+    module_client: TestClient, module_sim: Simulator
+) -> None:
     """u001 uploads a file under the name a hidden document holds: every path lookup of u001's resolves to
     u001's file (effective, grants by path), and the admin, who sees both, gets a 409 naming both ids."""
-    _manage_on_rd(sim)
-    up = _upload(client, sim, HIDDEN_NAME)
+    _manage_on_rd(module_sim)
+    up = _upload(module_client, module_sim, HIDDEN_NAME)
     assert up.status_code == 201, up.text
     mine = up.json()["doc_id"]
     path = f"/rd/{HIDDEN_NAME}"
 
-    eff = client.get("/api/permissions/effective", params={"path": path}, headers=h(sim, "u001"))
-    fresh = client.get(
-        "/api/permissions/effective", params={"path": "/rd/Code Review Guidelines.md"}, headers=h(sim, "u001")
+    eff = module_client.get("/api/permissions/effective", params={"path": path}, headers=h(module_sim, "u001"))
+    fresh = module_client.get(
+        "/api/permissions/effective", params={"path": "/rd/Code Review Guidelines.md"}, headers=h(module_sim, "u001")
     )
     assert eff.status_code == fresh.status_code == 200, (eff.text, fresh.text)
     assert "d0008" not in eff.text
 
     def grant(who: str):
         body = {"path": path, "subject": {"kind": "user", "id": "u002"}, "actions": ["preview"]}
-        return client.post("/api/permissions/grants", json=body, headers=h(sim, who))
+        return module_client.post("/api/permissions/grants", json=body, headers=h(module_sim, who))
 
-    before = dict(sim.drive.grants)
+    before = dict(module_sim.drive.grants)
     admin = grant("admin")
     assert admin.status_code == 409, admin.text
     assert "d0008" in admin.text and mine in admin.text
-    assert sim.drive.grants == before  # a refused request changes nothing
+    assert module_sim.drive.grants == before  # a refused request changes nothing
     own = grant("u001")
     assert own.status_code == 201, own.text
-    added = [g for g in sim.drive.grants.values() if g.grant_id not in before]
+    added = [g for g in module_sim.drive.grants.values() if g.grant_id not in before]
     assert [(g.doc_id, g.subject) for g in added] == [(mine, "user:u002")]
-    assert "d0008" not in sim.engine.user_principal("u002").subject  # sanity: u002 is a plain user
-    listing = client.get("/api/permissions/grants", params={"path": path}, headers=h(sim, "u001"))
+    assert "d0008" not in module_sim.engine.user_principal("u002").subject  # sanity: u002 is a plain user
+    listing = module_client.get("/api/permissions/grants", params={"path": path}, headers=h(module_sim, "u001"))
     assert listing.status_code == 200 and "d0008" not in listing.text, listing.text
 
 
-def test_moving_onto_a_hidden_documents_path_is_no_conflict(client: TestClient, sim: Simulator) -> None:
+def test_moving_onto_a_hidden_documents_path_is_no_conflict(module_client: TestClient, module_sim: Simulator) -> None:
     """A move (drive API, and the permissions API's move) into a folder where only a hidden document holds
     the name answers like a free name; the admin, who sees it, gets 409."""
-    _manage_on_rd(sim)
-    up = _upload(client, sim, HIDDEN_NAME)  # u001's own namesake of d0008, then moved out and back
+    _manage_on_rd(module_sim)
+    up = _upload(module_client, module_sim, HIDDEN_NAME)  # u001's own namesake of d0008, then moved out and back
     mine = up.json()["doc_id"]
-    sim.drive.add_grant(
-        GrantRec("g-hr", "user:u001", ["manage"], "allow", folder_id=sim.drive.folder_by_path("/hr").folder_id)
+    module_sim.drive.add_grant(
+        GrantRec("g-hr", "user:u001", ["manage"], "allow", folder_id=module_sim.drive.folder_by_path("/hr").folder_id)
     )
-    sim.sync_index()
-    out = client.patch(f"/api/v1/files/{mine}", json={"folder": "/hr"}, headers=h(sim, "u001"))
+    module_sim.sync_index()
+    out = module_client.patch(f"/api/v1/files/{mine}", json={"folder": "/hr"}, headers=h(module_sim, "u001"))
     assert out.status_code == 200, out.text
-    back = client.patch(f"/api/v1/files/{mine}", json={"folder": "/rd"}, headers=h(sim, "u001"))
+    back = module_client.patch(f"/api/v1/files/{mine}", json={"folder": "/rd"}, headers=h(module_sim, "u001"))
     assert back.status_code == 200, back.text
-    client.patch(f"/api/v1/files/{mine}", json={"folder": "/hr"}, headers=h(sim, "u001"))
-    moved = client.post(
-        "/api/permissions/move", json={"path": f"/hr/{HIDDEN_NAME}", "to": "/rd"}, headers=h(sim, "u001")
+    module_client.patch(f"/api/v1/files/{mine}", json={"folder": "/hr"}, headers=h(module_sim, "u001"))
+    moved = module_client.post(
+        "/api/permissions/move", json={"path": f"/hr/{HIDDEN_NAME}", "to": "/rd"}, headers=h(module_sim, "u001")
     )
     assert moved.status_code == 200, moved.text
-    assert sim.drive.documents[mine].folder_id == sim.drive.documents["d0008"].folder_id
-    clash = client.patch("/api/v1/files/d0005", json={"name": HIDDEN_NAME}, headers=h(sim, "admin"))
+    assert module_sim.drive.documents[mine].folder_id == module_sim.drive.documents["d0008"].folder_id
+    clash = module_client.patch("/api/v1/files/d0005", json={"name": HIDDEN_NAME}, headers=h(module_sim, "admin"))
     assert clash.status_code == 409  # the admin sees both namesakes

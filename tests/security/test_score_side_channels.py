@@ -56,18 +56,22 @@ def _probe_score(hits, probe: str) -> float:
     return scores[0]
 
 
-def test_a_probe_document_cannot_tell_hidden_words_from_unused_ones(client: TestClient, sim: Simulator) -> None:
-    words = _hidden_only_words(sim, USER)
+def test_a_probe_document_cannot_tell_hidden_words_from_unused_ones(
+    module_client: TestClient, module_sim: Simulator
+) -> None:
+    words = _hidden_only_words(module_sim, USER)
     assert len(words) >= 10, words  # the attack has material to work on in the seed corpus
-    probe = _probe(client, sim, words)
-    principal = sim.engine.user_principal(USER)
+    probe = _probe(module_client, module_sim, words)
+    principal = module_sim.engine.user_principal(USER)
 
     def bm25(word: str) -> float:
-        return _probe_score(sim.recall(principal, word, 10, pipeline="bm25").hits, probe)
+        return _probe_score(module_sim.recall(principal, word, 10, pipeline="bm25").hits, probe)
 
     def console(word: str) -> float:
         req = RecallRequest.model_validate({"query": word, "top_k": 10})
-        return next(x.score for x in recall_view.run_recall(sim, principal, req, "bm25").results if x.doc_id == probe)
+        return next(
+            x.score for x in recall_view.run_recall(module_sim, principal, req, "bm25").results if x.doc_id == probe
+        )
 
     for surface in (bm25, console):
         control = surface(CONTROLS[0])
@@ -83,15 +87,15 @@ def _upload(client: TestClient, sim: Simulator, name: str, words: list[str]) -> 
 
 
 def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
-    client: TestClient, sim: Simulator
+    module_client: TestClient, module_sim: Simulator
 ) -> None:
     """The default hybrid endpoint, against a drive from which everything the user may not preview is
     purged and re-indexed: the same documents with the same scores. Pairs of probes of equal length, one
     holding a hidden word, one an unused word, and a query naming both: over statistics of every chunk the
     hidden word's lower idf reorders the pair's BM25 ranks, and the fused scores show it."""
-    hidden = set(sim.drive.documents) - _visible_docs(sim, USER)
+    hidden = set(module_sim.drive.documents) - _visible_docs(module_sim, USER)
     assert hidden
-    words = _hidden_only_words(sim, USER, limit=5)
+    words = _hidden_only_words(module_sim, USER, limit=5)
     queries = [
         "预算 审批",
         "budget approval report",
@@ -104,16 +108,15 @@ def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
         bare.drive.purge(doc_id)
     alone = Simulator(bare.drive, HASH)
     alone.ingest_all()
-    for world, http in ((sim, client), (alone, client_for(alone))):
+    for world, http in ((module_sim, module_client), (alone, client_for(alone))):
         world.drive.add_grant(
             GrantRec(
                 "g-probe", f"user:{USER}", ["edit"], "allow", folder_id=world.drive.folder_by_path("/rd").folder_id
             )
         )
         world.sync_index()
-        for i, (word, control) in enumerate(
-            zip(words, CONTROLS, strict=False)
-        ):  # equal lengths: only idf tells them apart
+        # equal lengths: only idf tells the two probes of a pair apart
+        for i, (word, control) in enumerate(zip(words, CONTROLS, strict=False)):
             _upload(http, world, f"probe-a{i}.md", [word])
             _upload(http, world, f"probe-b{i}.md", [control])
 
@@ -124,4 +127,4 @@ def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
 
     bare_client = client_for(alone)
     for query in queries:
-        assert answer(sim, client, query) == answer(alone, bare_client, query), query
+        assert answer(module_sim, module_client, query) == answer(alone, bare_client, query), query
