@@ -136,6 +136,8 @@ def sync(
         raise typer.Exit(EXIT_RUN_FAILED)
     if any(g.failed for g in gate_results):
         raise typer.Exit(EXIT_GATE)
+    if o.get("cases_failed"):
+        raise typer.Exit(EXIT_GATE)
     if o["revocations_not_converged"] and not allow_not_converged:
         raise typer.Exit(EXIT_GATE)
     raise typer.Exit(EXIT_OK)

@@ -98,6 +98,13 @@ def run_sync(
     preflight_error = outcome["preflight"]
     pairs = pair_dicts(run)
     summary = summarize(pairs, run.requests, run.errors, run.not_planned)
+    if run.cases is not None:
+        verdicts = [c["verdict"] for c in run.cases]
+        summary["conformance"] = {
+            v.replace(" ", "_"): verdicts.count(v) for v in ("pass", "fail", "not testable", "not applicable", "error")
+        }
+        summary["overall"]["cases_failed"] = verdicts.count("fail")
+        summary["overall"]["cases_passed"] = verdicts.count("pass")
     state, reason = "ok", None
     if preflight_error is not None:
         state, reason = "failed", preflight_error
@@ -106,6 +113,12 @@ def run_sync(
             "failed",
             f"{summary['errors']['failed']} of {summary['errors']['requests']} target calls failed",
         )
+    elif run.cases is not None:
+        judged = summary["conformance"]["pass"] + summary["conformance"]["fail"]
+        if summary["conformance"]["error"]:
+            state, reason = "failed", "a planted case is answered differently by the drive itself"
+        elif not judged:
+            state, reason = "failed", "nothing was measured: no conformance case could be judged"
     elif not summary["overall"]["pairs"]:
         state, reason = "failed", "nothing was measured: no (principal, document) pair could be tested"
     result: dict[str, Any] = {
@@ -133,7 +146,7 @@ def run_sync(
                 for c in run.changes
             ],
             "pairs": pairs,
-            "cases": getattr(run, "cases", None),
+            "cases": run.cases,
             **summary,
         },
         "errors": summary["errors"],

@@ -30,10 +30,13 @@ def problems(result: dict[str, Any]) -> list[str]:
     for c in sync["changes"]:
         if c.get("error"):
             out.append(f"change {c['index']} ({c['class']}) could not be applied: {c['error']}")
+    for c in sync.get("cases") or []:
+        if c["verdict"] in ("fail", "error"):
+            out.append(f"conformance {c['verdict'].upper()}: {c['case']} ({c['note']}; mirrors: {c['bug']})")
     n = sync["overall"]["not_testable"]
     if n:
         out.append(f"{n} pairs not testable (the target did not answer as expected before the change)")
-    if not sync["overall"]["pairs"]:
+    if not sync["overall"]["pairs"] and sync.get("cases") is None:
         out.append("nothing was measured: no testable pair")
     return out
 
@@ -64,6 +67,11 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {cls} | {s['kind']} | {s['n']} | {_cell(s['lag_p50_s'])} | {_cell(s['lag_p95_s'])} | "
             f"{_cell(s['lag_max_s'])} | {s['not_converged']} | {s['leak_seconds']} | {s['not_testable']} |"
         )
+    if sync.get("cases") is not None:
+        lines += ["", "## Conformance", "", "| case | verdict | a wrong system shows | mirrors | note |"]
+        lines.append("|---|---|---|---|---|")
+        for c in sync["cases"]:
+            lines.append(f"| {c['case']} | {c['verdict']} | {c['wrong']} | {c['bug']} | {c['note'] or ''} |")
     lines += ["", "## Changes", ""]
     for c in sync["changes"]:
         lines.append(f"{c['index']}. **{c['class']}**: {c['detail']} (applied {c.get('applied_at') or '-'})")
@@ -104,6 +112,14 @@ def junit(result: dict[str, Any], path: Path) -> Path:
             failures += 1
             msg = f"not reflected within {sync['config']['deadline_s']} s"
             ET.SubElement(case, "failure", message=msg).text = msg
+    for c in sync.get("cases") or []:
+        case = ET.SubElement(suite, "testcase", classname="drivebench.sync.conformance", name=c["case"])
+        if c["verdict"] in ("fail", "error"):
+            failures += 1
+            ET.SubElement(case, "failure", message=f"{c['verdict']}: {c['note']}").text = c["bug"]
+        elif c["verdict"] != "pass":
+            skipped += 1
+            ET.SubElement(case, "skipped", message=c["note"] or c["verdict"])
     status = result.get("status") or {}
     if status.get("state") == "failed":
         case = ET.SubElement(suite, "testcase", classname="drivebench.sync", name="run")

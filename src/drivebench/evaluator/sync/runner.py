@@ -83,6 +83,7 @@ class SyncRun:
     started_at: str = ""
     finished_at: str = ""
     interrupted: bool = False
+    cases: list[dict[str, Any]] | None = None  # the conformance scenario's judged cases
 
 
 def _iso(t: float | None = None) -> str:
