@@ -128,6 +128,21 @@ class DocumentRec:
     def head(self) -> VersionRec:
         return self.versions[-1]
 
+    @property
+    def modified_at(self) -> datetime:
+        """When the document itself last changed: the latest of its head version's creation, its latest
+        placement (rename or move) and its latest trash or untrash. Permission changes (grants,
+        memberships, clearances, inheritance) never move it, nor do moves of a folder above it."""
+        times = [self.head.created_at if self.versions else self.created_at]
+        times += [p.since for p in self.placements if p.since is not None]
+        for span in self.trash_spans:
+            times.append(span.start)
+            if span.end is not None:
+                times.append(span.end)
+        if self.trashed_at is not None:
+            times.append(self.trashed_at)
+        return max(times)
+
     def placement_at(self, at: datetime | None) -> tuple[str, str]:
         """(folder_id, name) at ``at`` (None: now). Before its first placement a document is where it
         was first put (it has no version then, so nothing about it is visible anyway)."""

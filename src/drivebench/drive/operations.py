@@ -1,5 +1,6 @@
-"""Changes to the drive: grants, moves, trash, versions, users, retention, the clock. Each records a
-change-feed entry.
+"""Changes to the drive: grants, moves, trash, versions, users, project memberships, folder inheritance,
+retention, the clock. Each records a change-feed entry (a clock move records one ``acl_changed`` entry per
+grant or membership whose validity begins or ends on the way).
 
 Every operation validates first and changes nothing when it raises. Operations that can alter who
 may see what bump ``policy_version``; operations that alter content or placement bump
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
@@ -29,8 +31,10 @@ from drivebench.drive.model import (
     FolderMove,
     FolderNode,
     GrantRec,
+    MembershipRec,
     Placement,
     TrashSpan,
+    UserRec,
     VersionRec,
 )
 from drivebench.formats.corpus import ACTIONS
@@ -65,6 +69,10 @@ class Change:
     actor: str | None = None
     detail: str | None = None
 
+
+# a role name: also part of Casbin subjects (role:<r>, principal:role=<r>;dept=<d>), so no separators in it
+ROLE_PATTERN = r"^[A-Za-z0-9_.-]{1,64}$"
+MAX_ROLES = 32
 
 MAX_RETENTION_DAYS = 36_500.0  # a century: beyond it a rule only overflows date arithmetic
 MAX_VERSIONS_KEPT = 1_000_000
@@ -108,12 +116,20 @@ class Dirty:
     grants: set[str] = field(default_factory=set)
     removed_grants: list[GrantRec] = field(default_factory=list)
     users: set[str] = field(default_factory=set)
+    projects: set[str] = field(default_factory=set)
     blobs_released: set[str] = field(default_factory=set)
     kv: bool = False
 
     def __bool__(self) -> bool:
         return bool(
-            self.changes or self.docs or self.folders or self.grants or self.removed_grants or self.users or self.kv
+            self.changes
+            or self.docs
+            or self.folders
+            or self.grants
+            or self.removed_grants
+            or self.users
+            or self.projects
+            or self.kv
         )
 
 
@@ -236,8 +252,10 @@ class DriveOperations:
             self.release_blobs(dirty.blobs_released)
 
     # ------------------------------------------------------------------ change feed
-    def _record(self: Drive, kind: str, **kw: object) -> Change:
-        change = Change(seq=len(self.changes) + 1, kind=kind, at=self.clock.now(), **kw)  # type: ignore[arg-type]
+    def _record(self: Drive, kind: str, at: datetime | None = None, **kw: object) -> Change:
+        """Append a change-feed entry, at ``at`` (default: now; never after the clock)."""
+        when = self.clock.now() if at is None else min(at, self.clock.now())
+        change = Change(seq=len(self.changes) + 1, kind=kind, at=when, **kw)  # type: ignore[arg-type]
         self.changes.append(change)
         self._dirty.changes.append(change)
         self._dirty.kv = True
@@ -339,12 +357,86 @@ class DriveOperations:
 
     def set_roles(self: Drive, user_id: str, roles: list[str], actor: str | None = None) -> None:
         with self._write() as dirty:
+            _check_roles(roles)
             user = self.user(user_id)
             self._touch(user)
-            user.roles = list(roles)
+            user.roles = list(dict.fromkeys(roles))
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"roles of {user_id}")
+
+    def set_department(self: Drive, user_id: str, department: str, actor: str | None = None) -> None:
+        """Move a user to another department: they leave the old department's grants (and its parents')
+        and reach the new one's."""
+        with self._write() as dirty:
+            if department not in self.departments:
+                raise UnknownPrincipal(f"unknown department {department!r}")
+            user = self.user(user_id)
+            self._touch(user)
+            user.department = department
+            dirty.users.add(user_id)
+            self.bump_policy()
+            self._record("acl_changed", actor=actor, detail=f"department of {user_id}")
+
+    def update_user(
+        self: Drive,
+        user_id: str,
+        *,
+        department: str | None = None,
+        clearance: int | None = None,
+        roles: list[str] | None = None,
+        actor: str | None = None,
+    ) -> UserRec:
+        """Change a user's department, clearance and/or roles in one write (all or nothing). Each field that
+        takes a new value records its own ``acl_changed`` entry and bumps the policy; one that already holds
+        the value changes nothing. An unknown user is a ``NotFound`` (the user is what is addressed)."""
+        with self._write():
+            user = self.users.get(user_id)
+            if user is None:
+                raise NotFound(f"no user {user_id!r}")
+            if department is None and clearance is None and roles is None:
+                raise InvalidRequest("give at least one of department, clearance, roles")
+            if department is not None and department not in self.departments:
+                raise UnknownPrincipal(f"unknown department {department!r}")
+            if clearance is not None and not 0 <= clearance <= 3:
+                raise InvalidRequest("clearance must be 0 (public) to 3 (secret)")
+            if roles is not None:
+                _check_roles(roles)
+            if department is not None and department != user.department:
+                self.set_department(user_id, department, actor)
+            if clearance is not None and clearance != user.clearance:
+                self.set_clearance(user_id, clearance, actor)
+            if roles is not None and list(dict.fromkeys(roles)) != user.roles:
+                self.set_roles(user_id, roles, actor)
+            return user
+
+    # ------------------------------------------------------------------ projects
+    def end_membership(self: Drive, project_id: str, user_id: str, actor: str | None = None) -> MembershipRec:
+        """End a user's current membership of a project now: the clock ticks (the end has its own instant)
+        and the membership's ``valid_until`` becomes that instant, so ``as_of`` before it still sees the
+        member. No current membership (none, ended, not begun yet): ``NotFound``."""
+        with self._write() as dirty:
+            project = self.projects.get(project_id)
+            if project is None:
+                raise NotFound(f"no project {project_id!r}")
+            now = self.clock.now()
+            current = [
+                m
+                for m in project.members
+                if m.user_id == user_id
+                and (m.valid_from is None or m.valid_from <= now)
+                and (m.valid_until is None or now < m.valid_until)
+            ]
+            if not current:
+                raise NotFound(f"{user_id!r} is no current member of project {project_id}")
+            at = self.clock.tick()
+            for m in current:
+                self._touch(m)
+                m.valid_until = at
+            dirty.projects.add(project_id)
+            self.bump_policy()
+            self._record("acl_changed", actor=actor, detail=f"membership of {user_id} in {project_id} ended")
+            return current[-1]
 
     # ------------------------------------------------------------------ folders
     def create_folder(
@@ -361,6 +453,32 @@ class DriveOperations:
             dirty.folders.add(node.folder_id)
             self.bump_policy()
             self._record("created", folder_id=node.folder_id, actor=actor)
+            return node
+
+    def set_break_inheritance(
+        self: Drive, folder_id: str, break_inheritance: bool, actor: str | None = None
+    ) -> FolderNode:
+        """Whether a folder inherits grants from its parent (True: grants above it reach neither it nor
+        anything below it). Setting the value it already has changes nothing."""
+        with self._write() as dirty:
+            node = self.folders.get(folder_id)
+            if node is None:
+                raise NotFound(f"no folder {folder_id}")
+            if node.parent_id is None:
+                raise InvalidRequest("the root folder inherits from nothing")
+            if node.break_inheritance == break_inheritance:
+                return node
+            self._touch(node)
+            node.break_inheritance = break_inheritance
+            dirty.folders.add(folder_id)
+            self.bump_policy()
+            state = "broken" if break_inheritance else "restored"
+            self._record(
+                "acl_changed",
+                folder_id=folder_id,
+                actor=actor,
+                detail=f"inheritance of {self.folder_path(folder_id)} {state}",
+            )
             return node
 
     def move_folder(self: Drive, folder_id: str, new_parent_id: str, actor: str | None = None) -> FolderNode:
@@ -649,7 +767,9 @@ class DriveOperations:
             hwm = self.high_water_mark()
             if now < hwm:
                 raise Conflict(f"the clock cannot go back before {hwm.isoformat()} (the latest change); reset first")
+            before = self.clock.now()
             self.clock.set(now)
+            self._record_validity(before, now)
             dirty.kv = True
             return now
 
@@ -663,9 +783,45 @@ class DriveOperations:
                 target = MAX_TIME
             if target >= MAX_TIME:
                 raise InvalidRequest(f"the clock cannot pass {MAX_TIME.isoformat()}")
+            before = self.clock.now()
             now = self.clock.set(target)
+            self._record_validity(before, now)
             dirty.kv = True
             return now
+
+    def validity_events(self: Drive, after: datetime, until: datetime) -> list[tuple[datetime, dict[str, str | None]]]:
+        """(instant, change fields) for every grant and project membership whose ``valid_from`` or
+        ``valid_until`` lies in (after, until], in time order: what the clock passes when it moves."""
+        events: list[tuple[datetime, int, str, str, dict[str, str | None]]] = []
+        with self.lock:
+            for g in self.grants.values():
+                for bound, word in ((g.valid_from, "began"), (g.valid_until, "ended")):
+                    if bound is not None and after < bound <= until:
+                        target = {"grant_id": g.grant_id, "doc_id": g.doc_id, "folder_id": g.folder_id}
+                        events.append((bound, 0, g.grant_id, word, {**target, "detail": f"grant {g.grant_id} {word}"}))
+            for p in self.projects.values():
+                for m in p.members:
+                    for bound, word in ((m.valid_from, "began"), (m.valid_until, "ended")):
+                        if bound is not None and after < bound <= until:
+                            detail = f"membership of {m.user_id} in {p.id} {word}"
+                            events.append((bound, 1, f"{p.id}/{m.user_id}", word, {"detail": detail}))
+        events.sort(key=lambda e: e[:4])
+        return [(e[0], e[4]) for e in events]
+
+    def _record_validity(self: Drive, after: datetime, until: datetime) -> None:
+        """Record, at its own instant, every grant and membership the clock passes the start or end of on its
+        way from ``after`` to ``until``: a feed follower sees an expiry like any other ACL change. The policy
+        version does not move (the compiled policy already holds these bounds; decisions read the clock)."""
+        for at, entry in self.validity_events(after, until):
+            self._record("acl_changed", at=at, actor="clock", **entry)
+
+
+def _check_roles(roles: list[str]) -> None:
+    if isinstance(roles, str) or len(roles) > MAX_ROLES:
+        raise InvalidRequest(f"roles: a list of at most {MAX_ROLES} role names")
+    bad = [r for r in roles if not isinstance(r, str) or not re.fullmatch(ROLE_PATTERN, r)]
+    if bad:
+        raise InvalidRequest(f"invalid role name {bad[0]!r}: 1 to 64 of A-Z a-z 0-9 _ . -")
 
 
 def _check_name(name: str) -> None:

@@ -216,6 +216,20 @@ class Drive(DriveOperations):
             yield node
             node = self.folders[node.parent_id] if node.parent_id is not None else None
 
+    def folder_subtree(self, folder_id: str) -> set[str]:
+        """The folder and every folder below it, in the tree now."""
+        with self.lock:
+            children: dict[str, list[str]] = {}
+            for (parent_id, _), child_id in self._children.items():
+                children.setdefault(parent_id, []).append(child_id)
+        out, stack = {folder_id}, [folder_id]
+        while stack:
+            for child_id in children.get(stack.pop(), ()):
+                if child_id not in out:
+                    out.add(child_id)
+                    stack.append(child_id)
+        return out
+
     def doc_path(self, doc: DocumentRec) -> str:
         folder = self.folder_path(doc.folder_id)
         return f"{folder.rstrip('/')}/{doc.name}"

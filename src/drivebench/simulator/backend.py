@@ -599,7 +599,8 @@ class Simulator:
             return memo.total
 
     def snapshot(self) -> str:
-        """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, index."""
+        """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, the
+        organisation (users, project memberships), index."""
         key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
         key += (len(self.drive.changes),)
         if self._snapshot is not None and self._snapshot[0] == key:
@@ -612,7 +613,13 @@ class Simulator:
         # the doc id); a document's path follows from its folder and name plus the folder records below
         h.update(self._documents_digest().to_bytes(32, "big"))
         for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
-            h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{[(m.since, m.parent_id) for m in f.moves]}".encode())
+            moves = [(m.since, m.parent_id) for m in f.moves]
+            h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{moves}|{f.break_inheritance}".encode())
+        # the organisation: who is where with what clearance, and who belongs to which project when
+        for u in sorted(self.drive.users.values(), key=lambda u: u.user_id):
+            h.update(f"{u.user_id}|{u.department}|{u.roles}|{u.clearance}".encode())
+        for p in sorted(self.drive.projects.values(), key=lambda p: p.id):
+            h.update(f"{p.id}|{[(m.user_id, m.role, m.valid_from, m.valid_until) for m in p.members]}".encode())
         engine = self.engine
         if self._policy_digest[0] is not engine:  # the compiled policy: once per engine
             self._policy_digest = (engine, hashlib.sha256(engine.compiled.to_csv().encode()).digest())

@@ -8,7 +8,7 @@ everything):
 new document                          ``upload`` on the destination folder
 new version, restore a version        ``edit`` on the document
 metadata, versions                    ``list`` on the document
-folder listing                        ``list`` on the folder; shows what you may list
+folder listing                        ``list`` on the folder; shows what you may list in it (or below it: ``recursive``)
 download                              ``download`` on the document
 rename / move                         ``edit`` on the document (+ ``upload`` on the destination folder)
 trash, untrash                        ``delete`` on the document
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, Unprocessable
+from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, PermissionCheckFailed, Unprocessable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import Change
 from drivebench.drive.permissions import pointintime
@@ -99,21 +99,45 @@ def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> 
     return folder.folder_id
 
 
-def list_folder(sim: Simulator, caller: Caller, path: str, trashed: bool = False) -> tuple[str, list[DocumentRec]]:
-    """(the folder's path, the documents in it, or in its recycle bin, the caller may list), by name."""
+def list_folder(
+    sim: Simulator, caller: Caller, path: str, trashed: bool = False, recursive: bool = False
+) -> tuple[str, list[DocumentRec]]:
+    """(the folder's path, the documents in it, or in its recycle bin, the caller may list), by name.
+    ``recursive``: the documents in the folder and every folder below it, by path."""
     folder_id = authorize_folder(sim, caller, path, "list")
-    with sim.drive.lock:
-        docs = sorted((d for d in sim.drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
-    engine, now = sim.engine, sim.drive.clock.now()
+    drive = sim.drive
+    with drive.lock:
+        if recursive:
+            below = drive.folder_subtree(folder_id)
+            docs = sorted(
+                (d for d in drive.documents.values() if d.folder_id in below),
+                key=lambda d: (drive.folder_path(d.folder_id), d.name, d.doc_id),
+            )
+        else:
+            docs = sorted((d for d in drive.documents.values() if d.folder_id == folder_id), key=lambda d: d.name)
+    docs = [d for d in docs if (d.trashed_at is not None) == trashed]
+    p = caller.principal
+    if p is None:
+        return drive.folder_path(folder_id), docs
+    engine, now = sim.engine, drive.clock.now()
+    if not recursive:
+        return drive.folder_path(folder_id), [
+            d for d in docs if engine.enforce(p, doc_obj(d.doc_id), "list", now, d.secret_level)
+        ]
+    try:  # a whole subtree: the fast path (proven equal to enforce), one mask instead of a check per document
+        mask, index = engine.allowed_mask(p, "list", now), engine.doc_index
+    except Exception as exc:  # fail closed
+        raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
     out = [
         d
         for d in docs
-        if (d.trashed_at is not None) == trashed
-        and (
-            caller.principal is None or engine.enforce(caller.principal, doc_obj(d.doc_id), "list", now, d.secret_level)
+        if (
+            bool(mask[index[d.doc_id]])
+            if d.doc_id in index
+            else engine.enforce(p, doc_obj(d.doc_id), "list", now, d.secret_level)
         )
     ]
-    return sim.drive.folder_path(folder_id), out
+    return drive.folder_path(folder_id), out
 
 
 def secret_level(value: str | None, caller: Caller) -> int:

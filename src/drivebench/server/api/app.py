@@ -10,9 +10,11 @@ from fastapi.openapi.utils import get_openapi
 from pydantic import BaseModel
 
 from drivebench import __version__
+from drivebench.server.api import access as access_api
 from drivebench.server.api import answer as answer_api
 from drivebench.server.api import boundary, recall
 from drivebench.server.api import control as control_api
+from drivebench.server.api import directory as directory_api
 from drivebench.server.api import faults as faults_api
 from drivebench.server.api import files as files_api
 from drivebench.server.api import inventory as inventory_api
@@ -47,6 +49,8 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     app.include_router(recall.router)
     app.include_router(files_api.router)  # /api/v1/files, /api/v1/changes, /api/v1/settings
     app.include_router(inventory_api.router)  # /api/v1/directory
+    app.include_router(access_api.router)  # /api/v1/access, /api/v1/files/{id}/access: who may preview what
+    app.include_router(directory_api.router)  # /api/v1/users, /api/v1/projects, /api/v1/folders (admin)
     app.include_router(control_api.router)  # /_sim: reset, seed, clock, stats (faults: their own router)
     app.include_router(answer_api.router)
     app.include_router(faults_api.router)

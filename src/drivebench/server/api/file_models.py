@@ -48,6 +48,10 @@ class FileOut(BaseModel):
     owner: str | None
     trashed: bool
     trashed_at: datetime | None
+    modified_at: datetime = Field(
+        description="The latest of the head version's creation, the latest rename or move and the latest trash "
+        "or untrash. Permission changes never move it: follow the change feed (acl_changed) for those."
+    )
     versions: int
     head: VersionOut
 
@@ -174,6 +178,7 @@ def file_out(sim: Simulator, doc: DocumentRec) -> FileOut:
         owner=doc.owner,
         trashed=doc.trashed_at is not None,
         trashed_at=doc.trashed_at,
+        modified_at=doc.modified_at,
         versions=len(doc.versions),
         head=version_out(sim, doc, doc.head),
     )

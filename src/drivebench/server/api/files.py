@@ -10,7 +10,7 @@ token, which only evaluates recall, gets 403 here):
 ``POST /api/v1/files/{id}/versions`` (new version)    ``edit`` on the document
 ``POST .../versions/{vid}/restore`` (copy-forward)    ``edit`` on the document
 ``GET /api/v1/files/{id}``, ``.../versions``          ``list`` on the document
-``GET /api/v1/files?folder=``                         ``list`` on the folder; lists what you may list
+``GET /api/v1/files?folder=[&recursive=true]``        ``list`` on the folder; lists what you may list
 ``GET /api/v1/files/{id}/content``                    ``download`` on the document
 ``PATCH /api/v1/files/{id}`` (rename / move)          ``edit`` on the document (+ ``upload`` on the
                                                       destination folder for a move)
@@ -206,10 +206,11 @@ async def list_files(
     request: Request,
     folder: str = Query("/", max_length=4096, description="Folder path"),
     trashed: bool = Query(False, description="List the folder's recycle bin instead"),
+    recursive: bool = Query(False, description="The folder and every folder below it (sorted by path)"),
     caller: Caller = Depends(get_caller),
 ) -> FileListOut:
     sim: Simulator = request.app.state.sim
-    path, docs = access.list_folder(sim, caller, folder, trashed)
+    path, docs = await run_in_threadpool(access.list_folder, sim, caller, folder, trashed, recursive)
     return FileListOut(folder=path, files=[file_out(sim, d) for d in docs])
 
 

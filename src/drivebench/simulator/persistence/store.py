@@ -213,6 +213,12 @@ class DriveStore:
             (u.user_id, u.name, u.department, json.dumps(u.roles), u.clearance, u.email),
         )
 
+    def _put_project(self, cur: sqlite3.Cursor, p: ProjectRec) -> None:
+        members = [[m.user_id, m.role, _t(m.valid_from), _t(m.valid_until)] for m in p.members]
+        cur.execute(
+            "INSERT OR REPLACE INTO projects VALUES (?,?,?)", (p.id, p.name, json.dumps(members, ensure_ascii=False))
+        )
+
     @staticmethod
     def _put_change(cur: sqlite3.Cursor, c: Change) -> None:
         cur.execute(
@@ -247,6 +253,8 @@ class DriveStore:
                     )
                 for uid in sorted(dirty.users):
                     self._put_user(cur, drive.users[uid])
+                for pid in sorted(dirty.projects):
+                    self._put_project(cur, drive.projects[pid])
                 for c in dirty.changes:
                     self._put_change(cur, c)
                 self._put_kv(cur, drive)
@@ -270,20 +278,8 @@ class DriveStore:
                 )
                 for u in drive.users.values():
                     self._put_user(cur, u)
-                cur.executemany(
-                    "INSERT INTO projects VALUES (?,?,?)",
-                    [
-                        (
-                            p.id,
-                            p.name,
-                            json.dumps(
-                                [[m.user_id, m.role, _t(m.valid_from), _t(m.valid_until)] for m in p.members],
-                                ensure_ascii=False,
-                            ),
-                        )
-                        for p in drive.projects.values()
-                    ],
-                )
+                for p in drive.projects.values():
+                    self._put_project(cur, p)
                 for f in drive.folders.values():
                     self._put_folder(cur, f)
                 for doc in drive.documents.values():
