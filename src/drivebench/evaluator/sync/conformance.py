@@ -128,11 +128,13 @@ def plant(drive: DriveClient, run: str, cast: Cast, now: datetime) -> tuple[list
     grant(f"{f}/sub", _user(x), ["preview"], effect="deny")
     new("deny-folder-under-allowed-parent", f"{f}/sub").expects = [Expect(x, False), Expect(y, True, control=True)]
 
-    f = f"{root}/upload-only"
+    # the drive's upload implies preview (uploaders see what they put in a folder), so the grant without
+    # preview is list: the name, never the content
+    f = f"{root}/list-only"
     drive.create_folder(f)
-    grant(f, _user(x), ["upload"])
+    grant(f, _user(x), ["list"])
     grant(f, _user(y), ["preview"])
-    new("upload-only-grant", f).expects = [Expect(x, False), Expect(y, True, control=True)]
+    new("list-only-grant", f).expects = [Expect(x, False), Expect(y, True, control=True)]
 
     f = f"{root}/grandparent"
     for p in (f, f"{f}/a", f"{f}/a/b"):

@@ -15,11 +15,11 @@ class DriveError(RuntimeError):
 
 
 class DriveClient:
-    def __init__(self, url: str, token: str, *, timeout: float = 30.0, transport: httpx.BaseTransport | None = None):
+    def __init__(self, url: str, token: str, *, timeout: float = 30.0, http: httpx.Client | None = None):
+        """``http``: a client of one's own (an in-process test client); its base URL and headers are used."""
         self.url = url.rstrip("/")
-        self._http = httpx.Client(
-            base_url=self.url, headers={"Authorization": f"Bearer {token}"}, timeout=timeout, transport=transport
-        )
+        self._http = http or httpx.Client(base_url=self.url, timeout=timeout)
+        self._http.headers["Authorization"] = f"Bearer {token}"
 
     def close(self) -> None:
         self._http.close()

@@ -91,14 +91,59 @@ def _grant_removal(view: DriveView, used: set[str], *, on_ancestor: bool, user_s
 
 
 def grant_removed(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
-    return _grant_removal(view, used, on_ancestor=False, user_subjects=True) or _grant_removal(
-        view, used, on_ancestor=False, user_subjects=False
+    """A user's own grant removed: one the drive holds when it is the user's only way to a document, else one
+    planted on a document the user cannot see (a setup change the target must sync first)."""
+    natural = _grant_removal(view, used, on_ancestor=False, user_subjects=True)
+    if natural is not None:
+        return natural
+    pair = _unseen_pair(view, used)
+    if pair is None:
+        return None
+    u, d = pair
+    path, gid = view.path_of(d), f"g-sync-{run}-{i}"
+
+    def setup(drive: DriveClient) -> None:
+        drive.add_grant(path, _user_subject(u), ["preview"], grant_id=gid)
+
+    return Plan(
+        "grant-removed",
+        "revoke",
+        [d],
+        [u],
+        f"remove grant {gid} (user {u} preview on {path}; planted and synced first)",
+        _op("remove_grant", gid),
+        setup=setup,
     )
 
 
 def parent_acl_changed(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
-    return _grant_removal(view, used, on_ancestor=True, user_subjects=False) or _grant_removal(
+    """A grant on an ancestor of the document's folder removed. When the drive has none that is someone's only
+    way to a document, one is planted first (a setup change the target must sync): a user's grant on the
+    parent of a document's folder."""
+    natural = _grant_removal(view, used, on_ancestor=True, user_subjects=False) or _grant_removal(
         view, used, on_ancestor=True, user_subjects=True
+    )
+    if natural is not None:
+        return natural
+    pair = _unseen_pair(view, used, nested=True)
+    if pair is None:
+        return None
+    u, d = pair
+    folder = view.files[d]["folder"]
+    parent = _parent(folder)
+    gid = f"g-sync-{run}-{i}"
+
+    def setup(drive: DriveClient) -> None:
+        drive.add_grant(parent, _user_subject(u), ["preview"], grant_id=gid)
+
+    return Plan(
+        "parent-acl-changed",
+        "revoke",
+        [d],
+        [u],
+        f"remove grant {gid} (user {u} preview on {parent}, the parent of {folder}; planted and synced first)",
+        _op("remove_grant", gid),
+        setup=setup,
     )
 
 
@@ -217,10 +262,22 @@ def trashed(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
     return None
 
 
-def _unseen_pair(view: DriveView, used: set[str]) -> tuple[str, str] | None:
-    """A (user, document) the user may not preview now but could with a grant (clearance suffices)."""
+def _parent(folder: str) -> str:
+    return folder.rsplit("/", 1)[0] or "/"
+
+
+def _reached_from_parent(view: DriveView, d: str) -> bool:
+    """The document's folder is below another folder than the root and inherits from its parent."""
+    folder = view.files[d]["folder"]
+    probe = {"doc_id": None, "path": _parent(folder)}
+    return folder.count("/") >= 2 and view.reaches(probe, d)
+
+
+def _unseen_pair(view: DriveView, used: set[str], nested: bool = False) -> tuple[str, str] | None:
+    """A (user, document) the user may not preview now but could with a grant (clearance suffices); with
+    ``nested``, a document a grant on its folder's parent (not the root) reaches."""
     for d in sorted(view.files):
-        if d in used:
+        if d in used or (nested and not _reached_from_parent(view, d)):
             continue
         for u in sorted(view.users):
             if not view.sees(u, d) and view.clearance(u) >= view.level(d):
