@@ -250,6 +250,7 @@ class SyncRunner:
     async def _converge(self, pairs: list[PairResult], t0: float) -> None:
         pending = list(pairs)
         deadline = t0 + self.config.deadline_s
+        leaking_until: dict[int, float] = {}  # pair -> the last answer that still returned a revoked document
         while pending:
             results = await asyncio.gather(*(self._reflected(p) for p in pending))
             now = time.monotonic()
@@ -259,8 +260,10 @@ class SyncRunner:
                 p.errors += failed
                 if ok:
                     p.converged, p.lag_s, p.converged_at = True, round(now - t0, 3), _iso()
-                    p.leak_s = p.lag_s if p.kind == "revoke" else 0.0
+                    p.leak_s = round(leaking_until.get(id(p), t0) - t0, 3) if p.kind == "revoke" else 0.0
                 else:
+                    if ok is False and p.kind == "revoke":
+                        leaking_until[id(p)] = now
                     still.append(p)
             pending = still
             if not pending or now >= deadline:

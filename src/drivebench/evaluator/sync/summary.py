@@ -2,8 +2,10 @@
 
 * ``lag_s``: seconds from the drive acknowledging the change to the first probe answer that reflects it,
   for the pair (principal, document); resolution: the poll interval plus one round of probes.
-* ``leak_s``: for a revocation, the seconds the target kept returning the document: the lag, or the whole
-  deadline when it never converged (a lower bound then); 0 for grants and content.
+* ``leak_s``: for a revocation, the seconds the target was seen returning the document after the change:
+  from the acknowledgement to the last answer that still returned it (0 when the first answer after the
+  change already left it out), the whole deadline when it never converged (a lower bound then); 0 for
+  grants and content. ``lag_s`` bounds it from above.
 * percentiles are nearest-rank (``p95`` of 3 values is the largest) over converged, testable pairs; a class
   with none is ``None`` ("not measured"), never 0.
 * ``not_converged``: testable pairs the target never reflected within the deadline; for a revocation that

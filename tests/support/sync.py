@@ -1,0 +1,54 @@
+"""Running ``eval sync`` in process: the drive API through a TestClient, the target through an ASGI transport
+(the simulator's own recall) or any object with ``async recall(query, top_k)``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from drivebench.evaluator.sync.drive_client import DriveClient
+from drivebench.evaluator.sync.evaluate import run_sync
+from drivebench.evaluator.sync.runner import SyncConfig
+from drivebench.evaluator.sync.scenario import Scenario, load_scenario
+from drivebench.evaluator.targets.http import HttpTarget
+from drivebench.server.api import create_app
+from drivebench.simulator.backend import Simulator
+from tests.support.sims import client_for
+
+
+def simulator_target(sim: Simulator) -> HttpTarget:
+    app = create_app(sim)
+    return HttpTarget("http://testserver/api/mcp/recall", sim.tokens.eval_token, transport=httpx.ASGITransport(app=app))
+
+
+def drive_client(sim: Simulator) -> DriveClient:
+    return DriveClient("http://testserver", sim.tokens.admin_token, http=client_for(sim))
+
+
+def run_in_process(
+    sim: Simulator, scenario: str | Scenario, target: Any = None, *, deadline: float = 5.0, poll: float = 0.1, **kw: Any
+) -> dict[str, Any]:
+    chosen = load_scenario(scenario) if isinstance(scenario, str) else scenario
+    return run_sync(
+        drive_client(sim),
+        target if target is not None else simulator_target(sim),
+        "in-process",
+        chosen,
+        SyncConfig(deadline_s=deadline, poll_s=poll),
+        **kw,
+    )
+
+
+class HidingTarget:
+    """Wraps a target and drops ``doc_id`` from the answers to ``user`` (a target that never returned a pair)."""
+
+    def __init__(self, inner: Any, hide: set[tuple[str, str]] | None = None, *, nothing: bool = False) -> None:
+        self.inner, self.hide, self.nothing = inner, hide or set(), nothing
+
+    async def recall(self, query: Any, top_k: int) -> Any:
+        resp = await self.inner.recall(query, top_k)
+        if self.nothing:
+            resp.hits = []
+        resp.hits = [h for h in resp.hits if (query.user_id, h.doc_id) not in self.hide]
+        return resp
