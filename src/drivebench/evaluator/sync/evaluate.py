@@ -45,6 +45,8 @@ def run_sync(
     wait_for_person: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     say = on_event or (lambda _m: None)
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
     if not config.manual:
         try:
             changes = drive.feed_length()

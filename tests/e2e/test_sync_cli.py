@@ -1,0 +1,77 @@
+"""``drivebench eval sync`` end to end: a real ``drivebench serve`` (uvicorn, Casbin, FAISS) as drive and target,
+the CLI in a subprocess: exit codes, metrics.json, JUnit, and the drive back at its starting state."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from drivebench.server.process import free_port
+from tests.support.clirun import run
+from tests.support.serverproc import ServerProc
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    proc = ServerProc(tmp_path_factory.mktemp("sync") / "data")
+    proc.start()
+    yield proc
+    proc.stop()
+
+
+def _sync(server: ServerProc, out: Path, *extra: str, target: str | None = None) -> tuple[int, str, str]:
+    done = run(
+        "eval", "sync",
+        "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target", target or server.url, "--token", server.token("evaluator"),
+        "--deadline", "5", "--poll", "0.1", "--out", str(out), *extra,
+        timeout=300,
+    )  # fmt: skip
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_revocations_on_the_simulator_exit_0_with_every_figure_written(server: ServerProc, tmp_path: Path) -> None:
+    before = server.get("/_sim/stats").json()
+    code, out, err = _sync(server, tmp_path / "r", "--json", "-", "--junit", str(tmp_path / "j.xml"))
+    assert code == 0, err
+    result = json.loads(out)
+    o = result["sync"]["overall"]
+    assert o["revocations_not_converged"] == 0 and o["leak_seconds_total"] == 0 and o["revocation_lag_p95_s"] <= 1
+    assert o["pairs"] >= 9 and result["sync"]["drive_restored"] is True
+    metrics = json.loads((tmp_path / "r" / "metrics.json").read_text())
+    assert metrics["sync"]["overall"] == o
+    events = [json.loads(x)["event"] for x in (tmp_path / "r" / "run.jsonl").read_text().splitlines()]
+    assert events.count("change") == len(result["sync"]["changes"]) and "probe" in events
+    assert "revocation lag" in (tmp_path / "r" / "report.md").read_text()
+    suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
+    assert suite is not None and int(suite.get("tests", "0")) == len(result["sync"]["pairs"])
+    assert suite.get("failures") == "0"
+    after = server.get("/_sim/stats").json()
+    assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0)
+
+
+def test_a_gate_that_holds_exits_1(server: ServerProc, tmp_path: Path) -> None:
+    code, _, err = _sync(server, tmp_path / "g", "--scenario", "content", "--fail-on", "lag_p95_s[new-version]>=0")
+    assert code == 1, err
+
+
+def test_a_target_that_does_not_answer_exits_3_with_no_lag_figure(server: ServerProc, tmp_path: Path) -> None:
+    code, _, err = _sync(server, tmp_path / "e", target=f"http://127.0.0.1:{free_port()}")
+    assert code == 3, err
+    metrics = json.loads((tmp_path / "e" / "metrics.json").read_text())
+    assert metrics["status"]["state"] == "failed" and metrics["sync"]["pairs"] == []
+    assert metrics["sync"]["overall"]["revocation_lag_p95_s"] is None
+
+
+def test_a_drive_with_changes_is_refused_without_reset_first(server: ServerProc, tmp_path: Path) -> None:
+    body = {"path": "/rd", "subject": {"kind": "user", "id": "u004"}, "actions": ["preview"]}
+    assert server.post("/api/permissions/grants", json=body).status_code == 201
+    code, _, err = _sync(server, tmp_path / "u", "--scenario", "content")
+    assert code == 2 and "--reset-first" in err
+    code, _, err = _sync(server, tmp_path / "u2", "--scenario", "content", "--reset-first")
+    assert code == 0, err
+    assert server.get("/_sim/stats").json()["changes"] == 0
