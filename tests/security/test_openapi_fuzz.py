@@ -29,8 +29,8 @@ from drivebench.simulator.backend import Simulator
 CHECKS = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
 EXAMPLES = 8  # per operation, token and generation mode (4 runs per operation), plus the real-id runs
 REAL_IDS = (
-    {"doc_id": "d0014", "version_id": "d0014-v1", "grant_id": "g05"},
-    {"doc_id": "d0018", "version_id": "d0018-v2", "grant_id": "g14"},
+    {"doc_id": "d0014", "version_id": "d0014-v1", "grant_id": "g05", "user_id": "u003", "project_id": "px"},
+    {"doc_id": "d0018", "version_id": "d0018-v2", "grant_id": "g14", "user_id": "u010", "project_id": "px"},
 )
 MIN_TOTAL = 1000
 
