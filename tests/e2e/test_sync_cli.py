@@ -10,6 +10,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
+from drivebench.drive.tokens import EVAL_SERVICE
 from drivebench.server.process import free_port
 from tests.support.clirun import run
 from tests.support.serverproc import ServerProc
@@ -27,7 +28,7 @@ def _sync(server: ServerProc, out: Path, *extra: str, target: str | None = None)
     done = run(
         "eval", "sync",
         "--drive", server.url, "--drive-token", server.token("admin"),
-        "--target", target or server.url, "--token", server.token("evaluator"),
+        "--target", target or server.url, "--token", server.token(EVAL_SERVICE),
         "--deadline", "5", "--poll", "0.1", "--out", str(out), *extra,
         timeout=300,
     )  # fmt: skip
