@@ -61,3 +61,38 @@ def test_conformance_passes_every_applicable_case_on_the_simulator(fresh_sim: Si
     judged = {n: c["verdict"] for n, c in cases.items() if c["verdict"] != "not applicable"}
     assert len(judged) >= 10 and set(judged.values()) == {"pass"}, judged
     assert result["sync"]["drive_restored"] is True
+
+
+def test_manual_changes_wait_for_the_person_then_probe(fresh_sim: Simulator, tmp_path) -> None:
+    """``--manual`` on a drive without an admin API: the person makes the change (here: the test, through the
+    drive's own API, when asked), then the pair is probed; nothing is applied by the run itself."""
+    from drivebench.evaluator.sync.evaluate import run_sync
+    from drivebench.evaluator.sync.runner import SyncConfig
+    from drivebench.evaluator.sync.scenario import load_scenario
+    from tests.support.sync import drive_client
+
+    f = tmp_path / "manual.toml"
+    f.write_text(
+        '[[manual]]\nclass = "trashed"\nprincipal = "u001"\ndoc_id = "d0003"\n'
+        'queries = ["Information Security Policy"]\ninstruction = "trash the security policy"\n',
+        encoding="utf-8",
+    )
+    asked: list[str] = []
+
+    def person(message: str) -> None:
+        asked.append(message)
+        drive_client(fresh_sim).trash("d0003")
+
+    result = run_sync(
+        None,
+        simulator_target(fresh_sim),
+        "in-process",
+        load_scenario(str(f)),
+        SyncConfig(deadline_s=5, poll_s=0.1, manual=True),
+        preflight_user="u001",
+        wait_for_person=person,
+    )
+    assert len(asked) == 1 and "trash the security policy" in asked[0]
+    (pair,) = result["sync"]["pairs"]
+    assert pair["testable"] and pair["converged"] and pair["principal"] == "u001" and pair["doc_id"] == "d0003"
+    assert result["status"]["state"] == "ok" and result["sync"]["drive_restored"] is None

@@ -82,13 +82,20 @@ def sync(
         chosen = load_scenario(scenario)
     except ScenarioError as exc:
         usage_error(str(exc))
+    if manual and not chosen.manual:
+        usage_error(
+            "--manual needs a scenario file with [[manual]] changes (class, principal, doc_id, queries, instruction)",
+            "see docs/sync.md, 'Against a real drive'",
+        )
+    if not manual and (drive is None or drive_token is None):
+        usage_error("give --drive URL and --drive-token TOKEN (the simulator's admin token), or --manual")
     profile, url, single, per_principal = resolve_target(target_profile, target, token, False)
     try:
         tgt = make_target(url, single, tokens=per_principal or None, profile=profile if target_profile else None)
     except ValueError as exc:
         usage_error(str(exc))
     out_dir = out or default_out_dir()
-    client = DriveClient(drive, drive_token)
+    client = DriveClient(drive, drive_token) if drive is not None and drive_token is not None else None
     config = SyncConfig(deadline_s=deadline, poll_s=poll, top_k=top_k, manual=manual)
     try:
         result = run_sync(
@@ -99,6 +106,7 @@ def sync(
             config,
             out_dir=out_dir,
             reset_first=reset_first,
+            preflight_user=chosen.manual[0].principal if manual else None,
             max_error_rate=max_error_rate,
             on_event=lambda m: err_console.print(escape(m), highlight=False, soft_wrap=True),
             wait_for_person=lambda m: typer.prompt(m, default="", show_default=False),
@@ -106,7 +114,8 @@ def sync(
     except SyncSetupError as exc:
         usage_error(str(exc))
     finally:
-        client.close()
+        if client is not None:
+            client.close()
     for line in problems(result):
         out_console.print(f"[red]{escape(line)}[/]", highlight=False, soft_wrap=True)
     o = result["sync"]["overall"]

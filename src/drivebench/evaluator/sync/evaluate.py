@@ -31,7 +31,7 @@ def _state(drive: DriveClient) -> tuple[str, str]:
 
 
 def run_sync(
-    drive: DriveClient,
+    drive: DriveClient | None,
     target: RecallTarget,
     target_name: str,
     scenario: Scenario,
@@ -47,7 +47,10 @@ def run_sync(
     say = on_event or (lambda _m: None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-    if not config.manual:
+    if drive is None and not config.manual:
+        raise SyncSetupError("a run that applies changes needs the drive's API (or --manual)")
+    start: tuple[str, str] | None = None
+    if drive is not None and not config.manual:
         try:
             changes = drive.feed_length()
             if changes and not reset_first:
@@ -90,7 +93,7 @@ def run_sync(
     finally:
         runner.close()
         run = runner.result or outcome["run"]
-        if not config.manual:
+        if drive is not None and start is not None:
             try:
                 drive.reset()
                 run.drive_restored = _state(drive) == start
@@ -129,7 +132,7 @@ def run_sync(
         "sync": {
             "scenario": scenario.name,
             "target": target_name,
-            "drive": drive.url,
+            "drive": drive.url if drive is not None else None,
             "config": asdict(config),
             "started_at": run.started_at,
             "finished_at": run.finished_at,

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.evaluator.sync.planner import PLANNERS, Plan
 from drivebench.evaluator.sync.queries import distinctive_sentence, title_of
-from drivebench.evaluator.sync.scenario import Scenario, change_classes
+from drivebench.evaluator.sync.scenario import ManualChange, Scenario, change_classes
 from drivebench.evaluator.sync.view import DriveView
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.target import TargetError, TargetResponse
@@ -107,7 +107,7 @@ class _Log:
 class SyncRunner:
     def __init__(
         self,
-        drive: DriveClient,
+        drive: DriveClient | None,
         target: RecallTarget,
         config: SyncConfig,
         *,
@@ -173,6 +173,7 @@ class SyncRunner:
         return False
 
     async def change(self, index: int, cls: str, used: set[str]) -> ChangeRecord | None:
+        assert self.drive is not None, "planned changes need the drive's API"
         view = await asyncio.to_thread(DriveView.read, self.drive)
         plan = PLANNERS[cls](view, used, self.run_id, index)
         if plan is None:
@@ -193,11 +194,7 @@ class SyncRunner:
                 found, versions, _ = await self._returns(u, queries[d], d)
                 found_before[(u, d)] = (found, versions)
         try:
-            if self.config.manual:
-                self.wait_for_person(f"make this change now, then press Enter: {plan.detail}")
-                result: dict[str, Any] = {}
-            else:
-                result = await asyncio.to_thread(plan.apply, self.drive) or {}
+            result: dict[str, Any] = await asyncio.to_thread(plan.apply, self.drive) or {}
         except DriveError as exc:
             rec.error = str(exc)
             self.log("change", index=index, cls=cls, detail=plan.detail, error=str(exc))
@@ -273,13 +270,38 @@ class SyncRunner:
             p.converged = False
             p.leak_s = round(self.config.deadline_s, 3) if p.kind == "revoke" else 0.0
 
+    async def manual_change(self, index: int, change: ManualChange) -> ChangeRecord:
+        """A change a person makes on a real drive: check before, wait for Enter, probe until reflected."""
+        kind = change_classes()[change.cls].kind
+        rec = ChangeRecord(index, change.cls, change.instruction)
+        found, versions, _ = await self._returns(change.principal, change.queries, change.doc_id)
+        pair = PairResult(index, change.cls, kind, change.principal, change.doc_id)
+        if kind in ("revoke", "content") and not found:
+            pair.testable, pair.reason = False, "the target never returned it before the change"
+        elif kind == "grant" and found:
+            pair.testable, pair.reason = False, "the target returned it before access was given"
+        pair.queries = found if kind == "revoke" else change.queries
+        pair.old_versions = sorted(v for v in versions if v is not None)
+        await asyncio.to_thread(self.wait_for_person, f"[{index}] {change.cls}: {change.instruction} (Enter when done)")
+        t0 = time.monotonic()
+        rec.applied_at = pair.applied_at = _iso()
+        self.log(
+            "change", index=index, cls=change.cls, detail=change.instruction, applied_at=rec.applied_at, manual=True
+        )
+        rec.pairs = [pair]
+        await self._converge([pair] if pair.testable else [], t0)
+        return rec
+
     # ------------------------------------------------------------------ the run
     async def run(self, scenario: Scenario) -> SyncRun:
         out = self.result = SyncRun(scenario.name, started_at=_iso())
         used: set[str] = set()
         index = 0
         try:
-            for cls, count in scenario.changes:
+            for change in scenario.manual:
+                index += 1
+                out.changes.append(await self.manual_change(index, change))
+            for cls, count in [] if self.config.manual else scenario.changes:
                 for _ in range(count):
                     index += 1
                     rec = await self.change(index, cls, used)

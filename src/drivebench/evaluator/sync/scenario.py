@@ -24,11 +24,24 @@ class ChangeClass:
 
 
 @dataclass(frozen=True)
+class ManualChange:
+    """A change a person makes with a real drive's own tools (``--manual``): who loses (or gains) which
+    document, the queries that find it, and what to do."""
+
+    cls: str
+    principal: str
+    doc_id: str
+    queries: list[str]
+    instruction: str
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
     changes: list[tuple[str, int]] = field(default_factory=list)  # (class, count), in order
     conformance: bool = False
+    manual: list[ManualChange] = field(default_factory=list)
 
 
 class ScenarioError(ValueError):
@@ -67,7 +80,21 @@ def load_scenario(name_or_file: str, _seen: frozenset[str] = frozenset()) -> Sce
         if not isinstance(count, int) or not 1 <= count <= 100:
             raise ScenarioError(f"scenario {path}: change {i + 1}: count must be a whole number 1..100")
         changes.append((cls, count))
+    manual = []
+    for i, entry in enumerate(data.get("manual", [])):
+        where = f"scenario {path}: manual change {i + 1}"
+        cls = entry.get("class")
+        if cls not in classes or cls == "new-document":
+            raise ScenarioError(f"{where}: class {cls!r} cannot be made by hand here (needs a known doc_id)")
+        missing = [k for k in ("principal", "doc_id", "queries", "instruction") if not entry.get(k)]
+        if missing:
+            raise ScenarioError(f"{where}: give {', '.join(missing)}")
+        if not isinstance(entry["queries"], list) or not all(isinstance(q, str) and q for q in entry["queries"]):
+            raise ScenarioError(f"{where}: queries is a list of strings")
+        manual.append(
+            ManualChange(cls, str(entry["principal"]), str(entry["doc_id"]), entry["queries"], entry["instruction"])
+        )
     conformance = bool(data.get("conformance", False))
-    if not changes and not conformance:
+    if not changes and not conformance and not manual:
         raise ScenarioError(f"scenario {path}: no changes")
-    return Scenario(path.stem, str(data.get("description", "")), changes, conformance)
+    return Scenario(path.stem, str(data.get("description", "")), changes, conformance, manual)
