@@ -23,6 +23,7 @@ from typer.core import TyperGroup
 
 from drivebench import __version__
 from drivebench.cli import audit as audit_cli  # security audits of a corpus
+from drivebench.cli import connector as connector_cli
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import probe as probe_cli
@@ -179,6 +180,7 @@ app.command("tokens")(tokens.tokens)
 app.command("demo")(demo.demo)
 app.command("info")(info.info)
 app.command("mcp")(mcp_cli.mcp)  # the MCP server over stdio
+app.command("connector")(connector_cli.connector)  # the reference connector (its own index)
 app.add_typer(evaluate.app, name="eval", help="Run and score evaluation sets.")
 reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")

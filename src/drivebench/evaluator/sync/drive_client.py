@@ -55,6 +55,9 @@ class DriveClient:
     def clock(self) -> datetime:
         return datetime.fromisoformat(self._call("GET", "/_sim/clock")["now"])
 
+    def changes(self, cursor: int, limit: int = 1000) -> dict[str, Any]:
+        return self._call("GET", "/api/v1/changes", params={"cursor": cursor, "limit": limit})
+
     def feed_length(self) -> int:
         return int(self._call("GET", "/api/v1/changes", params={"cursor": 0, "limit": 1})["latest_cursor"])
 
@@ -83,6 +86,14 @@ class DriveClient:
 
     def trash(self, doc_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/v1/files/{doc_id}/trash")
+
+    def untrash(self, doc_id: str) -> dict[str, Any]:
+        return self._call("POST", f"/api/v1/files/{doc_id}/untrash")
+
+    def touch(self, doc_id: str) -> None:
+        """Move the document's modification time without changing its content, place or ACL (trash, untrash)."""
+        self.trash(doc_id)
+        self.untrash(doc_id)
 
     def upload(self, folder: str, name: str, data: bytes, level: str | None = None) -> dict[str, Any]:
         form = {"folder": folder, **({"secret_level": level} if level else {})}

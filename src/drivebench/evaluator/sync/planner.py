@@ -3,7 +3,12 @@ which user to move, which document to trash, and who should be affected. The pre
 probe; who was affected is read back from the drive after the change (``/access`` before and after).
 
 Each planner avoids documents an earlier change of the run used (``used``), so changes do not mask each
-other, and returns None when the drive offers no such change (the class is then "not measured")."""
+other, and returns None when the drive offers no such change (the class is then "not measured").
+
+Where the drive holds no natural case (no user's own grant to remove, say), the planner plants one: a setup
+change that the target must reflect before the measured change is made. A setup ends by touching the
+document (trash, untrash: its modification time moves, nothing else) so that even a crawler that trusts
+modification times indexes the planted ACL; the measured change is then the only thing it can miss."""
 
 from __future__ import annotations
 
@@ -104,6 +109,7 @@ def grant_removed(view: DriveView, used: set[str], run: str, i: int) -> Plan | N
 
     def setup(drive: DriveClient) -> None:
         drive.add_grant(path, _user_subject(u), ["preview"], grant_id=gid)
+        drive.touch(d)
 
     return Plan(
         "grant-removed",
@@ -135,6 +141,7 @@ def parent_acl_changed(view: DriveView, used: set[str], run: str, i: int) -> Pla
 
     def setup(drive: DriveClient) -> None:
         drive.add_grant(parent, _user_subject(u), ["preview"], grant_id=gid)
+        drive.touch(d)
 
     return Plan(
         "parent-acl-changed",
@@ -295,6 +302,7 @@ def grant_expired(view: DriveView, used: set[str], run: str, i: int) -> Plan | N
 
     def setup(drive: DriveClient) -> None:
         drive.add_grant(path, _user_subject(u), ["preview"], valid_until=ends.isoformat())
+        drive.touch(d)
 
     return Plan(
         "grant-expired",
