@@ -30,6 +30,7 @@ class SyncStats:
     fetched: int = 0
     acl_refreshes: int = 0
     history: list[float] = field(default_factory=list)  # seconds per step (last 100)
+    timeline: list[tuple[float, float]] = field(default_factory=list)  # (start, end) wall times of each step
 
 
 class Syncer:
@@ -130,7 +131,7 @@ class Syncer:
         self.high_water = max((f["modified_at"] for f in files.values()), default=self.high_water)
 
     def step(self) -> None:
-        t0 = time.perf_counter()
+        t0, started = time.perf_counter(), time.time()
         try:
             if self.strategy == "full":
                 self.crawl()
@@ -148,6 +149,7 @@ class Syncer:
         self.stats.syncs += 1
         self.stats.last_sync_at = datetime.now(UTC).isoformat(timespec="milliseconds")
         self.stats.history = [*self.stats.history[-99:], seconds]
+        self.stats.timeline = [*self.stats.timeline[-9999:], (started, time.time())]
         log.info("sync %d (%s): %d documents, %.3f s", self.stats.syncs, self.strategy, len(self.docs), seconds)
 
     # ------------------------------------------------------------------ the loop
