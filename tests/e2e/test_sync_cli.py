@@ -76,3 +76,30 @@ def test_a_drive_with_changes_is_refused_without_reset_first(server: ServerProc,
     code, _, err = _sync(server, tmp_path / "u2", "--scenario", "content", "--reset-first")
     assert code == 0, err
     assert server.get("/_sim/stats").json()["changes"] == 0
+
+
+def test_ctrl_c_resets_the_drive(server: ServerProc, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import time
+
+    from tests.support.clirun import DRIVEBENCH, clean_env
+
+    before = server.get("/_sim/stats").json()
+    proc = subprocess.Popen(
+        [
+            str(DRIVEBENCH), "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+            "--target", server.url, "--token", server.token(EVAL_SERVICE), "--scenario", "all",
+            "--deadline", "30", "--poll", "0.1", "--out", str(tmp_path / "c"),
+        ],
+        env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while server.get("/_sim/stats").json()["changes"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)  # wait until the run has changed the drive
+    assert server.get("/_sim/stats").json()["changes"] > 0
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0
+    after = server.get("/_sim/stats").json()
+    assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0), err
