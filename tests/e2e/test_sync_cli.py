@@ -103,3 +103,11 @@ def test_ctrl_c_resets_the_drive(server: ServerProc, tmp_path: Path) -> None:
     assert proc.returncode != 0
     after = server.get("/_sim/stats").json()
     assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0), err
+
+
+def test_conformance_passes_every_applicable_case_on_the_simulator(server: ServerProc, tmp_path: Path) -> None:
+    code, out, err = _sync(server, tmp_path / "k", "--scenario", "conformance", "--json", "-")
+    assert code == 0, err
+    verdicts = {c["case"]: c["verdict"] for c in json.loads(out)["sync"]["cases"]}
+    assert len(verdicts) == 11 and set(verdicts.values()) <= {"pass", "not applicable"}, verdicts
+    assert list(verdicts.values()).count("pass") >= 10
