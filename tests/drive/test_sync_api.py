@@ -539,3 +539,26 @@ def test_access_is_the_truth_while_a_fault_holds_recall_on_an_older_policy(clien
     assert sim.engine.policy_version < sim.drive.policy_version  # recall is served the old policy...
     assert "u005" not in assert_access_is_enforce(client, sim)["d0013"]  # ...the access listing is not
     sim.faults.clear()
+
+
+def test_departments_are_created_by_the_admin_only_and_reset_removes_them(fresh_sim, fresh_client) -> None:
+    """``POST /api/v1/departments``: a new department below another; a user moved into it reaches the
+    ancestors' grants; refusals change nothing; reset forgets it."""
+    from tests.support.sims import auth
+
+    sim, client = fresh_sim, fresh_client
+    url = "/api/v1/departments"
+    made = client.post(url, json={"id": "rd-deep", "parent": "rd"}, headers=auth(sim, "admin"))
+    assert made.status_code == 201 and made.json() == {"id": "rd-deep", "name": "rd-deep", "parent": "rd"}
+    assert client.post(url, json={"id": "rd-deep"}, headers=auth(sim, "admin")).status_code == 409
+    assert client.post(url, json={"id": "x1", "parent": "nope"}, headers=auth(sim, "admin")).status_code == 400
+    assert client.post(url, json={"id": "bad id!"}, headers=auth(sim, "admin")).status_code == 422
+    assert client.post(url, json={"id": "x2"}, headers=auth(sim, "u001")).status_code == 403
+    assert set(sim.drive.departments) >= {"rd-deep"} and not {"x1", "x2"} & set(sim.drive.departments)
+    # u004 moved below rd reaches the grants to rd (Casbin's role links follow the new department)
+    assert "dept:rd" not in sim.engine.subjects_of(sim.engine.user_principal("u004"))
+    moved = client.patch("/api/v1/users/u004", json={"department": "rd-deep"}, headers=auth(sim, "admin"))
+    assert moved.status_code == 200
+    assert {"dept:rd-deep", "dept:rd"} <= sim.engine.subjects_of(sim.engine.user_principal("u004"))
+    sim.reset()
+    assert "rd-deep" not in sim.drive.departments

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol
 from drivebench.drive.clock import MAX_TIME, checked_utc
 from drivebench.drive.errors import Conflict, InvalidRequest, NotFound, Unavailable, UnknownPrincipal
 from drivebench.drive.model import (
+    DepartmentRec,
     DocumentRec,
     FolderMove,
     FolderNode,
@@ -117,6 +118,7 @@ class Dirty:
     removed_grants: list[GrantRec] = field(default_factory=list)
     users: set[str] = field(default_factory=set)
     projects: set[str] = field(default_factory=set)
+    departments: set[str] = field(default_factory=set)
     blobs_released: set[str] = field(default_factory=set)
     kv: bool = False
 
@@ -129,6 +131,7 @@ class Dirty:
             or self.removed_grants
             or self.users
             or self.projects
+            or self.departments
             or self.kv
         )
 
@@ -151,7 +154,8 @@ class Undo:
     blobs_put: set[str] = field(default_factory=set)
 
 
-_CONTAINERS = ("documents", "grants", "folders", "users", "_children")
+_DEPT_ID = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_CONTAINERS = ("documents", "grants", "folders", "users", "departments", "_children")
 
 
 class Journal(Protocol):
@@ -364,6 +368,25 @@ class DriveOperations:
             dirty.users.add(user_id)
             self.bump_policy()
             self._record("acl_changed", actor=actor, detail=f"roles of {user_id}")
+
+    def create_department(
+        self: Drive, dept_id: str, name: str | None = None, parent: str | None = None, actor: str | None = None
+    ) -> DepartmentRec:
+        """A new department (below ``parent``, or at the top). Nobody is in it yet: no one's access changes,
+        but the policy is recompiled so that users moved into it reach its ancestors' grants."""
+        with self._write() as dirty:
+            if not _DEPT_ID.fullmatch(dept_id):
+                raise InvalidRequest("a department id is 1-64 letters, digits, '_', '.' or '-'")
+            if dept_id in self.departments:
+                raise Conflict(f"department {dept_id!r} exists")
+            if parent is not None and parent not in self.departments:
+                raise UnknownPrincipal(f"unknown department {parent!r}")
+            dept = DepartmentRec(dept_id, name or dept_id, parent)
+            self.departments[dept_id] = dept
+            dirty.departments.add(dept_id)
+            self.bump_policy()
+            self._record("acl_changed", actor=actor, detail=f"department {dept_id} created")
+            return dept
 
     def set_department(self: Drive, user_id: str, department: str, actor: str | None = None) -> None:
         """Move a user to another department: they leave the old department's grants (and its parents')

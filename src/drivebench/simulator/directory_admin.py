@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from drivebench.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound
-from drivebench.drive.model import FolderNode, MembershipRec, UserRec
+from drivebench.drive.model import DepartmentRec, FolderNode, MembershipRec, UserRec
 from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
 
@@ -44,6 +44,16 @@ def update_user(
     user = sim.drive.update_user(user_id, department=department, clearance=level, roles=roles, actor=token.subject)
     sim.sync_index()
     return user
+
+
+def create_department(
+    sim: Simulator, token: TokenInfo, dept_id: str, name: str | None = None, parent: str | None = None
+) -> DepartmentRec:
+    """A new department below ``parent`` (or at the top); 409 when the id exists, 400 for an unknown parent."""
+    authorize(token)
+    dept = sim.drive.create_department(dept_id, name, parent, actor=token.subject)
+    sim.sync_index()
+    return dept
 
 
 def end_membership(sim: Simulator, token: TokenInfo, project_id: str, user_id: str) -> MembershipRec:

@@ -68,6 +68,7 @@ class Cast:
     project: str | None
     high: str | None  # a user with a higher clearance than x (the clearance case's control)
     nested: tuple[str, str] | None  # (user, department three levels above theirs)
+    spare: str | None = None  # a user no other case names (moved into a planted department chain)
 
 
 def choose_cast(directory: dict[str, Any]) -> Cast:
@@ -92,7 +93,9 @@ def choose_cast(directory: dict[str, Any]) -> Cast:
             if up == 3:
                 nested = (u["user_id"], d)
                 break
-        return Cast(x["user_id"], peers[0]["user_id"], x["department"], current_project(x), high, nested)
+        named = {x["user_id"], peers[0]["user_id"], high}
+        spare = next((u["user_id"] for u in users if u["user_id"] not in named), None)
+        return Cast(x["user_id"], peers[0]["user_id"], x["department"], current_project(x), high, nested, spare)
     raise DriveError("the drive has no two users in one department: conformance needs them")
 
 
@@ -155,12 +158,19 @@ def plant(drive: DriveClient, run: str, cast: Cast, now: datetime) -> tuple[list
     f = f"{root}/nested"
     drive.create_folder(f)
     c = new("nested-department", f)
-    if cast.nested is not None:
-        member, top = cast.nested
+    nested = cast.nested
+    if nested is None and cast.spare is not None:  # plant a chain of four departments, the spare user at its foot
+        chain = [f"conf{run}d{k}" for k in range(4)]
+        for parent, child in zip([None, *chain], chain, strict=False):
+            drive.create_department(child, parent)
+        drive.patch_user(cast.spare, department=chain[-1])
+        nested = (cast.spare, chain[0])
+    if nested is not None:
+        member, top = nested
         grant(f, {"kind": "department", "id": top}, ["preview"])
-        c.expects = [Expect(member, True)]
+        c.expects = [Expect(member, True)] + ([Expect(x, False)] if member != x else [])
     else:
-        c.verdict, c.note = "not applicable", "no department is nested three deep in this drive"
+        c.verdict, c.note = "not applicable", "no department nested three deep and no spare user to plant one"
 
     f = f"{root}/nobody"
     drive.create_folder(f)

@@ -75,6 +75,9 @@ class DriveClient:
     def end_membership(self, project_id: str, user_id: str) -> dict[str, Any]:
         return self._call("DELETE", f"/api/v1/projects/{project_id}/members/{user_id}")
 
+    def create_department(self, dept_id: str, parent: str | None = None) -> dict[str, Any]:
+        return self._call("POST", "/api/v1/departments", json={"id": dept_id, "parent": parent})
+
     def create_folder(self, path: str, break_inheritance: bool = False) -> dict[str, Any]:
         return self._call("POST", "/api/v1/folders", json={"path": path, "break_inheritance": break_inheritance})
 

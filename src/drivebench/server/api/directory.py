@@ -154,6 +154,36 @@ async def end_membership(
     )
 
 
+DeptId = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+
+
+class DepartmentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: DeptId
+    name: str | None = Field(default=None, min_length=1, max_length=256)
+    parent: DeptId | None = None
+
+
+class DepartmentOut(BaseModel):
+    id: str
+    name: str
+    parent: str | None
+
+
+@router.post(
+    "/departments",
+    status_code=201,
+    response_model=DepartmentOut,
+    responses=_ERRORS,
+    summary="Create a department (admin)",
+)
+async def create_department(request: Request, body: DepartmentIn, token: TokenInfo = Depends(_admin)) -> DepartmentOut:
+    """Nobody is in it yet; move users into it with ``PATCH /api/v1/users/{id}``."""
+    sim: Simulator = request.app.state.sim
+    dept = await run_in_threadpool(directory.create_department, sim, token, body.id, body.name, body.parent)
+    return DepartmentOut(id=dept.id, name=dept.name, parent=dept.parent)
+
+
 @router.post(
     "/folders", status_code=201, response_model=FolderOut, responses=_ERRORS, summary="Create a folder (admin)"
 )

@@ -251,6 +251,9 @@ class DriveStore:
                     cur.execute(
                         "INSERT INTO removed_grants (grant_id, body) VALUES (?, ?)", (g.grant_id, _grant_json(g))
                     )
+                for did in sorted(dirty.departments):
+                    d = drive.departments[did]
+                    cur.execute("INSERT OR REPLACE INTO departments VALUES (?,?,?)", (d.id, d.name, d.parent))
                 for uid in sorted(dirty.users):
                     self._put_user(cur, drive.users[uid])
                 for pid in sorted(dirty.projects):
