@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import shlex
 import string
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -43,6 +44,7 @@ from drivebench.evaluator.targets.profile import OkWhen, ResponseSpec
 from drivebench.server.api import create_app
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
+from tests.support.docs import code_blocks
 from tests.support.failopen import TOKEN, failopen_app, serve_app
 from tests.support.http import bearer
 
@@ -135,6 +137,22 @@ def test_cli_against_the_served_simulator_exits_0(tmp_path: Path, module_sim: Si
     assert "fails closed: 9 case(s) closed" in res.stdout
     got = httpx.get(f"{served_sim}/_sim/faults", headers=bearer(module_sim.tokens.admin_token)).json()
     assert got["active"] == [] and not module_sim.faults
+
+
+def test_the_documented_command_runs_as_written_against_the_simulator(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, module_sim: Simulator, served_sim: str
+) -> None:
+    (block,) = code_blocks("security-review.md", "Fail-safe probe", "bash")
+    line = block.splitlines()[0]
+    words = shlex.split(line.replace("http://127.0.0.1:8000", served_sim))
+    assert words[:3] == ["drivebench", "probe", "--fail-safe"]
+    tokens = {"$DRIVEBENCH_TOKEN": module_sim.tokens.eval_token, "$ADMIN_TOKEN": module_sim.tokens.admin_token}
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, [tokens.get(w, w) for w in words[1:]])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "reports/fail-safe.json").read_text())["verdict"] == "closed"
+    assert (tmp_path / "reports/fail-safe.xml").is_file()
+    assert not module_sim.faults
 
 
 def test_without_the_drive_token_the_outage_case_is_not_applicable_and_still_exits_0(
