@@ -55,6 +55,7 @@ LEAK_ONLY = (
     "preflight_on",
 )
 FAIL_SAFE_ONLY = ("user", "query", "drive_token", "junit")
+FAIL_SAFE_PANEL = "Fail-safe probe (--fail-safe; no --corpus)"
 
 
 def _given_here(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
@@ -93,18 +94,32 @@ def probe(
     preflight_on: bool = typer.Option(True, "--preflight/--no-preflight", help="Send one request before the run."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the result JSON here ('-' = stdout)."),
     fail_safe: bool = typer.Option(
-        False, "--fail-safe", help="Check the target fails CLOSED (no identity, bad tokens, unknown principals ...)."
+        False,
+        "--fail-safe",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="Check the target fails CLOSED (no identity, bad tokens, unknown principals ...).",
     ),
     user: str | None = typer.Option(
-        None, "--user", help="--fail-safe: the real user of the baseline (default: the profile's first, else u001)."
+        None,
+        "--user",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The real user of the baseline (default: the profile's first, else u001).",
     ),
     query: str | None = typer.Option(
-        None, "--query", help="--fail-safe: the baseline query (default: the first of a few that returns documents)."
+        None,
+        "--query",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The baseline query (default: the first of a few that returns documents).",
     ),
     drive_token: str | None = typer.Option(
-        None, "--drive-token", help="--fail-safe: the simulator's admin token (adds the permission-outage case)."
+        None,
+        "--drive-token",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The simulator's admin token (adds the permission-outage case).",
     ),
-    junit: Path | None = typer.Option(None, "--junit", help="--fail-safe: write JUnit XML, a test case per case."),
+    junit: Path | None = typer.Option(
+        None, "--junit", rich_help_panel=FAIL_SAFE_PANEL, help="Write JUnit XML: a test case per case."
+    ),
 ) -> None:
     """Ask for documents each sampled user may NOT preview, in the documents' own words; report every leak.
     With --fail-safe: send hostile variants of a working request and check each fails closed.
