@@ -33,7 +33,7 @@ def test_put_replaces_and_get_reports(client: TestClient, sim: Simulator, driveb
     )
     assert [f["name"] for f in r.json()["active"]] == ["throttle", "leaky-acl"]
     got = client.get("/_sim/faults", headers=admin).json()
-    assert got["active"] == r.json()["active"] and len(got["available"]) == 9
+    assert got["active"] == r.json()["active"] and len(got["available"]) == 10
     assert got["active"][0]["params"] == {"retry_after_s": 1.0, "seed": 0, "share": 0.0}
     assert client.put("/_sim/faults", json={"faults": []}, headers=admin).json()["active"] == []
     assert not sim.faults
@@ -66,6 +66,21 @@ def test_throttle_answers_429_with_retry_after(client: TestClient, sim: Simulato
     r = client.post("/api/mcp/recall", json=BODY, headers=bearer(sim.tokens.eval_token))
     assert r.status_code == 429 and r.headers["retry-after"] == "2"
     assert r.json()["error"]["code"] == "throttled"
+
+
+def test_permission_outage_fails_recall_and_answer_closed(
+    client: TestClient, sim: Simulator, drivebench_faults: FaultSet
+) -> None:
+    headers = bearer(sim.tokens.eval_token)
+    assert client.post("/api/mcp/recall", json=BODY, headers=headers).json()["results"]  # clean: documents
+    before = drivebench_faults.injected["permission-outage"]
+    drivebench_faults.enable("permission-outage")
+    r = client.post("/api/mcp/recall", json=BODY, headers=headers)
+    assert r.status_code == 503 and r.json()["error"]["code"] == "permission-check-failed", r.text
+    assert "results" not in r.json()
+    assert client.post("/api/mcp/answer", json=BODY, headers=headers).status_code == 503
+    assert client.get("/healthz").status_code == 200
+    assert drivebench_faults.injected["permission-outage"] - before == 2
 
 
 def test_latency_delays_and_the_body_still_arrives(

@@ -25,6 +25,7 @@ def test_every_fault_profile_exists() -> None:
         "cad-blind",
         "citation-drop",
         "wrong-citation",
+        "permission-outage",
         "latency",
         "errors",
         "throttle",

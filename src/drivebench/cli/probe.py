@@ -1,8 +1,13 @@
-"""``drivebench probe``: adversarial leak probes against the simulator or any recall endpoint.
+"""``drivebench probe``: adversarial leak probes against the simulator or any recall endpoint; with
+``--fail-safe``, the check that the endpoint fails CLOSED (``evaluator.probe.failsafe``).
 
 Exit codes: 0 no leak in every measured pair; 1 at least one leak; 2 usage or configuration error;
 3 the probe failed (preflight, more requests failed than ``--max-error-rate`` allows, every answer
 empty, or no result mapped to the corpus): leaks were not measured.
+
+``--fail-safe``: 0 every case closed; 1 a case failed open; 2 usage; 3 not testable (the baseline returns nothing
+to the real user, or fails) or a case could not reach the target. ``--fail-safe`` needs no ``--corpus``; options
+of the other mode given on the command line are usage errors, never silently ignored.
 """
 
 from __future__ import annotations
@@ -13,9 +18,12 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
-from drivebench.cli.common import err_console, progress_bar, quiet_libraries, status
+from drivebench.cli.clickcompat import click
+from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, resolve_target, usage_error
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -30,13 +38,45 @@ def _english_titles(corpus: str | None) -> dict[str, str]:
     return {d.doc_id: d.title or Path(d.name).stem for d in manifest.documents}
 
 
+# parameters that only one mode reads: given on the command line in the other mode, a usage error
+LEAK_ONLY = (
+    "corpus",
+    "out",
+    "pairs",
+    "per_pair",
+    "budget",
+    "seed",
+    "concurrency",
+    "match",
+    "answers",
+    "mcp",
+    "english",
+    "max_error_rate",
+    "preflight_on",
+)
+FAIL_SAFE_ONLY = ("user", "query", "drive_token", "junit")
+FAIL_SAFE_PANEL = "Fail-safe probe (--fail-safe; no --corpus)"
+
+
+def _given_here(ctx: typer.Context, names: tuple[str, ...]) -> list[str]:
+    """The options among ``names`` given on the command line, as their flags."""
+    given = []
+    for param in ctx.command.params:
+        if param.name in names and ctx.get_parameter_source(param.name) == click.core.ParameterSource.COMMANDLINE:
+            given.append(param.opts[0])
+    return given
+
+
 def probe(
+    ctx: typer.Context,
     target: str | None = typer.Option(None, "--target", help="Recall URL (as for eval run)."),
     target_profile: Path | None = typer.Option(None, "--target-profile", dir_okay=False, help="TOML target profile."),
     token: str | None = typer.Option(
         None, "--token", help="Bearer token; default: the profile's [auth], else $DRIVEBENCH_TOKEN."
     ),
-    corpus: str = typer.Option(..., "--corpus", help="Corpus (name or dir): the ground truth of who may preview what."),
+    corpus: str | None = typer.Option(
+        None, "--corpus", help="Corpus (name or dir): the ground truth of who may preview what (not with --fail-safe)."
+    ),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default reports/<timestamp>)."),
     pairs: int = typer.Option(200, "--pairs", min=1, max=1_000_000, help="(user, forbidden document) pairs to probe."),
     per_pair: int = typer.Option(2, "--queries-per-pair", min=1, max=6, help="Attack queries per pair."),
@@ -53,11 +93,53 @@ def probe(
     max_error_rate: float = typer.Option(0.0, "--max-error-rate", min=0.0, max=1.0),
     preflight_on: bool = typer.Option(True, "--preflight/--no-preflight", help="Send one request before the run."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the result JSON here ('-' = stdout)."),
+    fail_safe: bool = typer.Option(
+        False,
+        "--fail-safe",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="Check the target fails CLOSED (no identity, bad tokens, unknown principals ...).",
+    ),
+    user: str | None = typer.Option(
+        None,
+        "--user",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The real user of the baseline (default: the profile's first, else u001).",
+    ),
+    query: str | None = typer.Option(
+        None,
+        "--query",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The baseline query (default: the first of a few that returns documents).",
+    ),
+    drive_token: str | None = typer.Option(
+        None,
+        "--drive-token",
+        rich_help_panel=FAIL_SAFE_PANEL,
+        help="The simulator's admin token (adds the permission-outage case).",
+    ),
+    junit: Path | None = typer.Option(
+        None, "--junit", rich_help_panel=FAIL_SAFE_PANEL, help="Write JUnit XML: a test case per case."
+    ),
 ) -> None:
     """Ask for documents each sampled user may NOT preview, in the documents' own words; report every leak.
+    With --fail-safe: send hostile variants of a working request and check each fails closed.
 
-    Exit codes: 0 no leak; 1 a leak; 2 usage error; 3 the probe failed (leaks not measured).
+    Exit codes: 0 no leak (--fail-safe: every case closed); 1 a leak (a case failed open); 2 usage error; 3 the
+    probe failed (leaks not measured; --fail-safe: not testable, the baseline returns nothing or fails).
     """
+    if fail_safe:
+        wrong = _given_here(ctx, LEAK_ONLY)
+        if wrong:
+            usage_error(f"{', '.join(wrong)}: not with --fail-safe (it needs no corpus)")
+        fail_safe_probe(target, target_profile, token, user, query, drive_token, top_k, timeout, field, json_out, junit)
+    wrong = _given_here(ctx, FAIL_SAFE_ONLY)
+    if wrong:
+        usage_error(f"{', '.join(wrong)}: only with --fail-safe")
+    if corpus is None:
+        usage_error(
+            "Missing option '--corpus' (the ground truth of who may preview what)",
+            "pass --corpus NAME or DIR; `drivebench probe --fail-safe` checks failing closed without one",
+        )
     from drivebench.drive.state import Drive
     from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.probe.groundtruth import GroundTruth
@@ -172,3 +254,107 @@ def probe(
     elif json_out is not None:
         write_json(result, Path(json_out))
     raise typer.Exit(code)
+
+
+# ---------------------------------------------------------------------------------------------- --fail-safe
+
+VERDICT_STYLE = {"OPEN": "bold red", "error reaching target": "yellow", "closed": "green", "not applicable": "dim"}
+
+
+def _baseline_principal(per_principal: dict[str, str], user: str | None) -> str:
+    """``--user``, else the first user a profile's tokens_file names, else the seed corpus's first user."""
+    from drivebench.evaluator.probe.failsafe_cases import DEFAULT_USER
+
+    if user:
+        return user
+    named = [k for k in per_principal if k != "*" and not k.startswith("role:")]
+    return named[0] if named else DEFAULT_USER
+
+
+def fail_safe_probe(
+    target: str | None,
+    target_profile: Path | None,
+    token: str | None,
+    user: str | None,
+    query: str | None,
+    drive_token: str | None,
+    top_k: int,
+    timeout: float | None,
+    field: list[str],
+    json_out: str | None,
+    junit: Path | None,
+) -> None:
+    """``probe --fail-safe``: resolve the target as ``eval run`` does, run the cases, print the table, write
+    the JSON and JUnit, exit 0/1/3."""
+    from drivebench.evaluator.probe.failsafe import run_failsafe, write_junit
+    from drivebench.evaluator.probe.failsafe_cases import DEFAULT_QUERIES, FailSafeTarget
+    from drivebench.evaluator.probe.report import write_json
+
+    quiet_libraries()
+    if query is not None and not query.strip():
+        usage_error("--query: give a non-empty query")
+    profile, url, single, per_principal = resolve_target(target_profile, target, token, False)
+    try:
+        mapping = profile.response.override(field)
+    except ValueError as exc:
+        usage_error(str(exc))
+    principal = _baseline_principal(per_principal, user)
+    real = single
+    if per_principal:
+        real = per_principal.get(principal) or per_principal.get("*")
+        if real is None:
+            usage_error(f"[auth] tokens_file has no token for {principal}", "give --user USER with a token in the file")
+    spec = FailSafeTarget.from_profile(profile, url, real, mapping=mapping, timeout_s=timeout, top_k=top_k)
+    with status(f"fail-safe probe of {url} …"):
+        report = asyncio.run(
+            run_failsafe(spec, principal, [query] if query else DEFAULT_QUERIES, drive_token=drive_token)
+        )
+    out = err_console if json_out == "-" else console
+    _print_report(report, out)
+    data = report.model_dump(mode="json")
+    if junit is not None:
+        write_junit(report, junit)
+        err_console.print(f"wrote {junit}")
+    if json_out == "-":
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    elif json_out is not None:
+        write_json(data, Path(json_out))
+        err_console.print(f"wrote {json_out}")
+    raise typer.Exit(report.exit_code)
+
+
+def _print_report(report: Any, out: Console) -> None:
+    """The baseline line, the case table (OPEN first, in red) and the verdict."""
+    base = report.baseline
+    if base.ok:
+        line = f"baseline: user {escape(base.user)}, query {escape(repr(base.query))}: HTTP {base.status}, "
+        line += f"{base.results} document(s)"
+    else:
+        line = f"[yellow]baseline: user {escape(base.user)}: {escape(base.detail)}[/]"
+    out.print(line, highlight=False, soft_wrap=True)
+    if report.cases:
+        table = Table(show_lines=False)
+        for name in ("case", "verdict", "status", "results", "detail"):
+            table.add_column(name, overflow="fold")
+        for c in report.cases:
+            style = VERDICT_STYLE[c.verdict]
+            detail = f"returned {', '.join(c.doc_ids)}" if c.verdict == "OPEN" else c.detail
+            results = "-" if c.verdict == "not applicable" else str(c.results if c.results is not None else "-")
+            table.add_row(
+                f"[{style}]{escape(c.case)}[/]",
+                f"[{style}]{escape(c.verdict)}[/]",
+                c.statuses,
+                results,
+                escape(detail[:300]),
+            )
+        out.print(table)
+    style = {"closed": "green", "open": "bold red"}.get(report.verdict, "yellow")
+    out.print(f"[{style}]{escape(report.summary())}[/] (exit {report.exit_code})", highlight=False, soft_wrap=True)
+    for c in report.cases:
+        if c.verdict == "OPEN":
+            out.print(
+                f"[red]  FAIL OPEN {escape(c.case)}: HTTP {c.status}, {c.results} document(s): "
+                f"{escape(', '.join(c.doc_ids))}[/]",
+                highlight=False,
+                soft_wrap=True,
+            )

@@ -441,6 +441,8 @@ class Simulator:
         current then, not trashed then, and (when given) accepted by ``doc_filter``. ``fault_leaked`` is
         only ever non-empty under the leaky-acl fault: documents let through although the principal may not
         preview them."""
+        if self.faults.permission_outage():  # FAULT permission-outage: the check cannot be made
+            raise RuntimeError("injected fault 'permission-outage': the permission engine is unreachable")
         now = self.drive.clock.now() if now is None else now
         engine = self.engine_at(at)
         historical = engine is not self.engine  # decided before taking the store lock (lock order)

@@ -5,4 +5,6 @@
 * ``queries``: attack queries built from the forbidden document itself.
 * ``run``: sends them as that user and judges every result.
 * ``report``: JSON and self-contained HTML.
+* ``failsafe_cases`` and ``failsafe``: ``probe --fail-safe``, hostile variants of a working request (no
+  identity, bad tokens, unknown principals, malformed filters ...) that must fail closed.
 """

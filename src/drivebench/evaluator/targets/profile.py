@@ -216,6 +216,11 @@ def render(template: Any, values: dict[str, Any]) -> Any:
     return template
 
 
+def placeholder_names(template: Any) -> list[str]:
+    """The ``${name}`` placeholders of a body template, in order (``user_id``, ``as_of`` ...)."""
+    return _names(template)
+
+
 def _names(template: Any) -> list[str]:
     if isinstance(template, dict):
         return [n for v in template.values() for n in _names(v)]

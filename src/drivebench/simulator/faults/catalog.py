@@ -68,6 +68,14 @@ FAULT_DEFS: dict[str, FaultDef] = {
             "citation_precision falls",
         ),
         FaultDef(
+            "permission-outage",
+            "The permission engine cannot be reached: every recall's permission check raises, so recall and "
+            "answer fail closed with 503 (permission-check-failed) and return nothing. What `drivebench probe "
+            "--fail-safe --drive-token` switches on to see that a target answers an error, not documents.",
+            {},
+            "recall answers 503, never results",
+        ),
+        FaultDef(
             "latency",
             "Adds delay_ms + jitter_ms * u (u uniform in [0, 1), from a hash) to a share of API requests.",
             {"delay_ms": 200.0, "jitter_ms": 100.0, "share": 1.0, "seed": 0},

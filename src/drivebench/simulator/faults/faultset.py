@@ -13,6 +13,7 @@ stale-index        ``index_frozen`` (``Simulator.sync_index``), ``served_version
 cad-blind          ``extract_config`` (ingestion); switching it re-ingests dxf documents
 citation-drop      ``drop_citation`` (``simulator.answer``)
 wrong-citation     ``misattribute`` (``simulator.answer``)
+permission-outage  ``permission_outage`` (``Simulator.visible_chunks``: the permission check raises)
 latency/errors/    ``request_fault`` (the API's fault middleware and the MCP tools)
 throttle
 =================  ===============================================================================
@@ -242,6 +243,15 @@ class FaultSet:
             while len(self._leak_cache) > 256:
                 self._leak_cache.popitem(last=False)
         return result
+
+    # ------------------------------------------------------------------ permission-outage
+    def permission_outage(self) -> bool:
+        """permission-outage: the permission engine is down, so the caller's permission check must raise
+        (recall turns that into ``PermissionCheckFailed``: a 503, never results)."""
+        if "permission-outage" in self._faults:
+            self._count("permission-outage")
+            return True
+        return False
 
     # ------------------------------------------------------------------ answers
     def drop_citation(self, query: str, doc_id: str) -> bool:
