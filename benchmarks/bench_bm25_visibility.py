@@ -130,11 +130,13 @@ def main() -> None:
         <= TARGET
         for r in results.values()
     }
-    report_checks(
-        "bench_bm25_visibility",
-        {"corpus": CORPUS, "embedder": "hash", "pipeline": "bm25", "scales": {str(s): r for s, r in results.items()}},
-        checks,
-    )
+    result = {
+        "corpus": CORPUS,
+        "embedder": "hash",
+        "pipeline": "bm25",
+        "scales": {str(s): r for s, r in results.items()},
+    }
+    report_checks("bench_bm25_visibility", result, checks)
 
 
 if __name__ == "__main__":

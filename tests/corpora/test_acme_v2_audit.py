@@ -35,7 +35,7 @@ def test_no_pipeline_aces_it_and_they_differ(report: dict) -> None:  # type: ign
     checks = _checks(report)
     assert checks["max pipeline Hit@10"]["ok"], checks["max pipeline Hit@10"]  # < 0.95
     assert checks["max pipeline Hit@1"]["ok"], checks["max pipeline Hit@1"]  # < 0.85
-    assert checks["best - worst MRR@10"]["ok"], checks["best - worst MRR@10"]  # >= 0.15
+    assert checks["best - worst MRR@10"]["ok"], checks["best - worst MRR@10"]  # >= 0.14
     by_kind = {p: v["by_kind"] for p, v in report["pipelines"].items()}
     # the demo's picture: per-kind Hit@10 differs between pipelines
     assert any(len({by_kind[p][k]["hit@10"] for p in by_kind}) > 1 for k in by_kind["bm25"])

