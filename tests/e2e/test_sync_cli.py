@@ -110,3 +110,20 @@ def test_conformance_passes_every_applicable_case_on_the_simulator(server: Serve
     assert code == 0, err
     verdicts = {c["case"]: c["verdict"] for c in json.loads(out)["sync"]["cases"]}
     assert len(verdicts) == 11 and set(verdicts.values()) == {"pass"}, verdicts
+
+
+def test_the_target_may_be_a_profile(server: ServerProc, tmp_path: Path) -> None:
+    profile = tmp_path / "target.toml"
+    profile.write_text(
+        f'[request]\nurl = "{server.url}/api/mcp/recall"\n[auth]\ntoken = "{server.token(EVAL_SERVICE)}"\n',
+        encoding="utf-8",
+    )
+    done = run(
+        "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target-profile", str(profile), "--scenario", "content", "--deadline", "5", "--poll", "0.1",
+        "--out", str(tmp_path / "p"), "--json", "-",
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["sync"]["overall"]["pairs"] >= 3 and result["sync"]["overall"]["not_converged"] == 0
