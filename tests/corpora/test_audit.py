@@ -127,7 +127,7 @@ def test_acceptance_thresholds_fail_when_crossed(report: dict) -> None:  # type:
         "answer facts not in pinned gold": True,
     }
     fake["pipelines"]["bm25"]["all"]["hit@10"] = 0.95
-    fake["pipelines"]["dense"]["all"]["mrr@10"] = 0.66
+    fake["pipelines"]["dense"]["all"]["mrr@10"] = 0.67  # spread 0.13, under the 0.14 floor
     checks = {c["check"]: c["ok"] for c in acceptance(fake)}
     assert not checks["max pipeline Hit@10"] and not checks["best - worst MRR@10"]
 

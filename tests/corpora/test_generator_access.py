@@ -8,13 +8,15 @@ Manifests are assembled in memory (no files rendered): permissions do not depend
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, plan
 from drivebench.drive import permissions
+from drivebench.drive.history import PolicyView
+from drivebench.drive.state import Drive
 from drivebench.formats.corpus import Manifest
 from tests.support.decisions import previewable_docs, user_may_preview
 
@@ -48,17 +50,42 @@ def test_access_equals_casbin_fast_path(manifest: Manifest) -> None:
         assert sorted(previewable_docs(engine, u.user_id, now)) == (manifest.access or {})[u.user_id], u.user_id
 
 
-@pytest.mark.parametrize("month", [2, 4, 6, 8, 10, 12])
+@pytest.mark.parametrize("month", [2, 3, 4, 6, 8, 10, 12])
 def test_rules_equal_casbin_in_the_past_and_future(manifest: Manifest, month: int) -> None:
-    """Grant windows and project memberships at other instants. Moved documents are left out: the
-    simulator's loader places documents in their final folder, the generator follows move history."""
-    engine = permissions.PermissionEngine.from_manifest(manifest)
-    model = AccessModel.from_manifest(manifest)
+    """Grant windows, project memberships and moves at other instants: the engine compiled from the drive's
+    tree at that instant (what every ``as_of`` decision uses) against the generator's rules, moved documents
+    included (each is judged in the folder it was in then)."""
+    drive = Drive.from_manifest(manifest)
     at = datetime(2026, month, 15, 12, tzinfo=UTC)
-    unmoved = {d.doc_id for d in manifest.documents if not d.moves}
+    engine = permissions.PermissionEngine(PolicyView(drive, at))
+    model = AccessModel.from_manifest(manifest)
+    docs = {d.doc_id for d in manifest.documents}
     for u in manifest.users:
-        mine = {d for d in unmoved if model.may_preview(u.user_id, d, at)}
-        assert previewable_docs(engine, u.user_id, at) & unmoved == mine, (u.user_id, at)
+        mine = {d for d in docs if model.may_preview(u.user_id, d, at)}
+        assert previewable_docs(engine, u.user_id, at) == mine, (u.user_id, at)
+        for d in manifest.documents:
+            if d.moves:  # the reference decision as well, not only the fast path
+                assert user_may_preview(engine, u.user_id, d.doc_id, at) == (d.doc_id in mine), (u.user_id, d.doc_id)
+
+
+def test_moves_change_who_may_preview_then(manifest: Manifest) -> None:
+    """The corpus's moves matter: for some user and moved document, the verdict before the move differs from
+    the verdict the document's final folder would give (else the test above proves nothing about moves)."""
+    drive = Drive.from_manifest(manifest)
+    model = AccessModel.from_manifest(manifest)
+    differs = 0
+    for d in (d for d in manifest.documents if d.moves):
+        before = min(m.at for m in d.moves) - timedelta(hours=1)
+        if d.versions[0].created_at > before:
+            continue
+        then = permissions.PermissionEngine(PolicyView(drive, before))
+        for u in manifest.users:
+            in_old = model.decide(u.user_id, d.doc_id, before)
+            in_final = model.decide(u.user_id, d.doc_id, before, folder=d.folder)
+            if in_old != in_final:
+                differs += 1
+                assert user_may_preview(then, u.user_id, d.doc_id, before) == in_old, (u.user_id, d.doc_id)
+    assert differs >= 5, differs
 
 
 def test_ground_truth_is_not_trivial(manifest: Manifest) -> None:

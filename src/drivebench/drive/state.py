@@ -27,12 +27,14 @@ from drivebench.drive.model import (
     FolderNode,
     GrantRec,
     MembershipRec,
+    Placement,
     ProjectRec,
     TrashSpan,
     UserRec,
     VersionRec,
 )
 from drivebench.drive.operations import Change, Dirty, DriveOperations, Journal, Retention, Undo
+from drivebench.formats.corpus import Document as ManifestDocument
 from drivebench.formats.corpus import Manifest, level_rank, load_manifest
 
 
@@ -127,6 +129,7 @@ class Drive(DriveOperations):
                 trashed_at=_opt_utc(d.trashed_at),
                 tags=dict(d.tags),
                 trash_spans=[TrashSpan(as_utc(d.trashed_at))] if d.trashed_at is not None else [],
+                placements=_placements(drive, d),
             )
         for g in m.grants:
             drive.grants[g.grant_id] = GrantRec(
@@ -299,3 +302,16 @@ class Drive(DriveOperations):
     def bump_content(self) -> int:
         self.content_version += 1
         return self.content_version
+
+
+def _placements(drive: Drive, d: ManifestDocument) -> list[Placement]:
+    """The corpus's ``moves`` as placements, so that every ``as_of`` before a move judges the document in the
+    folder it was in then (the same rule as the generator's ``folder_at``: a move takes effect at its ``at``)."""
+    if not d.moves:
+        return []
+    moves = sorted(d.moves, key=lambda m: m.at)
+    if moves[-1].to_folder != d.folder:
+        raise InvalidRequest(f"document {d.doc_id}: its last move ends in {moves[-1].to_folder}, not in {d.folder}")
+    out = [Placement(None, drive.folder_by_path(moves[0].from_folder).folder_id, d.name)]
+    out += [Placement(as_utc(m.at), drive.folder_by_path(m.to_folder).folder_id, d.name) for m in moves]
+    return out

@@ -268,6 +268,8 @@ def manifest_problems(m: Manifest) -> list[str]:
             for p in (mv.from_folder, mv.to_folder):
                 if p not in folder_paths:
                     problems.append(f"document {d.doc_id}: move names unknown folder {p}")
+        if d.moves and max(d.moves, key=lambda m: m.at).to_folder != d.folder:
+            problems.append(f"document {d.doc_id}: its last move does not end in its folder {d.folder}")
     known_docs = set(doc_ids)
     for g in m.grants:
         if g.path is not None and g.path not in folder_paths:
