@@ -63,9 +63,7 @@ def test_the_corpus_has_moves_that_change_who_could_see(manifest: Manifest) -> N
     assert ("u026", "d0154") in {(u, d) for u, d, _, then, _ in pairs if not then}  # the reported leak
 
 
-def test_every_surface_judges_the_document_where_it_was(
-    manifest: Manifest, acme: tuple[Simulator, TestClient]
-) -> None:
+def test_every_surface_judges_the_document_where_it_was(manifest: Manifest, acme: tuple[Simulator, TestClient]) -> None:
     sim, client = acme
     titles = {d.doc_id: d.title or d.name for d in manifest.documents}
     wrong = []
