@@ -5,23 +5,15 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.api import load_simulator
 from drivebench.server.api import create_app
-from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.backend import Simulator
 from tests.support.decisions import enforce_doc
 from tests.support.docs import section
 from tests.support.http import bearer
 
 PAGE = section("drive-api.md", "Who may do what")
-
-
-@pytest.fixture(scope="module")
-def own_sim() -> Simulator:
-    """A private seed simulator: this test writes versions."""
-    return load_simulator("seed", config=SimConfig(pipeline="bm25", embedder="hash"))
 
 
 def _owner_split(sim: Simulator) -> tuple[list[str], list[str]]:
@@ -34,26 +26,26 @@ def _owner_split(sim: Simulator) -> tuple[list[str], list[str]]:
     return can, cannot
 
 
-def test_docs_state_the_permission_and_the_seed_counts(own_sim: Simulator) -> None:
+def test_docs_state_the_permission_and_the_seed_counts(module_sim: Simulator) -> None:
     assert re.search(r"`POST /api/v1/files/\{id\}/versions` \(new version\) \| `edit` on the document", PAGE)
-    can, _ = _owner_split(own_sim)
+    can, _ = _owner_split(module_sim)
     m = re.search(r"the owner holds `edit` on (\d+) of `seed`'s (\d+) documents", PAGE)
-    assert m and (int(m[1]), int(m[2])) == (len(can), len(own_sim.drive.documents))
+    assert m and (int(m[1]), int(m[2])) == (len(can), len(module_sim.drive.documents))
 
 
-def test_owner_with_edit_uploads_a_version_and_one_without_gets_403(own_sim: Simulator) -> None:
-    can, cannot = _owner_split(own_sim)
+def test_owner_with_edit_uploads_a_version_and_one_without_gets_403(module_sim: Simulator) -> None:
+    can, cannot = _owner_split(module_sim)
     assert can and cannot
-    with TestClient(create_app(own_sim)) as client:
-        doc = own_sim.drive.documents[can[0]]
+    with TestClient(create_app(module_sim)) as client:
+        doc = module_sim.drive.documents[can[0]]
         before = len(doc.versions)
-        token = own_sim.tokens.for_subject(str(doc.owner)).token
+        token = module_sim.tokens.for_subject(str(doc.owner)).token
         files = {"file": (doc.name, b"new text of the owner's document\n", "text/plain")}
         r = client.post(f"/api/v1/files/{doc.doc_id}/versions", files=files, headers=bearer(token))
         assert r.status_code == 201, r.text
-        assert len(own_sim.drive.documents[doc.doc_id].versions) == before + 1
-        other = own_sim.drive.documents[cannot[0]]
-        token = own_sim.tokens.for_subject(str(other.owner)).token
+        assert len(module_sim.drive.documents[doc.doc_id].versions) == before + 1
+        other = module_sim.drive.documents[cannot[0]]
+        token = module_sim.tokens.for_subject(str(other.owner)).token
         r = client.post(f"/api/v1/files/{other.doc_id}/versions", files=files, headers=bearer(token))
         assert r.status_code in (403, 404), r.text  # 404 when the owner may not even list it
-        assert len(own_sim.drive.documents[other.doc_id].versions) == len(other.versions)
+        assert len(module_sim.drive.documents[other.doc_id].versions) == len(other.versions)
