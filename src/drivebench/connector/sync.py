@@ -1,6 +1,6 @@
 """The connector's sync loop: a full crawl at start, then one step of the chosen strategy every interval.
 A failed step (drive down, 5xx) is logged and counted; the previous index keeps serving, the next interval
-retries. A change feed that answers 400 for our cursor (the drive was reset) triggers a full re-crawl."""
+retries. A change feed that answers 409 for our cursor (the drive was reset) triggers a full re-crawl."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ class Syncer:
             try:
                 page = self.drive.changes(self.cursor)
             except DriveError as exc:
-                if "HTTP 400" in str(exc):  # our cursor is past the feed's end: the drive was reset
+                if "HTTP 409" in str(exc):  # our cursor is past the feed's end: the drive was reset
                     log.info("change feed restarted (drive reset?): re-crawling")
                     self.crawl()
                     return

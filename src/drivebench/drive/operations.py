@@ -270,9 +270,8 @@ class DriveOperations:
         if cursor < 0:
             raise InvalidRequest("cursor must be >= 0")
         if cursor > len(self.changes):
-            raise InvalidRequest(
-                f"cursor {cursor} is past the end of the feed ({len(self.changes)}); was the drive reset?"
-            )
+            # 409, and no length: the feed's size counts entries the caller may not see
+            raise Conflict("the cursor is past the end of the feed (was the drive reset?): start again from 0")
         batch = self.changes[cursor : cursor + limit]
         return batch, cursor + len(batch)
 

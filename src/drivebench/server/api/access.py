@@ -79,7 +79,9 @@ async def file_access(request: Request, doc_id: str, token: TokenInfo = Depends(
 )
 async def access(
     request: Request,
-    folder: str | None = Query(None, max_length=4096, description="Only documents in this folder and below it"),
+    folder: str | None = Query(
+        None, max_length=4096, pattern=r"^/", description="Only documents in this folder and below it"
+    ),
     token: TokenInfo = Depends(_reader),
 ) -> AccessListOut:
     sim: Simulator = request.app.state.sim

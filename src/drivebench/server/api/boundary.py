@@ -23,6 +23,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import Request
+from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from drivebench.drive.errors import DriveError, PermissionCheckFailed
@@ -123,9 +125,23 @@ def error_response(exc: BaseException) -> JSONResponse:
     return JSONResponse(body, status_code=status, headers=headers or None)
 
 
-async def handle_error(_: Any, exc: Exception) -> JSONResponse:
+async def handle_error(request: Any, exc: Exception) -> JSONResponse:
     """The one exception handler every error class is registered with."""
-    return error_response(exc)
+    response = error_response(exc)
+    if isinstance(exc, StarletteHTTPException) and exc.status_code == 405 and isinstance(request, Request):
+        response.headers["Allow"] = allowed_methods(request)
+    return response
+
+
+def allowed_methods(request: Request) -> str:
+    """Every method some route serves at this path. The router answers 405 with the methods of the first
+    route whose path matched, but a path such as ``/api/v1/files`` is served by several routes."""
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        match, _ = route.matches({**request.scope, "method": "GET"})
+        if match != Match.NONE and isinstance(route, Route) and route.methods:
+            methods |= set(route.methods)
+    return ", ".join(sorted(methods))
 
 
 HANDLED = (

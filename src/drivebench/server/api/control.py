@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from drivebench.drive.errors import InvalidRequest
 from drivebench.drive.tokens import TokenInfo
 from drivebench.server.api.auth import NotAdmin, bearer, current_token
-from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse
+from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, Number
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.persistence import lifecycle
 
@@ -55,10 +55,10 @@ class ClockIn(BaseModel):
 
 class AdvanceIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    days: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS, allow_inf_nan=False)
-    hours: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24, allow_inf_nan=False)
-    minutes: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 60, allow_inf_nan=False)
-    seconds: float = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 3600, allow_inf_nan=False)
+    days: Number = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS, allow_inf_nan=False)
+    hours: Number = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24, allow_inf_nan=False)
+    minutes: Number = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 60, allow_inf_nan=False)
+    seconds: Number = Field(default=0, ge=0, le=MAX_ADVANCE_DAYS * 24 * 3600, allow_inf_nan=False)
 
     @model_validator(mode="after")
     def _non_negative(self) -> AdvanceIn:

@@ -50,13 +50,13 @@ class UserPatchIn(BaseModel):
     """Any of a user's department, clearance and roles (at least one); fields left out stay as they are."""
 
     model_config = ConfigDict(
-        extra="forbid", json_schema_extra={"examples": [{"department": "finance"}, {"clearance": "public"}]}
+        extra="forbid",
+        json_schema_extra={"examples": [{"department": "finance"}, {"clearance": "public"}], "minProperties": 1},
     )
-    department: str | None = Field(default=None, min_length=1, max_length=256, description="A department id.")
-    clearance: Level | None = None
-    roles: list[RoleName] | None = Field(
-        default=None, max_length=MAX_ROLES, description="The user's roles, all of them."
-    )
+    # not nullable in the schema: an explicit null would change nothing (so ``{}``-like bodies are refused)
+    department: str = Field(default=None, min_length=1, max_length=256, description="A department id.")  # type: ignore[assignment]
+    clearance: Level = None  # type: ignore[assignment]
+    roles: list[RoleName] = Field(default=None, max_length=MAX_ROLES, description="The user's roles, all of them.")  # type: ignore[assignment]
 
     @model_validator(mode="after")
     def _some_field(self) -> UserPatchIn:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import MAX_RETENTION_DAYS, MAX_VERSIONS_KEPT
@@ -78,12 +78,24 @@ class FileListOut(BaseModel):
     files: list[FileOut]
 
 
-class PatchIn(BaseModel):
-    """Rename (``name``) and/or move (``folder``: the destination folder's path)."""
+# What the drive takes as a name and a folder path, stated in the schema so that a client (or a fuzzer) knows
+# before it asks; the drive checks them again (".", ".." and NUL are refused there too).
+NAME_PATTERN = r"^[^/\\]+$"
+FOLDER_PATTERN = r"^/"
 
-    model_config = ConfigDict(extra="forbid")
-    name: str | None = Field(default=None, min_length=1, max_length=255)
-    folder: str | None = Field(default=None, min_length=1, max_length=4096)
+
+class PatchIn(BaseModel):
+    """Rename (``name``) and/or move (``folder``: the destination folder's path); at least one of them."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
+    name: str = Field(default=None, min_length=1, max_length=255, pattern=NAME_PATTERN)  # type: ignore[assignment]
+    folder: str = Field(default=None, min_length=1, max_length=4096, pattern=FOLDER_PATTERN)  # type: ignore[assignment]
+
+    @model_validator(mode="after")
+    def _something(self) -> PatchIn:
+        if self.name is None and self.folder is None:
+            raise ValueError("give `name` (rename) and/or `folder` (move)")
+        return self
 
 
 class ChangeOut(BaseModel):

@@ -57,6 +57,8 @@ from drivebench.server.api.auth import NotAdmin, bearer, current_token
 from drivebench.server.api.body import BadBody
 from drivebench.server.api.boundary import MAX_UPLOAD_BYTES, MULTIPART_SLACK, BodyTooLarge
 from drivebench.server.api.file_models import (
+    FOLDER_PATTERN,
+    NAME_PATTERN,
     ChangeOut,
     ChangesOut,
     FileListOut,
@@ -141,7 +143,8 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
 
 
 def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[str, Any]:
-    schema = {"type": "object", "required": required, "properties": props}
+    # only these fields: the multipart reader refuses others (400) rather than silently dropping them
+    schema = {"type": "object", "required": required, "properties": props, "additionalProperties": False}
     return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
 
 
@@ -155,8 +158,18 @@ def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[st
         ["file", "folder"],
         {
             "file": {"type": "string", "format": "binary"},
-            "folder": {"type": "string", "description": "Destination folder path, e.g. /rd/platform"},
-            "name": {"type": "string", "description": "Document name (default: the uploaded file's name)"},
+            "folder": {
+                "type": "string",
+                "pattern": FOLDER_PATTERN,
+                "maxLength": 4096,
+                "description": "Destination folder path, e.g. /rd/platform",
+            },
+            "name": {
+                "type": "string",
+                "pattern": NAME_PATTERN,
+                "maxLength": 255,
+                "description": "Document name (default: the uploaded file's name)",
+            },
             "secret_level": {"type": "string", "enum": list(SECRET_LEVELS), "description": "Default internal"},
         },
     ),
@@ -204,7 +217,7 @@ async def upload_version(
 @router.get("/files", response_model=FileListOut, responses=_ERRORS, summary="List a folder (what you may list)")
 async def list_files(
     request: Request,
-    folder: str = Query("/", max_length=4096, description="Folder path"),
+    folder: str = Query("/", max_length=4096, pattern=FOLDER_PATTERN, description="Folder path"),
     trashed: bool = Query(False, description="List the folder's recycle bin instead"),
     recursive: bool = Query(False, description="The folder and every folder below it (sorted by path)"),
     caller: Caller = Depends(get_caller),
@@ -231,7 +244,15 @@ async def list_versions(request: Request, doc_id: str, caller: Caller = Depends(
 
 @router.get(
     "/files/{doc_id}/content",
-    responses={**_ERRORS, 200: {"content": {"application/octet-stream": {}}, "description": "The bytes."}},
+    response_class=Response,
+    responses={
+        **_ERRORS,
+        200: {
+            "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+            "description": "The bytes, with the media type of the document's name (application/pdf, ...; "
+            "application/octet-stream when the name says none).",
+        },
+    },
     summary="Download a version's bytes (download; default: the head)",
 )
 async def download(

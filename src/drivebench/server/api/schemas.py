@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, StringConstraints
-
-from drivebench.drive.clock import MAX_TIME, MIN_TIME, as_utc
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StringConstraints
 
 API_VERSION = "1"
 MAX_TOP_K = 100
@@ -21,18 +20,43 @@ NameText = Annotated[str, StringConstraints(max_length=MAX_NAME_CHARS)]
 PathText = Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATH_CHARS)]
 
 
-def _in_range(value: datetime) -> datetime:
-    """Any offset is accepted, but the instant must convert to UTC and lie in [MIN_TIME, MAX_TIME)."""
-    try:
-        at = as_utc(value)
-    except (OverflowError, ValueError):
-        raise ValueError(f"out of range: give a time between {MIN_TIME.year} and {MAX_TIME.year - 1}") from None
-    if not MIN_TIME <= at < MAX_TIME:
-        raise ValueError(f"out of range: give a time between {MIN_TIME.year} and {MAX_TIME.year - 1}")
+_DATE_AND_TIME = re.compile(r"\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}")
+
+
+def _iso_text(value: object) -> object:
+    """Only ISO 8601 date-time text (or a datetime from Python callers): pydantic would read ``0`` or ``"-1"``
+    as a Unix timestamp (so a number, a numeric string or a bool silently became 1970) and a bare date as
+    midnight, none of which is the documented ``format: date-time``."""
+    if isinstance(value, datetime):
+        return value
+    if not isinstance(value, str) or not _DATE_AND_TIME.match(value.strip()):
+        raise ValueError("give an ISO 8601 date and time, e.g. 2026-06-01T12:00:00Z")
     return value
 
 
-BoundedDatetime = Annotated[datetime, AfterValidator(_in_range)]
+# The range (1900 up to the drive's clock for an as_of) is the drive's to judge: a 400 from
+# ``drive.clock.checked_utc`` on every surface, the same answer as an as_of after the clock.
+BoundedDatetime = Annotated[datetime, BeforeValidator(_iso_text)]
+
+
+def _whole_number(value: object) -> object:
+    """A JSON integer, or a number with no fraction (JSON Schema's ``integer`` admits ``10.0``); never a bool or a
+    string (pydantic's lax mode would take ``"10"`` and ``true``)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
+
+
+def _not_bool(value: object) -> object:
+    if isinstance(value, bool | str):
+        raise ValueError("give a number")
+    return value
+
+
+Number = Annotated[float, BeforeValidator(_not_bool)]  # a JSON number: pydantic's lax mode took true and "1"
 
 
 class RecallFilters(BaseModel):
@@ -44,6 +68,7 @@ class RecallFilters(BaseModel):
     )
     folder: PathText | None = Field(
         default=None,
+        pattern=r"^/",
         description="Keep only documents under this folder path (as the tree stood at as_of). A folder you "
         "may not list answers exactly like a missing one (400).",
     )
@@ -57,7 +82,7 @@ class RecallRequest(BaseModel):
         json_schema_extra={"examples": [{"query": "项目X的技术方案审批人", "user_role": "engineer", "top_k": 10}]},
     )
     query: QueryText = Field(description="The question, 1 to 2,000 characters.")
-    top_k: StrictInt = Field(default=10, ge=1, le=MAX_TOP_K, description="Documents to return, 1 to 100.")
+    top_k: WholeNumber = Field(default=10, ge=1, le=MAX_TOP_K, description="Documents to return, 1 to 100.")
     user_role: NameText | None = Field(
         default=None, description="A role the token's user holds (or, with evaluate-as, any role)."
     )
