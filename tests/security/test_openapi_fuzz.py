@@ -127,8 +127,11 @@ def _schemathesis(url: str, token: str, report: Path, seed: int) -> dict[str, An
     ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
+    report.with_suffix(".txt").write_text(done.stdout + done.stderr)
     result = json.loads(report.read_text())
-    result["output"] = done.stdout[-6000:]
+    sections = [done.stdout.find(h) for h in ("= ERRORS =", "= FAILURES =")]  # what went wrong, not the progress
+    start = min((i for i in sections if i >= 0), default=max(0, len(done.stdout) - 6000))
+    result["output"] = done.stdout[start : start + 12000]
     result["returncode"] = done.returncode
     return result
 

@@ -17,17 +17,18 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 from typing import Any
+from urllib.parse import parse_qsl
 
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
-from starlette.routing import Match, Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from drivebench.drive.errors import DriveError, PermissionCheckFailed
+from drivebench.drive.errors import DriveError, InvalidRequest, PermissionCheckFailed
 from drivebench.server.api.auth import NotAdmin, Unauthorized
 from drivebench.server.api.body import MAX_BODY_BYTES, PARSED_BODY, BadBody, check_json
 
@@ -129,19 +130,63 @@ async def handle_error(request: Any, exc: Exception) -> JSONResponse:
     """The one exception handler every error class is registered with."""
     response = error_response(exc)
     if isinstance(exc, StarletteHTTPException) and exc.status_code == 405 and isinstance(request, Request):
-        response.headers["Allow"] = allowed_methods(request)
+        allowed = allowed_methods(request)
+        if allowed:  # a path the document does not know (the console, MCP) keeps the router's own answer
+            response.headers["Allow"] = allowed
     return response
 
 
+_METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE"}
+
+
+def documented_operations(app: Any) -> list[tuple[re.Pattern[str], dict[str, frozenset[str]]]]:
+    """The OpenAPI document as (path pattern, {method: the query parameters it declares}), built once per app."""
+    table = getattr(app.state, "documented_operations", None)
+    if table is None:
+        table = []
+        for path, item in app.openapi().get("paths", {}).items():
+            pattern = re.compile("^" + re.sub(r"\\\{[^/]+?\\\}", "[^/]+", re.escape(path)) + "$")
+            methods = {
+                method.upper(): frozenset(p["name"] for p in op.get("parameters", []) if p.get("in") == "query")
+                for method, op in item.items()
+                if method.upper() in _METHODS
+            }
+            table.append((pattern, methods))
+        app.state.documented_operations = table
+    return table
+
+
 def allowed_methods(request: Request) -> str:
-    """Every method some route serves at this path. The router answers 405 with the methods of the first
-    route whose path matched, but a path such as ``/api/v1/files`` is served by several routes."""
+    """Every method the OpenAPI document declares at this path. The router answers 405 with the methods of the
+    first route whose path matched, but a path such as ``/api/v1/files`` is served by several routes."""
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        match, _ = route.matches({**request.scope, "method": "GET"})
-        if match != Match.NONE and isinstance(route, Route) and route.methods:
-            methods |= set(route.methods)
+    for pattern, declared in documented_operations(request.app):
+        if pattern.match(request.url.path):
+            methods |= set(declared)
+    if "GET" in methods:
+        methods.add("HEAD")
     return ", ".join(sorted(methods))
+
+
+def unknown_query_parameter(scope: Scope) -> str | None:
+    """The first query parameter the documented operation does not declare (a typo such as ``?folfer=`` would
+    otherwise be ignored and the request answered as if it had not been given). Paths the document does not
+    describe (the console, MCP, the docs) are not judged here."""
+    query = scope.get("query_string", b"")
+    app = scope.get("app")
+    if not query or app is None:
+        return None
+    method = "GET" if scope["method"] == "HEAD" else scope["method"]
+    declared: set[str] | None = None
+    for pattern, methods in documented_operations(app):
+        if method in methods and pattern.match(scope["path"]):
+            declared = (declared or set()) | methods[method]
+    if declared is None:
+        return None
+    for name, _ in parse_qsl(query.decode("latin-1"), keep_blank_values=True):
+        if name not in declared:
+            return name
+    return None
 
 
 HANDLED = (
@@ -238,6 +283,10 @@ class BoundaryMiddleware:
             await error_response(exc)(scope, receive, send)
 
     async def _guarded(self, scope: Scope, receive: Receive, send: Send) -> None:
+        unknown = unknown_query_parameter(scope)
+        if unknown is not None:
+            await error_response(InvalidRequest(f"unknown query parameter {unknown[:64]!r}"))(scope, receive, send)
+            return
         limit = body_limit(scope)
         length = _content_length(scope)
         if length is not None and length > limit:

@@ -97,7 +97,7 @@ class FolderPatchIn(BaseModel):
 class FolderOut(BaseModel):
     folder_id: str
     path: str
-    break_inheritance: bool
+    break_inheritance: StrictBool
 
 
 # ---------------------------------------------------------------------------- rendering

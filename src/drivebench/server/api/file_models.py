@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, model_validator
 
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import MAX_RETENTION_DAYS, MAX_VERSIONS_KEPT
 from drivebench.formats.corpus import SECRET_LEVELS
+from drivebench.server.api.schemas import not_bool, whole_number
 from drivebench.simulator.backend import Simulator
 
 
@@ -120,25 +121,19 @@ class ChangesOut(BaseModel):
     latest_cursor: int
 
 
+# Bounds before the validator: after it, pydantic writes them into the optional union's schema as non-standard
+# "ge"/"gt" keys that no client (and no fuzzer) reads.
+_VersionsKept = Annotated[StrictInt, Field(ge=1, le=MAX_VERSIONS_KEPT), BeforeValidator(whole_number)]
+_Days = Annotated[float, Field(gt=0, le=MAX_RETENTION_DAYS, allow_inf_nan=False), BeforeValidator(not_bool)]
+
+
 class RetentionIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    versions_kept: int | None = Field(
-        default=None, ge=1, le=MAX_VERSIONS_KEPT, description="Keep at most this many versions per document."
+    versions_kept: _VersionsKept | None = Field(
+        default=None, description="Keep at most this many versions per document."
     )
-    days: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_RETENTION_DAYS,
-        allow_inf_nan=False,
-        description="Delete versions superseded more than this many days ago.",
-    )
-    trash_days: float | None = Field(
-        default=None,
-        gt=0,
-        le=MAX_RETENTION_DAYS,
-        allow_inf_nan=False,
-        description="Purge documents in the trash this many days.",
-    )
+    days: _Days | None = Field(default=None, description="Delete versions superseded more than this many days ago.")
+    trash_days: _Days | None = Field(default=None, description="Purge documents in the trash this many days.")
 
 
 class RetentionOut(BaseModel):

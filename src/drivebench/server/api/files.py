@@ -142,7 +142,12 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
     return data, upload.filename or "", values
 
 
-def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[str, Any]:
+# A free-text multipart field: one value, text whatever it looks like ("5", "true" and "null" are valid notes and
+# names); a list or an object would be several fields, which the reader refuses.
+MULTIPART_TEXT: dict[str, Any] = {"type": ["string", "number", "integer", "boolean", "null"]}
+
+
+def _multipart(required: list[str], props: dict[str, dict[str, Any]]) -> dict[str, Any]:
     # only these fields: the multipart reader refuses others (400) rather than silently dropping them
     schema = {"type": "object", "required": required, "properties": props, "additionalProperties": False}
     return {"requestBody": {"required": True, "content": {"multipart/form-data": {"schema": schema}}}}
@@ -165,7 +170,7 @@ def _multipart(required: list[str], props: dict[str, dict[str, str]]) -> dict[st
                 "description": "Destination folder path, e.g. /rd/platform",
             },
             "name": {
-                "type": "string",
+                **MULTIPART_TEXT,
                 "pattern": NAME_PATTERN,
                 "maxLength": 255,
                 "description": "Document name (default: the uploaded file's name)",
@@ -197,7 +202,10 @@ async def upload_file(
     response_model=UploadOut,
     responses={**_ERRORS, 413: {"model": ErrorResponse}, 415: {"model": ErrorResponse}, 422: {"model": ErrorResponse}},
     summary="Upload a new version: the new head (needs edit on the document)",
-    openapi_extra=_multipart(["file"], {"file": {"type": "string", "format": "binary"}, "note": {"type": "string"}}),
+    openapi_extra=_multipart(
+        ["file"],
+        {"file": {"type": "string", "format": "binary"}, "note": {**MULTIPART_TEXT, "description": "What changed"}},
+    ),
 )
 async def upload_version(
     request: Request,

@@ -6,7 +6,9 @@ import re
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StringConstraints
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, StrictInt, StringConstraints
+
+from drivebench.drive.clock import checked_utc
 
 API_VERSION = "1"
 MAX_TOP_K = 100
@@ -34,12 +36,18 @@ def _iso_text(value: object) -> object:
     return value
 
 
-# The range (1900 up to the drive's clock for an as_of) is the drive's to judge: a 400 from
-# ``drive.clock.checked_utc`` on every surface, the same answer as an as_of after the clock.
-BoundedDatetime = Annotated[datetime, BeforeValidator(_iso_text)]
+def _in_range(value: datetime) -> datetime:
+    """Outside 1900..8999 (or not convertible to UTC): the drive's own 400 (``checked_utc`` raises
+    ``InvalidRequest``, which pydantic does not catch), the same answer as an ``as_of`` after the clock, rather
+    than a 422 for one bound and a 400 for the other."""
+    checked_utc(value, "time")
+    return value
 
 
-def _whole_number(value: object) -> object:
+BoundedDatetime = Annotated[datetime, BeforeValidator(_iso_text), AfterValidator(_in_range)]
+
+
+def whole_number(value: object) -> object:
     """A JSON integer, or a number with no fraction (JSON Schema's ``integer`` admits ``10.0``); never a bool or a
     string (pydantic's lax mode would take ``"10"`` and ``true``)."""
     if isinstance(value, float) and value.is_integer():
@@ -47,16 +55,16 @@ def _whole_number(value: object) -> object:
     return value
 
 
-WholeNumber = Annotated[StrictInt, BeforeValidator(_whole_number)]
+WholeNumber = Annotated[StrictInt, BeforeValidator(whole_number)]
 
 
-def _not_bool(value: object) -> object:
+def not_bool(value: object) -> object:
     if isinstance(value, bool | str):
         raise ValueError("give a number")
     return value
 
 
-Number = Annotated[float, BeforeValidator(_not_bool)]  # a JSON number: pydantic's lax mode took true and "1"
+Number = Annotated[float, BeforeValidator(not_bool)]  # a JSON number: pydantic's lax mode took true and "1"
 
 
 class RecallFilters(BaseModel):
