@@ -2,7 +2,9 @@
 
 ``corpus_oracle(dir)`` builds a fresh permission engine from the corpus manifest (not from the
 server under test) and answers "may this query's principal preview this document at the query's
-time?". The query's time is its ``as_of``, else the corpus clock's ``now`` (or ``at`` if given).
+time?". The query's time is its ``as_of``, else the corpus clock's ``now`` (or ``at`` if given). A past time is
+judged on the drive as it stood then: grants bounded by when they existed and the folder tree of that time, so
+a document moved since is judged in the folder it was in (``drive.history``: one engine per tree epoch).
 A document id the corpus does not know is treated as not previewable (fail closed: a target that
 returns unknown documents is reported, not excused). Each decision is Casbin's ``enforce`` (the reference, not
 the simulator's compiled fast path: the oracle shares nothing with the target's search), memoised per
@@ -17,6 +19,7 @@ from typing import Any
 
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import DriveError
+from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.permissions import PermissionEngine, Principal
 from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.state import Drive
@@ -32,8 +35,17 @@ class DriveOracle:
         self.description = f"the corpus's policies ({drive.name}) at each query's time"
         self.engine = PermissionEngine(self.drive)
         self.at = as_utc(at) if at is not None else self.drive.clock.now()
+        self._tree_changes = drive.placement_times()
+        self._engines: dict[int, PermissionEngine] = {len(self._tree_changes): self.engine}
         self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}
         self._decisions: dict[tuple[Any, ...], bool] = {}
+
+    def _engine_at(self, at: datetime) -> PermissionEngine:
+        """The engine compiled from the tree as it stood at ``at`` (the current one after the last move)."""
+        epoch = epoch_of(self._tree_changes, at)
+        if epoch not in self._engines:
+            self._engines[epoch] = PermissionEngine(PolicyView(self.drive, epoch_start(self._tree_changes, epoch)))
+        return self._engines[epoch]
 
     def principal(self, q: EvalQuery) -> Principal:
         key = (q.user_id, q.user_role, q.department)
@@ -52,7 +64,8 @@ class DriveOracle:
         if key not in self._decisions:
             try:
                 level = self.engine.drive.doc(doc_id).secret_level
-                self._decisions[key] = self.engine.enforce(self.principal(q), doc_obj(doc_id), "preview", at, level)
+                engine = self._engine_at(at)
+                self._decisions[key] = engine.enforce(self.principal(q), doc_obj(doc_id), "preview", at, level)
             except DriveError:
                 self._decisions[key] = False
         return self._decisions[key]
