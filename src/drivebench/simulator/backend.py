@@ -369,23 +369,27 @@ class Simulator:
         """Resolve who a request acts as. The token decides; the body may only narrow or, with the
         ``evaluate-as`` scope, name someone else (logged)."""
         engine = self.engine
+        if token.user_id is not None:
+            # a user token is judged against its own user before anything is looked up, so naming another
+            # user, role or department answers the same 403 whether that name exists or not (no oracle)
+            me = self.drive.user(token.user_id)
+            if user_id is not None and user_id != me.user_id:
+                raise Forbidden(
+                    f"this token acts as {me.user_id}; evaluating as another user needs the evaluate-as scope"
+                )
+            if user_role is not None and user_role not in me.roles:
+                raise Forbidden(f"user {me.user_id} does not hold that role")
+            if department is not None and department != me.department:
+                raise Forbidden(f"user {me.user_id} is not in that department")
+            return engine.user_principal(me.user_id)
+        if not token.has("evaluate-as"):
+            raise Forbidden("this token may not evaluate as another principal")
         if user_id is not None and user_id not in self.drive.users:
             raise UnknownPrincipal(f"unknown user_id {user_id!r}")
         if user_role is not None and user_role not in self.drive.roles:
             raise UnknownPrincipal(f"unknown user_role {user_role!r}")
         if department is not None and department not in self.drive.departments:
             raise UnknownPrincipal(f"unknown department {department!r}")
-        if token.user_id is not None:
-            me = self.drive.user(token.user_id)
-            if user_id is not None and user_id != me.user_id:
-                raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")
-            if user_role is not None and user_role not in me.roles:
-                raise Forbidden(f"user {me.user_id} does not hold the role {user_role!r}")
-            if department is not None and department != me.department:
-                raise Forbidden(f"user {me.user_id} is not in department {department!r}")
-            return engine.user_principal(me.user_id)
-        if not token.has("evaluate-as"):
-            raise Forbidden("this token may not evaluate as another principal")
         if user_id is not None:
             p = engine.user_principal(user_id)
             if user_role is not None and user_role not in p.roles:
