@@ -16,7 +16,7 @@ from drivebench.server.console.session import (
     IDLE_ENV,
     LIFETIME_ENV,
     PER_TOKEN_ENV,
-    SIGNIN_BURST_ENV,
+    SIGNINS_PER_ADDRESS_ENV,
     ConsoleSettings,
     Sessions,
 )
@@ -84,7 +84,6 @@ def test_the_per_token_cap_drops_that_tokens_oldest_sessions_over_http(
     sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(PER_TOKEN_ENV, "3")
-    monkeypatch.setenv(SIGNIN_BURST_ENV, "100")
     with _client(sim) as c:
         admin = _sid(_sign_in(c, sim.tokens.admin_token))
         other = _sid(_sign_in(c, token(sim, OTHER_USER)))
@@ -120,7 +119,9 @@ def test_session_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(IDLE_ENV, "60")
     monkeypatch.setenv(LIFETIME_ENV, "600")
     monkeypatch.setenv(PER_TOKEN_ENV, "2")
-    assert ConsoleSettings.from_env() == ConsoleSettings(idle_s=60, lifetime_s=600, per_token=2)
+    monkeypatch.setenv(SIGNINS_PER_ADDRESS_ENV, "5")
+    expected = ConsoleSettings(idle_s=60, lifetime_s=600, per_token=2, signins_per_address=5)
+    assert ConsoleSettings.from_env() == expected
     monkeypatch.setenv(IDLE_ENV, "soon")
     with pytest.raises(ValueError, match=IDLE_ENV):
         create_app(sim)  # a bad value stops the server at start
@@ -131,24 +132,27 @@ def test_session_settings_come_from_the_environment(monkeypatch: pytest.MonkeyPa
 
 def test_sign_in_is_rate_limited_per_client_address_and_per_token(sim: Simulator) -> None:
     clock = Clock()
-    store = Sessions(ConsoleSettings(signin_burst=3, signin_per_minute=6), clock=clock)  # then one per 10 s
+    store = Sessions(ConsoleSettings(signins_per_address=4, signins_per_token=3), clock=clock)
     with _client(sim, "192.0.2.7") as c, _client(sim, "192.0.2.8") as d:
         c.app.state.ui_sessions = store  # type: ignore[attr-defined]
         d.app.state.ui_sessions = store  # type: ignore[attr-defined]
-        assert [_sign_in(c, "dbu_" + "0" * 40).status_code for _ in range(3)] == [401, 401, 401]
+        assert [_sign_in(c, "dbu_" + "0" * 40).status_code for _ in range(4)] == [401] * 4
         refused = _sign_in(c, token(sim, USER))  # the address has spent its attempts: a valid token waits too
-        assert refused.status_code == 429 and refused.headers["retry-after"] == "10"
+        assert refused.status_code == 429 and refused.headers["retry-after"] == "15"  # 4 a minute
         assert "set-cookie" not in refused.headers and "Too many sign-in attempts" in refused.text
         assert len(store) == 0
-        clock.now += 10
+        clock.now += 15
         _sid(_sign_in(c, token(sim, USER)))
-        # per token: from another address the token has what is left of its burst (it spent 1 above), and the
-        # third attempt there is refused although that address has spent only 2 of its 3
+        # per token: from another address the token has what is left of its 3 (it spent 1 above); the third
+        # attempt there is refused although that address has spent only 3 of its 4, and another token is not
         assert _sign_in(d, token(sim, USER)).status_code == 303
         assert _sign_in(d, token(sim, USER)).status_code == 303
         per_token = _sign_in(d, token(sim, USER))
-        assert per_token.status_code == 429 and per_token.headers["retry-after"] == "10"
-        assert len(store) == 3
+        assert per_token.status_code == 429 and per_token.headers["retry-after"] == "20"  # 3 a minute
+        assert _sign_in(d, token(sim, OTHER_USER)).status_code == 303
+        assert len(store) == 4
+    defaults = ConsoleSettings()
+    assert (defaults.signins_per_address, defaults.signins_per_token) == (30, 10)  # as documented
 
 
 def test_the_cookie_is_secure_behind_a_trusted_tls_proxy_only(sim: Simulator) -> None:

@@ -11,8 +11,9 @@
   that drops the oldest session **of the same token**, never another token's, so signing in over and over with
   one token cannot sign anyone else out. Memory is bounded by (tokens x ``per_token``); expired sessions are
   swept as new ones are made.
-* Sign-in is rate limited per client address and per (valid) token (token buckets, ``ConsoleSettings``): past
-  the limit the form answers 429 with ``Retry-After``.
+* Sign-in is rate limited per client address (30 a minute) and per valid token (10 a minute): token buckets of
+  that size refilled over the minute (``ConsoleSettings``). Past the limit the form answers 429 with
+  ``Retry-After`` and creates no session.
 * The settings come from ``DRIVEBENCH_CONSOLE_*`` variables (``ConsoleSettings.from_env``; ``drivebench serve
   --console-idle-timeout / --console-session-lifetime`` set two of them).
 * State-changing forms (sign-out, faults) carry the session's CSRF token in a hidden field; a POST whose
@@ -42,8 +43,8 @@ ENV_PREFIX = "DRIVEBENCH_CONSOLE_"
 IDLE_ENV = ENV_PREFIX + "IDLE_TIMEOUT"
 LIFETIME_ENV = ENV_PREFIX + "SESSION_LIFETIME"
 PER_TOKEN_ENV = ENV_PREFIX + "SESSIONS_PER_TOKEN"
-SIGNIN_BURST_ENV = ENV_PREFIX + "SIGNIN_BURST"
-SIGNIN_PER_MINUTE_ENV = ENV_PREFIX + "SIGNIN_PER_MINUTE"
+SIGNINS_PER_ADDRESS_ENV = ENV_PREFIX + "SIGNINS_PER_ADDRESS"
+SIGNINS_PER_TOKEN_ENV = ENV_PREFIX + "SIGNINS_PER_TOKEN"
 MAX_LIMITER_KEYS = 10_000  # client addresses (or tokens) whose sign-in bucket is remembered
 SWEEP_EVERY_S = 60.0  # expired sessions are removed at most this often (on a sign-in)
 
@@ -68,8 +69,10 @@ class ConsoleSettings:
     idle_s: float = 30 * 60.0  # a session unused this long is signed out
     lifetime_s: float = 12 * 3600.0  # and every session this long after its sign-in
     per_token: int = 10  # live sessions one token may hold (the oldest of that token's is dropped)
-    signin_burst: int = 10  # sign-in attempts a client address (or a token) may make at once
-    signin_per_minute: float = 10.0  # then this many a minute
+    # sign-in attempts a minute (a bucket that size, refilled over the minute): per client address, which may be
+    # a whole office behind one proxy, and per valid token, which is one user
+    signins_per_address: int = 30
+    signins_per_token: int = 10
 
     @classmethod
     def from_env(cls) -> ConsoleSettings:
@@ -78,8 +81,8 @@ class ConsoleSettings:
             idle_s=_env_number(IDLE_ENV, d.idle_s, minimum=1),
             lifetime_s=_env_number(LIFETIME_ENV, d.lifetime_s, minimum=1),
             per_token=int(_env_number(PER_TOKEN_ENV, d.per_token, minimum=1)),
-            signin_burst=int(_env_number(SIGNIN_BURST_ENV, d.signin_burst, minimum=1)),
-            signin_per_minute=_env_number(SIGNIN_PER_MINUTE_ENV, d.signin_per_minute, minimum=0.001),
+            signins_per_address=int(_env_number(SIGNINS_PER_ADDRESS_ENV, d.signins_per_address, minimum=1)),
+            signins_per_token=int(_env_number(SIGNINS_PER_TOKEN_ENV, d.signins_per_token, minimum=1)),
         )
 
 
@@ -120,9 +123,9 @@ class Sessions:
         self._lock = threading.Lock()
         self._by_id: dict[str, Session] = {}
         self._by_token: dict[str, OrderedDict[str, None]] = {}  # token -> its session ids, oldest first
-        per_s = self.settings.signin_per_minute / 60.0
-        self._by_address = RateLimiter(self.settings.signin_burst, per_s, clock)
-        self._by_signin_token = RateLimiter(self.settings.signin_burst, per_s, clock)
+        by_address, by_token = self.settings.signins_per_address, self.settings.signins_per_token
+        self._by_address = RateLimiter(by_address, by_address / 60.0, clock)
+        self._by_signin_token = RateLimiter(by_token, by_token / 60.0, clock)
         self._swept = clock()
 
     def __len__(self) -> int:
