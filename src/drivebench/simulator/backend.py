@@ -374,13 +374,11 @@ class Simulator:
             # user, role or department answers the same 403 whether that name exists or not (no oracle)
             me = self.drive.user(token.user_id)
             if user_id is not None and user_id != me.user_id:
-                raise Forbidden(
-                    f"this token acts as {me.user_id}; evaluating as another user needs the evaluate-as scope"
-                )
+                raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")
             if user_role is not None and user_role not in me.roles:
-                raise Forbidden(f"user {me.user_id} does not hold that role")
+                raise Forbidden(f"user {me.user_id} does not hold the role {user_role!r}")
             if department is not None and department != me.department:
-                raise Forbidden(f"user {me.user_id} is not in that department")
+                raise Forbidden(f"user {me.user_id} is not in department {department!r}")
             return engine.user_principal(me.user_id)
         if not token.has("evaluate-as"):
             raise Forbidden("this token may not evaluate as another principal")
