@@ -5,12 +5,14 @@ that parses the header instead of matching its prefix."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from drivebench.drive.tokens import SECRET_ENV, make_token
 from drivebench.server.api import create_app
 from drivebench.server.console.session import (
     IDLE_ENV,
@@ -20,7 +22,7 @@ from drivebench.server.console.session import (
     ConsoleSettings,
     Sessions,
 )
-from drivebench.server.process import start_in_thread
+from drivebench.server.process import free_port, spawn_server, start_in_thread
 from drivebench.simulator.backend import Simulator
 from tests.support.security import h, mcp_call, token
 
@@ -284,3 +286,25 @@ def test_mcp_host_check_over_real_http(sim: Simulator) -> None:
         assert bad.status_code == 421
         good = httpx.post(f"{server.url}/mcp/", json=MCP_INIT, headers={**auth, "Host": f"localhost:{server.port}"})
         assert good.status_code == 200
+
+
+def test_serve_passes_the_proxy_and_session_options_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``drivebench serve --forwarded-allow-ips`` reaches uvicorn (loopback, trusted by default, is not listed:
+    its X-Forwarded-Proto is ignored) and ``--console-session-lifetime`` the session store (the cookie's Max-Age)."""
+    secret = "console-hardening-test-secret-0123456789"
+    monkeypatch.setenv(SECRET_ENV, secret)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    args = [sys.executable, "-m", "drivebench", "serve", "--corpus", "seed", "--pipeline", "bm25"]
+    args += ["--embedder", "hash", "--port", str(port), "--no-access-log", "--forwarded-allow-ips", "192.0.2.1"]
+    args += ["--console-session-lifetime", "600"]
+    proc = spawn_server(args, url, "drivebench serve", timeout=180)
+    try:
+        tok = make_token("seed", USER, secret.encode())
+        r = httpx.post(f"{url}/ui/signin", data={"token": tok}, headers={"X-Forwarded-Proto": "https"})
+        assert r.status_code == 303 and "Max-Age=600" in r.headers["set-cookie"]
+        assert "Secure" not in r.headers["set-cookie"]
+    finally:
+        proc.terminate()
+        proc.wait(30)
