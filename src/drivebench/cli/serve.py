@@ -51,6 +51,19 @@ def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
     return hosts
 
 
+def set_console_sessions(idle_timeout: int | None, session_lifetime: int | None) -> None:
+    """``--console-idle-timeout`` / ``--console-session-lifetime`` (seconds): written to the variables the
+    console's session store reads (``DRIVEBENCH_CONSOLE_IDLE_TIMEOUT`` / ``..._SESSION_LIFETIME``)."""
+    import os
+
+    from drivebench.server.console.session import IDLE_ENV, LIFETIME_ENV
+
+    if idle_timeout is not None:
+        os.environ[IDLE_ENV] = str(idle_timeout)
+    if session_lifetime is not None:
+        os.environ[LIFETIME_ENV] = str(session_lifetime)
+
+
 def _parse_faults(values: list[str]) -> list[Fault]:
     """Parse the ``--fault`` specs."""
     from drivebench.simulator.faults import FaultSpecError, parse_fault_specs
@@ -103,6 +116,7 @@ def _serve_replicas(
     data_dir: Path | None,
     workers: int,
     access_log: bool = True,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """``--workers N`` (N > 1): read-only replica processes (``drivebench.server.process.serve_replicas``)."""
     from drivebench.server.process import ReplicaSpec, serve_replicas
@@ -124,7 +138,7 @@ def _serve_replicas(
     spec = ReplicaSpec(str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file)
     base = f"http://{host}:{port}"
     console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
-    serve_replicas(spec, host, port, workers, access_log=access_log)
+    serve_replicas(spec, host, port, workers, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips)
 
 
 def serve(
@@ -171,6 +185,30 @@ def serve(
         help="Print one line per request on stdout (uvicorn's access log; on by default). Off saves ~0.2 ms per "
         "request; errors and warnings are logged either way.",
     ),
+    forwarded_allow_ips: str | None = typer.Option(  # a TLS proxy in front: https, the real client
+        None,
+        "--forwarded-allow-ips",
+        help="Comma-separated addresses or networks of proxies whose X-Forwarded-Proto and X-Forwarded-For are "
+        "believed ('*': any; default $FORWARDED_ALLOW_IPS, else 127.0.0.1 and ::1). Behind a TLS proxy listed "
+        "here the console's session cookie is Secure.",
+        show_default=False,
+    ),
+    console_idle_timeout: int | None = typer.Option(
+        None,
+        "--console-idle-timeout",
+        min=1,
+        help="Seconds without a request after which a console session ends (default 1800; also "
+        "$DRIVEBENCH_CONSOLE_IDLE_TIMEOUT).",
+        show_default=False,
+    ),
+    console_session_lifetime: int | None = typer.Option(
+        None,
+        "--console-session-lifetime",
+        min=1,
+        help="Seconds after sign-in at which a console session ends whatever happens (default 43200 = 12 h; "
+        "also $DRIVEBENCH_CONSOLE_SESSION_LIFETIME).",
+        show_default=False,
+    ),
 ) -> None:
     """Load a corpus and serve the simulator (recall and file APIs, /_sim control plane, OpenAPI docs at
     /docs) with uvicorn."""
@@ -178,9 +216,23 @@ def serve(
 
     faults = _parse_faults(fault)
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)
+    set_console_sessions(console_idle_timeout, console_session_lifetime)
     config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
     if workers > 1:  # read-only replica processes
-        _serve_replicas(corpus, host, port, pipeline, embedder, extract, index, fault, data_dir, workers, access_log)
+        _serve_replicas(
+            corpus,
+            host,
+            port,
+            pipeline,
+            embedder,
+            extract,
+            index,
+            fault,
+            data_dir,
+            workers,
+            access_log,
+            forwarded_allow_ips,
+        )
         return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning
         sim = load_with_progress(corpus, config)
@@ -197,8 +249,8 @@ def serve(
     if mcp_hosts:
         err_console.print(f"MCP endpoint also accepts Host: {', '.join(mcp_hosts)}")
     try:
-        serve_forever(
-            sim, host, port, on_shutdown=sim.close, access_log=access_log
-        )  # final index snapshot, even on SIGTERM
+        serve_forever(  # sim.close: the final index snapshot, even on SIGTERM
+            sim, host, port, on_shutdown=sim.close, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips
+        )
     finally:
         sim.close()  # idempotent; releases the data directory

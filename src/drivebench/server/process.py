@@ -64,11 +64,21 @@ class RunningServer:
         self.stop()
 
 
-def start_in_thread(sim: Simulator, host: str = "127.0.0.1", port: int | None = None) -> RunningServer:
-    """Start uvicorn on ``host:port`` (a free port when None) in a daemon thread; returns once it listens."""
+def start_in_thread(
+    sim: Simulator, host: str = "127.0.0.1", port: int | None = None, forwarded_allow_ips: str | None = None
+) -> RunningServer:
+    """Start uvicorn on ``host:port`` (a free port when None) in a daemon thread; returns once it listens.
+    ``forwarded_allow_ips``: as ``serve --forwarded-allow-ips`` (None: uvicorn's default)."""
     limit_search_threads()
     port = port or free_port(host)
-    config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        create_app(sim),
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="on",
+        **proxy_options(forwarded_allow_ips),
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"drivebench-uvicorn-{port}", daemon=True)
     thread.start()
@@ -81,6 +91,16 @@ def start_in_thread(sim: Simulator, host: str = "127.0.0.1", port: int | None = 
             raise TimeoutError(f"uvicorn did not start on {host}:{port} within 30 s")
         time.sleep(0.02)
     return RunningServer(server, thread, host, port)
+
+
+def proxy_options(forwarded_allow_ips: str | None) -> dict[str, Any]:
+    """uvicorn's proxy-header support: ``X-Forwarded-Proto`` / ``X-Forwarded-For`` are believed only from these
+    comma-separated addresses or networks (``*``: any), which makes a request through a TLS proxy ``https``
+    (the console's cookie is then ``Secure``) and names the real client (the sign-in rate limit). None: uvicorn's
+    default, ``$FORWARDED_ALLOW_IPS`` or the loopback addresses."""
+    if forwarded_allow_ips is None:
+        return {"proxy_headers": True}
+    return {"proxy_headers": True, "forwarded_allow_ips": forwarded_allow_ips}
 
 
 class _ShutdownHookServer(uvicorn.Server):
@@ -103,12 +123,21 @@ def serve_forever(
     port: int = 8000,
     on_shutdown: Callable[[], None] | None = None,
     access_log: bool = True,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Serve in the foreground; ``on_shutdown`` (e.g. ``sim.close``: final index snapshot) runs after a
     graceful stop, including one by SIGTERM or Ctrl-C. ``access_log``: uvicorn's line per request on stdout
-    (measured +0.16-0.22 ms per request at one in flight; ``serve --no-access-log``)."""
+    (measured +0.16-0.22 ms per request at one in flight; ``serve --no-access-log``). ``forwarded_allow_ips``:
+    ``proxy_options``."""
     limit_search_threads()
-    config = uvicorn.Config(create_app(sim), host=host, port=port, log_level="info", access_log=access_log)
+    config = uvicorn.Config(
+        create_app(sim),
+        host=host,
+        port=port,
+        log_level="info",
+        access_log=access_log,
+        **proxy_options(forwarded_allow_ips),
+    )
     _ShutdownHookServer(config, on_shutdown).run()
 
 
@@ -205,7 +234,13 @@ def replica_app() -> Any:
 
 
 def serve_replicas(
-    spec: ReplicaSpec, host: str, port: int, workers: int, log_level: str = "info", access_log: bool = True
+    spec: ReplicaSpec,
+    host: str,
+    port: int,
+    workers: int,
+    log_level: str = "info",
+    access_log: bool = True,
+    forwarded_allow_ips: str | None = None,
 ) -> None:
     """Serve ``workers`` read-only replica processes on ``host:port`` (uvicorn's supervisor restarts a dead one)."""
     if workers < 2:
@@ -224,6 +259,7 @@ def serve_replicas(
         workers=workers,
         log_level=log_level,
         access_log=access_log,
+        **proxy_options(forwarded_allow_ips),
     )
     with contextlib.suppress(KeyboardInterrupt):
         Multiprocess(config, sockets=[config.bind_socket()]).run()

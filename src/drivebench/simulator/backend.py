@@ -369,9 +369,9 @@ class Simulator:
         """Resolve who a request acts as. The token decides; the body may only narrow or, with the
         ``evaluate-as`` scope, name someone else (logged)."""
         engine = self.engine
-        # A token that may not evaluate as others learns nothing about who exists: naming another user, role
-        # or department is the same 403 whether it exists or not (a 400 for unknown ones enumerated users).
         if token.user_id is not None:
+            # a user token is judged against its own user before anything is looked up, so naming another
+            # user, role or department answers the same 403 whether that name exists or not (no oracle)
             me = self.drive.user(token.user_id)
             if user_id is not None and user_id != me.user_id:
                 raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")

@@ -20,6 +20,7 @@ from drivebench.server.api import files as files_api
 from drivebench.server.api import inventory as inventory_api
 from drivebench.server.api import permissions as permissions_api
 from drivebench.server.api.docs import mount_offline_docs
+from drivebench.server.api.nostore import NoStore
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
 from drivebench.server.console import mount_console
 from drivebench.server.mcp import mount_mcp
@@ -58,6 +59,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
         app.add_middleware(recall.RecallFastPath)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
+    app.add_middleware(NoStore)  # outermost: Cache-Control: no-store on every private answer, fast path included
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
     mount_console(app)  # the web console under /ui/ (server/console)

@@ -9,13 +9,16 @@ from fastapi.staticfiles import StaticFiles
 
 from drivebench.resources import package_dir
 from drivebench.server.console.router import router
+from drivebench.server.console.session import ConsoleSettings, Sessions
 
 STATIC = package_dir("drivebench.server.console") / "static"
 
 
 def mount_console(app: FastAPI) -> None:
     """``/ui/`` pages, ``/ui/static/`` (the console's own CSS), ``/ui`` redirecting to ``/ui/``, an empty
-    ``/favicon.ico``."""
+    ``/favicon.ico``. The session store's settings come from ``DRIVEBENCH_CONSOLE_*`` (read here, so a bad
+    value stops the server at start, not at a sign-in)."""
+    app.state.ui_sessions = Sessions(ConsoleSettings.from_env())
     app.mount("/ui/static", StaticFiles(directory=STATIC), name="ui-static")
     app.include_router(router)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import math
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -166,14 +167,25 @@ def _safe_next(target: str) -> str:
 @console_page
 def signin(request: Request, token: str = Form(..., max_length=200), next: str = Form("/ui/")) -> Response:
     check_origin(request)
+    store = sessions(request)
     info = request.app.state.sim.tokens.resolve(token.strip())
+    address = request.client.host if request.client is not None else "unknown"
+    wait = store.signin_wait(address, info.token if info is not None else None)
+    if wait is not None:  # too many attempts from this address, or with this token
+        retry = max(1, math.ceil(wait))
+        ctx = {"next": _safe_next(next), "error": f"Too many sign-in attempts: try again in {retry} s.", "page": None}
+        response = html(request, "signin.html", ctx, 429)
+        response.headers["Retry-After"] = str(retry)
+        return response
     if info is None:
         ctx = {"next": _safe_next(next), "error": "That token is not valid on this server.", "page": None}
         return html(request, "signin.html", ctx, 401)
-    sid, _ = sessions(request).create(info.token)
+    sid, _ = store.create(info.token)
     response = RedirectResponse(_safe_next(next), status_code=303)
+    # https directly or through a proxy the server trusts (uvicorn's proxy headers: serve --forwarded-allow-ips)
     secure = request.url.scheme == "https"
-    response.set_cookie(COOKIE, sid, httponly=True, samesite="strict", path="/ui", secure=secure)
+    max_age = int(store.settings.lifetime_s)  # the browser forgets it when the server would refuse it anyway
+    response.set_cookie(COOKIE, sid, max_age=max_age, httponly=True, samesite="strict", path="/ui", secure=secure)
     return response
 
 

@@ -56,6 +56,7 @@ from drivebench.drive.errors import (
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.tokens import TokenInfo
 from drivebench.extract import ExtractionError, extract
+from drivebench.server.mcp.hosts import HostRules, StrictHostCheck
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import request_key
 
@@ -488,7 +489,10 @@ def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None =
     )
     add_metadata_routes(app)  # RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
     mcp_app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
-    app.mount("/mcp", ChallengeWithMetadata(mcp_app))  # a 401 names the metadata (RFC 9728 §5.1)
+    endpoint: Any = ChallengeWithMetadata(mcp_app)  # a 401 names the metadata (RFC 9728 §5.1)
+    if security.enable_dns_rebinding_protection:  # the SDK's check passes "localhost:1@evil.example"
+        endpoint = StrictHostCheck(endpoint, HostRules(hosts))
+    app.mount("/mcp", endpoint)
     previous = app.router.lifespan_context
 
     @asynccontextmanager
