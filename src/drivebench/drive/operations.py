@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import re
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
@@ -271,7 +272,7 @@ class DriveOperations:
             raise InvalidRequest("cursor must be >= 0")
         if cursor > len(self.changes):
             raise InvalidRequest(
-                f"cursor {cursor} is past the end of the feed ({len(self.changes)}); was the drive reset?"
+                f"cursor {cursor} is past the end of the feed; was the drive reset? start again from 0"
             )
         batch = self.changes[cursor : cursor + limit]
         return batch, cursor + len(batch)
@@ -339,6 +340,14 @@ class DriveOperations:
             self.bump_policy()
             self._record("acl_changed", grant_id=grant_id, doc_id=grant.doc_id, folder_id=grant.folder_id, actor=actor)
             return removed
+
+    def random_grant_id(self: Drive) -> str:
+        """A fresh ``g-<16 hex digits>`` id (what the API assigns): random, so it counts no one's grants."""
+        used = set(self.grants) | {g.grant_id for g in self.removed_grants}
+        while True:
+            grant_id = f"g-{secrets.token_hex(8)}"
+            if grant_id not in used:
+                return grant_id
 
     def next_grant_id(self: Drive) -> str:
         used = set(self.grants) | {g.grant_id for g in self.removed_grants}
@@ -533,12 +542,14 @@ class DriveOperations:
 
     # ------------------------------------------------------------------ documents
     def _unique_doc_id(self: Drive) -> str:
-        """Uploaded documents get ``n<5 digits>`` ids, never reused (not even after a purge)."""
-        n = max(self._doc_seq, 0) + 1
-        while f"n{n:05d}" in self.documents:
-            n += 1
-        self._doc_seq = n
-        return f"n{n:05d}"
+        """Uploaded documents get ``n<12 hex digits>`` ids: random, so an uploader cannot count the uploads
+        between two of theirs (a sequence's gaps would count hidden documents); never one that exists (meeting
+        a purged document's id again takes a 48-bit coincidence). ``_doc_seq`` counts uploads."""
+        while True:
+            doc_id = f"n{secrets.token_hex(6)}"
+            if doc_id not in self.documents:
+                self._doc_seq = max(self._doc_seq, 0) + 1
+                return doc_id
 
     def create_document(
         self: Drive,
