@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
+import hmac
 import re
-import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
@@ -40,6 +41,9 @@ from drivebench.drive.model import (
     VersionRec,
 )
 from drivebench.formats.corpus import ACTIONS
+
+# the id key of an in-process drive (no server secret); a simulator replaces it (``Simulator.use_token_secret``)
+DEV_ID_KEY = hashlib.sha256(b"drivebench development id key").digest()
 
 if TYPE_CHECKING:
     from drivebench.drive.state import Drive
@@ -341,13 +345,18 @@ class DriveOperations:
             self._record("acl_changed", grant_id=grant_id, doc_id=grant.doc_id, folder_id=grant.folder_id, actor=actor)
             return removed
 
-    def random_grant_id(self: Drive) -> str:
-        """A fresh ``g-<16 hex digits>`` id (what the API assigns): random, so it counts no one's grants."""
+    def keyed_id(self: Drive, kind: str, n: int, digits: int) -> str:
+        """``digits`` hex digits of HMAC(``id_key``, kind, n): the ``n``-th id of a kind, the same for the same
+        key (a replay, a second run) and, to anyone without the key, unrelated to ``n`` (no gap to count)."""
+        return hmac.new(self.id_key, f"{kind}\x00{n}".encode(), hashlib.sha256).hexdigest()[:digits]
+
+    def keyed_grant_id(self: Drive) -> str:
+        """The id the API gives a grant: ``g-<16 hex digits>`` (``keyed_id``), so it counts no one's grants."""
         used = set(self.grants) | {g.grant_id for g in self.removed_grants}
-        while True:
-            grant_id = f"g-{secrets.token_hex(8)}"
-            if grant_id not in used:
-                return grant_id
+        n = len(used) + 1
+        while (grant_id := f"g-{self.keyed_id('grant', n, 16)}") in used:
+            n += 1
+        return grant_id
 
     def next_grant_id(self: Drive) -> str:
         used = set(self.grants) | {g.grant_id for g in self.removed_grants}
@@ -542,14 +551,14 @@ class DriveOperations:
 
     # ------------------------------------------------------------------ documents
     def _unique_doc_id(self: Drive) -> str:
-        """Uploaded documents get ``n<12 hex digits>`` ids: random, so an uploader cannot count the uploads
-        between two of theirs (a sequence's gaps would count hidden documents); never one that exists (meeting
-        a purged document's id again takes a 48-bit coincidence). ``_doc_seq`` counts uploads."""
-        while True:
-            doc_id = f"n{secrets.token_hex(6)}"
-            if doc_id not in self.documents:
-                self._doc_seq = max(self._doc_seq, 0) + 1
-                return doc_id
+        """Uploaded documents get ``n<12 hex digits>`` ids (``keyed_id`` of the upload count ``_doc_seq``): an
+        uploader cannot count the uploads between two of theirs (a sequence's gaps would count hidden
+        documents). Never reused, not even after a purge: the count only grows."""
+        n = max(self._doc_seq, 0) + 1
+        while (doc_id := f"n{self.keyed_id('doc', n, 12)}") in self.documents:
+            n += 1
+        self._doc_seq = n
+        return doc_id
 
     def create_document(
         self: Drive,

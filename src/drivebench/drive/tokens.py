@@ -124,10 +124,13 @@ class TokenRegistry:
         without the secret can invert it; one key per subject, so two users' numbers cannot be matched."""
         found = self._opaque.get((purpose, subject))
         if found is None:
-            label = f"opaque\x00{purpose}\x00{self._corpus}\x00{subject}".encode()
-            found = OpaqueInts(hmac.new(self._secret, label, hashlib.sha256).digest())
-            self._opaque[(purpose, subject)] = found
+            found = self._opaque[(purpose, subject)] = OpaqueInts(self.derive_key(f"opaque\x00{purpose}", subject))
         return found
+
+    def derive_key(self, purpose: str, subject: str = "") -> bytes:
+        """A 32-byte key for ``purpose`` (and ``subject``) from the token secret and the corpus name."""
+        label = f"{purpose}\x00{self._corpus}\x00{subject}".encode()
+        return hmac.new(self._secret, label, hashlib.sha256).digest()
 
     def resolve(self, token: str) -> TokenInfo | None:
         # Compare in constant time against the candidate with the same value (dict lookup, then hmac).

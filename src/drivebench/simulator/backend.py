@@ -127,6 +127,7 @@ class Simulator:
         self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
+        drive.id_key = self.tokens.derive_key("drive-ids")  # uploads' and grants' ids: see Drive.keyed_id
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
         self._engine_lock = threading.Lock()
@@ -148,6 +149,7 @@ class Simulator:
         """Derive every token from ``secret`` from now on (kept across reset and seed)."""
         self.token_secret = secret
         self.tokens = TokenRegistry(self.drive, secret)
+        self.drive.id_key = self.tokens.derive_key("drive-ids")
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
