@@ -9,7 +9,10 @@ import re
 from typing import Any
 
 from fastapi.testclient import TestClient
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from drivebench.drive.opaque import OpaqueInts
 from drivebench.simulator.backend import Simulator
 from tests.support.security import h, mcp_call
 from tests.support.sims import client_for, fresh_sim
@@ -226,3 +229,12 @@ def test_hidden_writes_leave_a_users_answers_identical_to_a_world_without_them()
             )
         )
     assert worlds[0] == worlds[1]
+
+
+@given(st.integers(0, 2**52 - 1), st.binary(min_size=16, max_size=64))
+@settings(max_examples=300, deadline=None)
+def test_opaque_numbers_round_trip_and_stay_json_exact(n: int, key: bytes) -> None:
+    codec = OpaqueInts(key)
+    value = codec.encode(n)
+    assert 0 <= value < 2**52 and codec.decode(value) == n
+    assert codec.decode(-1) is None and codec.decode(2**52) is None  # out of the domain: no position at all

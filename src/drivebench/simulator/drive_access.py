@@ -327,11 +327,17 @@ def visible_changes(sim: Simulator, caller: Caller, batch: list[Change]) -> list
         return list(batch)
     now = sim.drive.clock.now()
     masks: dict[datetime, tuple[dict[str, int], np.ndarray]] = {}
+    # "may list now" is necessary for every entry: judged first, with one mask, so an entry about something
+    # hidden costs a lookup (a user's page may read far past such entries), not a mask of its own instant
+    now_index, now_mask = sim.engine_at(now).doc_index, pointintime.allowed_mask(sim, p, "list", now, now)
     out = []
     for c in batch:
         at = min(c.at, now)
         if c.doc_id is not None:
             if c.doc_id not in sim.drive.documents:
+                continue
+            now_pos = now_index.get(c.doc_id)
+            if now_pos is None or not now_mask[now_pos]:
                 continue
             if at not in masks:
                 engine = sim.engine_at(at)
