@@ -53,10 +53,13 @@ def outcomes(draw: st.DrawFn) -> tuple[RecallRequest, RecallOutcome, list[str]]:
         snippet=text,
         part=text,
         secret_level=st.integers(0, n_levels),
+        shown_chunk_id=st.none() | st.integers(0, 2**52 - 1),  # a user's opaque chunk id
     )
     offset = draw(st.sampled_from([UTC, timezone(timedelta(hours=8))]))
     at = draw(st.datetimes(min_value=datetime(1990, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(offset)))
-    outcome = RecallOutcome(principal, at, draw(st.lists(hit, max_size=12)), draw(text), draw(st.integers(0, 10**9)))
+    hits = draw(st.lists(hit, max_size=12))
+    # a user is shown no global counters (None); a service token the drive's
+    outcome = RecallOutcome(principal, at, hits, draw(st.none() | text), draw(st.none() | st.integers(0, 10**9)))
     req = RecallRequest(query=draw(text.filter(str.strip)), top_k=draw(st.integers(1, 100)))
     return req, outcome, draw(st.lists(text, max_size=3))
 

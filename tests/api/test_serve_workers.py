@@ -77,7 +77,8 @@ def test_two_worker_processes_serve_recall_with_the_same_tokens(monkeypatch: pyt
         assert answers[0] and all(a == answers[0] for a in answers)  # replicas of one state answer alike
         # the processes share the cores: each replica's query encoder gets its share of the threads
         share = int(os.environ.get(EMBED_THREADS_ENV) or max(1, (os.cpu_count() or 1) // 2))
-        encoder = httpx.get(url + "/healthz").json()["index"]["query_encoder"]
+        admin = {"Authorization": f"Bearer {tokens.admin_token}"}
+        encoder = httpx.get(url + "/healthz", headers=admin).json()["index"]["query_encoder"]
         assert encoder == {"workers": 1, "threads": share}
         r = httpx.post(url + "/_sim/reset", headers={"Authorization": f"Bearer {tokens.admin_token}"})
         assert r.status_code == 409 and r.json()["error"]["code"] == "read-only-replica"

@@ -446,6 +446,10 @@ def test_clock_moves_record_grant_and_membership_bounds(fresh_client: TestClient
     before = assert_access_is_enforce(fresh_client, fresh_sim)
     assert "u009" in before["d0025"] and "u011" not in before["d0026"] and "u008" in before["d0013"]
     cursor = len(fresh_sim.drive.changes)
+    # a user's cursors are its own opaque numbers (they count nothing hidden): u011's latest before the move
+    mark = fresh_client.get("/api/v1/changes", headers=h(fresh_sim, "u011"), params={"limit": 1}).json()[
+        "latest_cursor"
+    ]
     version = fresh_sim.drive.policy_version
 
     r = fresh_client.post("/_sim/clock/advance", headers=admin, json={"days": 4})
@@ -463,7 +467,7 @@ def test_clock_moves_record_grant_and_membership_bounds(fresh_client: TestClient
     after = assert_access_is_enforce(fresh_client, fresh_sim)
     assert "u009" not in after["d0025"] and "u011" in after["d0026"] and "u008" not in after["d0013"]
     # visibility: the membership entry is the admin's only; u011 sees the grant by which it now lists /legal
-    mine = changes(fresh_client, fresh_sim, "u011", cursor=cursor)
+    mine = changes(fresh_client, fresh_sim, "u011", cursor=mark)
     assert [c["detail"] for c in mine] == ["grant g-next began"]
     # nothing recorded twice: not for a move back to the latest change and forward again
     n = len(fresh_sim.drive.changes)

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import hashlib
+import hmac
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, fields, replace
@@ -39,6 +41,9 @@ from drivebench.drive.model import (
     VersionRec,
 )
 from drivebench.formats.corpus import ACTIONS
+
+# the id key of an in-process drive (no server secret); a simulator replaces it (``Simulator.use_token_secret``)
+DEV_ID_KEY = hashlib.sha256(b"drivebench development id key").digest()
 
 if TYPE_CHECKING:
     from drivebench.drive.state import Drive
@@ -339,6 +344,19 @@ class DriveOperations:
             self._record("acl_changed", grant_id=grant_id, doc_id=grant.doc_id, folder_id=grant.folder_id, actor=actor)
             return removed
 
+    def keyed_id(self: Drive, kind: str, n: int, digits: int) -> str:
+        """``digits`` hex digits of HMAC(``id_key``, kind, n): the ``n``-th id of a kind, the same for the same
+        key (a replay, a second run) and, to anyone without the key, unrelated to ``n`` (no gap to count)."""
+        return hmac.new(self.id_key, f"{kind}\x00{n}".encode(), hashlib.sha256).hexdigest()[:digits]
+
+    def keyed_grant_id(self: Drive) -> str:
+        """The id the API gives a grant: ``g-<16 hex digits>`` (``keyed_id``), so it counts no one's grants."""
+        used = set(self.grants) | {g.grant_id for g in self.removed_grants}
+        n = len(used) + 1
+        while (grant_id := f"g-{self.keyed_id('grant', n, 16)}") in used:
+            n += 1
+        return grant_id
+
     def next_grant_id(self: Drive) -> str:
         used = set(self.grants) | {g.grant_id for g in self.removed_grants}
         n = len(used) + 1
@@ -532,12 +550,14 @@ class DriveOperations:
 
     # ------------------------------------------------------------------ documents
     def _unique_doc_id(self: Drive) -> str:
-        """Uploaded documents get ``n<5 digits>`` ids, never reused (not even after a purge)."""
+        """Uploaded documents get ``n<12 hex digits>`` ids (``keyed_id`` of the upload count ``_doc_seq``): an
+        uploader cannot count the uploads between two of theirs (a sequence's gaps would count hidden
+        documents). Never reused, not even after a purge: the count only grows."""
         n = max(self._doc_seq, 0) + 1
-        while f"n{n:05d}" in self.documents:
+        while (doc_id := f"n{self.keyed_id('doc', n, 12)}") in self.documents:
             n += 1
         self._doc_seq = n
-        return f"n{n:05d}"
+        return doc_id
 
     def create_document(
         self: Drive,

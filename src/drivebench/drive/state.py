@@ -33,7 +33,7 @@ from drivebench.drive.model import (
     UserRec,
     VersionRec,
 )
-from drivebench.drive.operations import Change, Dirty, DriveOperations, Journal, Retention, Undo
+from drivebench.drive.operations import DEV_ID_KEY, Change, Dirty, DriveOperations, Journal, Retention, Undo
 from drivebench.formats.corpus import Document as ManifestDocument
 from drivebench.formats.corpus import Manifest, level_rank, load_manifest
 
@@ -71,6 +71,8 @@ class Drive(DriveOperations):
         self.content_version = 0
         self._folder_seq = 0
         self._doc_seq = 0
+        # the key of the ids the drive gives (uploads, grants): the simulator derives it from its token secret
+        self.id_key: bytes = DEV_ID_KEY
         self.removed_grants: list[GrantRec] = []
         self.retention = Retention()
         self.blob_store: BlobBackend | None = None

@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from drivebench.drive.opaque import OpaqueInts
 from drivebench.drive.state import Drive
 
 DEV_SECRET = "drivebench-development-secret"
@@ -104,6 +105,9 @@ def make_token(corpus: str, subject: str, secret: bytes | None = None) -> str:
 class TokenRegistry:
     def __init__(self, drive: Drive, secret: bytes | None = None) -> None:
         self._by_token: dict[str, TokenInfo] = {}
+        self._corpus = drive.name
+        self._secret = secret or _secret()
+        self._opaque: dict[tuple[str, str], OpaqueInts] = {}
         for user_id in sorted(drive.users):
             self._add(TokenInfo(make_token(drive.name, user_id, secret), user_id, ("recall",)))
         self._add(TokenInfo(make_token(drive.name, EVAL_SERVICE, secret), EVAL_SERVICE, ("recall", "evaluate-as")))
@@ -113,6 +117,20 @@ class TokenRegistry:
 
     def _add(self, info: TokenInfo) -> None:
         self._by_token[info.token] = info
+
+    def opaque(self, purpose: str, subject: str) -> OpaqueInts:
+        """The opaque numbering ``subject`` sees for ``purpose`` (change-feed cursors, chunk ids): keyed by the
+        token secret, so every worker of a server and every restart with the same secret agree, and no one
+        without the secret can invert it; one key per subject, so two users' numbers cannot be matched."""
+        found = self._opaque.get((purpose, subject))
+        if found is None:
+            found = self._opaque[(purpose, subject)] = OpaqueInts(self.derive_key(f"opaque\x00{purpose}", subject))
+        return found
+
+    def derive_key(self, purpose: str, subject: str = "") -> bytes:
+        """A 32-byte key for ``purpose`` (and ``subject``) from the token secret and the corpus name."""
+        label = f"{purpose}\x00{self._corpus}\x00{subject}".encode()
+        return hmac.new(self._secret, label, hashlib.sha256).digest()
 
     def resolve(self, token: str) -> TokenInfo | None:
         # Compare in constant time against the candidate with the same value (dict lookup, then hmac).

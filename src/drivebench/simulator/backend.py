@@ -79,15 +79,25 @@ class RecallHit:
     snippet: str
     part: str
     secret_level: int
+    # the chunk id the caller is shown: None for a service token (the store's row, ``chunk_id``); for a user,
+    # an opaque per-user number (rows are a global sequence: their gaps would count hidden chunks)
+    shown_chunk_id: int | None = None
+
+    @property
+    def public_chunk_id(self) -> int:
+        return self.chunk_id if self.shown_chunk_id is None else self.shown_chunk_id
 
 
 @dataclass(frozen=True)
 class RecallOutcome:
+    """``snapshot`` and ``policy_version`` are the drive's global ones for a service token (evaluating as
+    someone) and None for a user acting as itself: both move when anything changes, hidden things included."""
+
     principal: Principal
     at: datetime
     hits: list[RecallHit]
-    snapshot: str
-    policy_version: int
+    snapshot: str | None
+    policy_version: int | None
 
 
 @dataclass
@@ -117,6 +127,7 @@ class Simulator:
         self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
+        drive.id_key = self.tokens.derive_key("drive-ids")  # uploads' and grants' ids: see Drive.keyed_id
         self.ingest_report = IngestReport()
         self._engine: PermissionEngine | None = None
         self._engine_lock = threading.Lock()
@@ -138,6 +149,7 @@ class Simulator:
         """Derive every token from ``secret`` from now on (kept across reset and seed)."""
         self.token_secret = secret
         self.tokens = TokenRegistry(self.drive, secret)
+        self.drive.id_key = self.tokens.derive_key("drive-ids")
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
@@ -526,6 +538,8 @@ class Simulator:
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = retriever.search(query, mask, top_k)
+        # a user sees per-user opaque chunk ids and no global counters (the evaluate-as tokens see them)
+        shown = None if principal.evaluated_as else self.tokens.opaque("chunk-id", principal.subject)
         hits: list[RecallHit] = []
         for rank, h in enumerate(doc_hits, 1):
             doc = self.drive.doc(h.doc_id)
@@ -557,8 +571,11 @@ class Simulator:
                     snippet=body[:300],
                     part=self.store.parts[h.chunk_id],
                     secret_level=doc.secret_level,
+                    shown_chunk_id=None if shown is None else shown.encode(h.chunk_id),
                 )
             )
+        if shown is not None:
+            return RecallOutcome(principal, at, hits, None, None)
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
 
     def retriever_for(self, pipeline: str | None) -> Retriever:

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.drive.errors import Forbidden, InvalidRequest, NotFound, PermissionCheckFailed, Unprocessable
+from drivebench.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, PermissionCheckFailed, Unprocessable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import Change
 from drivebench.drive.permissions import pointintime
@@ -250,6 +250,75 @@ def download(sim: Simulator, caller: Caller, doc_id: str, version_id: str | None
     return doc, version
 
 
+# the one answer to a user's cursor that this feed did not give them, or one past its end (after a reset):
+# the same words whatever the feed holds, so an error never states its length
+BAD_USER_CURSOR = "cursor is not one this feed gave you (was the drive reset?); start again from 0"
+_FEED_SCAN = 256  # entries judged per step while a user's page is gathered
+
+
+@dataclass(frozen=True)
+class FeedPage:
+    changes: list[tuple[int, Change]]  # (the seq the caller is shown, the entry)
+    next_cursor: int
+    has_more: bool
+    latest_cursor: int
+
+
+def feed_page(sim: Simulator, caller: Caller, cursor: int, limit: int) -> FeedPage:
+    """A page of the change feed from ``cursor``.
+
+    The admin token reads the feed itself: ``seq`` is the entry's position, the cursor the last position
+    read, ``limit`` counts entries read. A user's page holds up to ``limit`` entries they may see
+    (``visible_changes``), however many others lie between them, and every number in it is opaque
+    (``TokenRegistry.opaque``, one numbering per user): an entry's ``seq`` is the cursor that resumes after
+    it, ``next_cursor`` the ``seq`` of the page's last entry (the cursor given when the page is empty),
+    ``latest_cursor`` the ``seq`` of the last entry they may see in the whole feed (0: none) and ``has_more``
+    whether they may see one after the page. So nothing in the answer moves when only hidden entries are
+    added, and no number counts them."""
+    if caller.principal is None:
+        with sim.drive.lock:
+            batch, next_cursor = sim.drive.changes_since(cursor, limit)
+            latest = len(sim.drive.changes)
+        return FeedPage([(c.seq, c) for c in batch], next_cursor, next_cursor < latest, latest)
+    codec = sim.tokens.opaque("change-feed", caller.actor)
+    with sim.drive.lock:
+        feed = list(sim.drive.changes)
+    if cursor == 0:
+        start = 0
+    else:
+        decoded = codec.decode(cursor)
+        if decoded is None or not 0 < decoded <= len(feed):
+            raise Conflict(BAD_USER_CURSOR)  # 409 like the admin's: about the feed's state, not the request
+        start = decoded
+    found: list[Change] = []
+    pos = start
+    while pos < len(feed) and len(found) <= limit:
+        found += visible_changes(sim, caller, feed[pos : pos + _FEED_SCAN])
+        pos += _FEED_SCAN
+    page = found[:limit]
+    shown = [(codec.encode(c.seq), c) for c in page]
+    next_cursor = shown[-1][0] if shown else cursor
+    if len(found) > limit:  # the last entry they may see lies beyond the page: look from the end
+        latest_seq = _last_visible(sim, caller, feed, found[limit].seq)
+    elif page:
+        latest_seq = page[-1].seq
+    else:
+        latest_seq = _last_visible(sim, caller, feed[:start], 0)
+    return FeedPage(shown, next_cursor, len(found) > limit, codec.encode(latest_seq) if latest_seq else 0)
+
+
+def _last_visible(sim: Simulator, caller: Caller, feed: list[Change], floor: int) -> int:
+    """The seq of the last entry of ``feed`` the caller may see, ``floor`` when none after it is."""
+    end = len(feed)
+    while end > floor:
+        lo = max(floor, end - _FEED_SCAN)
+        seen = visible_changes(sim, caller, feed[lo:end])
+        if seen:
+            return seen[-1].seq
+        end = lo
+    return floor
+
+
 def visible_changes(sim: Simulator, caller: Caller, batch: list[Change]) -> list[Change]:
     """The entries of ``batch`` the caller may see: all for the admin token; for a user, entries about a
     document (or folder) they could list when the entry was written and may list now."""
@@ -258,11 +327,17 @@ def visible_changes(sim: Simulator, caller: Caller, batch: list[Change]) -> list
         return list(batch)
     now = sim.drive.clock.now()
     masks: dict[datetime, tuple[dict[str, int], np.ndarray]] = {}
+    # "may list now" is necessary for every entry: judged first, with one mask, so an entry about something
+    # hidden costs a lookup (a user's page may read far past such entries), not a mask of its own instant
+    now_index, now_mask = sim.engine_at(now).doc_index, pointintime.allowed_mask(sim, p, "list", now, now)
     out = []
     for c in batch:
         at = min(c.at, now)
         if c.doc_id is not None:
             if c.doc_id not in sim.drive.documents:
+                continue
+            now_pos = now_index.get(c.doc_id)
+            if now_pos is None or not now_mask[now_pos]:
                 continue
             if at not in masks:
                 engine = sim.engine_at(at)

@@ -221,7 +221,7 @@ def add_grant(sim: Simulator, token: TokenInfo, path: str, make: Callable[[Targe
     with consistent(sim) as engine:
         target = resolve_path(sim, path, visible=_lister(sim, engine, token))
         authorize_change(sim, engine, token, target, "manage", path)
-        grant = make(target, sim.drive.next_grant_id())
+        grant = make(target, sim.drive.keyed_grant_id())
         stored = sim.drive.add_grant(grant, actor=token.subject)
     sim.sync_index()
     return stored

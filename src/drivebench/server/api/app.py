@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
+from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel
 
 from drivebench import __version__
@@ -19,6 +20,7 @@ from drivebench.server.api import faults as faults_api
 from drivebench.server.api import files as files_api
 from drivebench.server.api import inventory as inventory_api
 from drivebench.server.api import permissions as permissions_api
+from drivebench.server.api.auth import bearer
 from drivebench.server.api.docs import mount_offline_docs
 from drivebench.server.api.nostore import NoStore
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
@@ -64,8 +66,18 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move
     mount_console(app)  # the web console under /ui/ (server/console)
 
-    @app.get("/healthz", tags=["meta"], summary="Liveness and what is loaded")
-    def healthz() -> dict[str, Any]:
+    @app.get(
+        "/healthz",
+        tags=["meta"],
+        summary="Liveness; with the admin token also what is loaded (corpus, counts, index)",
+    )
+    def healthz(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
+        """``{"status": "ok"}`` to anyone (a liveness or readiness probe sends no token). The counts (documents,
+        chunks, indexed versions, rejected uploads) include what most users may not see, so only the admin
+        token gets them; any other token, valid or not, gets the same liveness answer."""
+        info = sim.tokens.resolve(credentials.credentials) if credentials is not None else None
+        if info is None or not info.has("admin"):
+            return {"status": "ok"}
         return {
             "status": "ok",
             "corpus": sim.drive.name,

@@ -100,7 +100,10 @@ class PatchIn(BaseModel):
 
 
 class ChangeOut(BaseModel):
-    seq: int
+    seq: int = Field(
+        description="The admin token: the entry's position in the feed. A user token: an opaque number, the "
+        "cursor that resumes after this entry (not ordered, counts nothing)."
+    )
     kind: str = Field(
         description="created, updated, restored, renamed, moved, trashed, untrashed, acl_changed, "
         "purged, version_deleted, settings"
@@ -117,8 +120,10 @@ class ChangeOut(BaseModel):
 class ChangesOut(BaseModel):
     changes: list[ChangeOut]
     next_cursor: int = Field(description="Pass as `cursor` to continue; entries you may not see are skipped.")
-    has_more: bool
-    latest_cursor: int
+    has_more: bool = Field(description="More entries (that you may see) follow this page.")
+    latest_cursor: int = Field(
+        description="The cursor after the last entry (for a user token: the last one you may see; 0 for none)."
+    )
 
 
 # Bounds before the validator: after it, pydantic writes them into the optional union's schema as non-standard

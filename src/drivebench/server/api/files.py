@@ -334,18 +334,26 @@ async def purge(request: Request, doc_id: str, caller: Caller = Depends(require_
 @router.get("/changes", response_model=ChangesOut, responses=_ERRORS, summary="The change feed, from a cursor")
 async def changes(
     request: Request,
-    cursor: int = Query(0, ge=0, description="0 for the start; then the `next_cursor` of the previous answer"),
-    limit: int = Query(100, ge=1, le=1000, description="Feed entries to scan (entries you may not see are skipped)"),
+    cursor: int = Query(
+        0, ge=0, description="0 for the start; then the `next_cursor` (or an entry's `seq`) of a previous answer"
+    ),
+    limit: int = Query(
+        100, ge=1, le=1000, description="At most this many entries (the admin token: entries read, all shown)"
+    ),
     caller: Caller = Depends(get_caller),
 ) -> ChangesOut:
-    """Changes with ``seq > cursor``, oldest first: only those about documents (or folders) you could list
-    when the entry was written and may list now. Purged documents and organisation changes appear to the admin token only."""
+    """Changes after ``cursor``, oldest first: only those about documents (or folders) you could list
+    when the entry was written and may list now. Purged documents and organisation changes appear to the
+    admin token only. For a user token every number is opaque and counts nothing hidden: ``limit`` counts
+    entries you may see, ``seq`` is the cursor that resumes after an entry (``drive_access.feed_page``)."""
     sim: Simulator = request.app.state.sim
-    with sim.drive.lock:
-        batch, next_cursor = sim.drive.changes_since(cursor, limit)
-        latest = len(sim.drive.changes)
-    visible = [ChangeOut(**c.__dict__) for c in await run_in_threadpool(access.visible_changes, sim, caller, batch)]
-    return ChangesOut(changes=visible, next_cursor=next_cursor, has_more=next_cursor < latest, latest_cursor=latest)
+    page = await run_in_threadpool(access.feed_page, sim, caller, cursor, limit)
+    return ChangesOut(
+        changes=[ChangeOut(**{**c.__dict__, "seq": seq}) for seq, c in page.changes],
+        next_cursor=page.next_cursor,
+        has_more=page.has_more,
+        latest_cursor=page.latest_cursor,
+    )
 
 
 def _retention_in(r: Retention) -> RetentionIn:

@@ -15,7 +15,9 @@ path where they hold ``manage``, and move an item they ``manage`` into a folder 
 ``upload``. Anyone may read their own effective permissions; the evaluate-as token (evaluator or
 admin) may read anyone's, and list grants anywhere, but only the admin token of the two may change
 them. To a user, a path they may not ``list`` does not exist (404, as for a missing path). Every
-change bumps ``policy_version`` and the very next request is judged under it.
+change bumps ``policy_version`` and the very next request is judged under it (service tokens are shown
+it; a user token gets null: it counts changes the user cannot see). Grant ids are random (``g-<16 hex>``);
+only the admin token may choose one.
 """
 
 from __future__ import annotations
@@ -28,8 +30,10 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, model_validator
 
 from drivebench.drive.clock import as_utc
+from drivebench.drive.errors import InvalidRequest
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions.engine import Principal
+from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import ACTIONS, SECRET_LEVELS
 from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, PrincipalOut
@@ -51,6 +55,9 @@ _ERRORS = {
     422: {"model": ErrorResponse, "description": "A field has a wrong type or value (named in `fields`)."},
     503: {"model": ErrorResponse, "description": "The permission check failed: no answer is given."},
 }
+_POLICY_VERSION = (
+    "The drive's policy version; null for a user token (it counts every permission change, hidden ones included)."
+)
 _SUBJECT_PREFIX = {"user": "user", "role": "role", "department": "dept", "project": "project"}
 
 
@@ -103,7 +110,10 @@ class GrantIn(BaseModel):
     valid_from: BoundedDatetime | None = None
     valid_until: BoundedDatetime | None = Field(default=None, description="Exclusive end of validity.")
     note: str | None = Field(default=None, max_length=1000)
-    grant_id: GrantId | None = Field(default=None, description="Choose the id (default: the next g-<n>).")
+    grant_id: GrantId | None = Field(
+        default=None,
+        description="Choose the id (the admin token only: a user token gets 400). Default: a random g-<16 hex>.",
+    )
 
     @model_validator(mode="after")
     def _check_times(self) -> GrantIn:
@@ -138,12 +148,12 @@ class GrantListOut(BaseModel):
     path: str
     target: Literal["folder", "document"]
     grants: list[GrantOut]
-    policy_version: int
+    policy_version: int | None = Field(description=_POLICY_VERSION)
 
 
 class GrantChangeOut(BaseModel):
     grant: GrantOut
-    policy_version: int
+    policy_version: int | None = Field(description=_POLICY_VERSION)
 
 
 class SourceOut(BaseModel):
@@ -175,7 +185,7 @@ class EffectiveOut(BaseModel):
     as_of: datetime
     secret_level: str
     trashed: bool
-    policy_version: int
+    policy_version: int | None = Field(description=_POLICY_VERSION)
     allowed: list[str]
     actions: list[ActionOut]
 
@@ -190,7 +200,7 @@ class MoveOut(BaseModel):
     from_path: str
     path: str
     target: Literal["folder", "document"]
-    policy_version: int
+    policy_version: int | None = Field(description=_POLICY_VERSION)
 
 
 # ---------------------------------------------------------------------------- rendering
@@ -213,6 +223,11 @@ def _grant_out(sim: Simulator, grant: GrantRec, inherited: bool = False) -> Gran
     )
 
 
+def _shown_version(token: TokenInfo, version: int) -> int | None:
+    """The global policy version for a service token; a user token is not told it (see ``_POLICY_VERSION``)."""
+    return None if token.user_id is not None else version
+
+
 def _principal_out(p: Principal) -> PrincipalOut:
     return PrincipalOut(
         user_id=p.user_id,
@@ -233,12 +248,13 @@ def list_grants(
     credentials: HTTPAuthorizationCredentials | None = Depends(bearer),
 ) -> GrantListOut:
     sim: Simulator = request.app.state.sim
-    listing = admin.list_grants(sim, current_token(request, credentials), path, inherited)
+    token = current_token(request, credentials)
+    listing = admin.list_grants(sim, token, path, inherited)
     return GrantListOut(
         path=listing.target.path,
         target=listing.target.kind,
         grants=[_grant_out(sim, g, inherited=inh) for g, inh in listing.grants],
-        policy_version=listing.policy_version,
+        policy_version=_shown_version(token, listing.policy_version),
     )
 
 
@@ -254,6 +270,9 @@ def add_grant(
 ) -> GrantChangeOut:
     sim: Simulator = request.app.state.sim
     token = current_token(request, credentials)
+    if body.grant_id is not None and token.user_id is not None:
+        # refused whatever the id: taken by a grant the user cannot see (409) and free (201) must not differ
+        raise InvalidRequest("grant_id: only the admin token chooses grant ids; leave it out for a random one")
 
     def make(target: admin.Target, default_id: str) -> GrantRec:
         return GrantRec(
@@ -269,7 +288,7 @@ def add_grant(
         )
 
     stored = admin.add_grant(sim, token, body.path, make)
-    return GrantChangeOut(grant=_grant_out(sim, stored), policy_version=sim.drive.policy_version)
+    return GrantChangeOut(grant=_grant_out(sim, stored), policy_version=_shown_version(token, sim.drive.policy_version))
 
 
 @router.delete(
@@ -288,7 +307,7 @@ def remove_grant(
         shown = _grant_out(sim, grant) if grant is not None else None
     removed = admin.remove_grant(sim, token, grant_id)
     out = shown if shown is not None and shown.grant_id == removed.grant_id else _grant_out(sim, removed)
-    return GrantChangeOut(grant=out, policy_version=sim.drive.policy_version)
+    return GrantChangeOut(grant=out, policy_version=_shown_version(token, sim.drive.policy_version))
 
 
 @router.get("/effective", response_model=EffectiveOut, responses=_ERRORS, summary="Effective permissions on a path")  # type: ignore[arg-type]
@@ -325,7 +344,7 @@ def effective(
         as_of=result.at,
         secret_level=SECRET_LEVELS[target.level],
         trashed=target.trashed,
-        policy_version=eff.policy_version,
+        policy_version=_shown_version(token, eff.policy_version),
         allowed=eff.allowed,
         actions=[
             ActionOut(
@@ -358,7 +377,11 @@ def move(request: Request, body: MoveIn, credentials: HTTPAuthorizationCredentia
     """Re-parent a folder (or move a document) into the folder ``to``. Access below it is re-evaluated at
     once: it stops inheriting from its old ancestors and inherits from the new ones."""
     sim: Simulator = request.app.state.sim
-    moved = admin.move(sim, current_token(request, credentials), body.path, body.to)
+    token = current_token(request, credentials)
+    moved = admin.move(sim, token, body.path, body.to)
     return MoveOut(
-        from_path=moved.source.path, path=moved.new_path, target=moved.source.kind, policy_version=moved.policy_version
+        from_path=moved.source.path,
+        path=moved.new_path,
+        target=moved.source.kind,
+        policy_version=_shown_version(token, moved.policy_version),
     )

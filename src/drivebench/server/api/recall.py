@@ -78,7 +78,7 @@ def recall_fields(req: RecallRequest, outcome: RecallOutcome, warnings: list[str
                 "path": h.path,
                 "file_type": h.file_type,
                 "score": h.score,
-                "chunk_id": h.chunk_id,
+                "chunk_id": h.public_chunk_id,
                 "snippet": h.snippet,
                 "part": h.part,
                 "secret_level": SECRET_LEVELS[h.secret_level],

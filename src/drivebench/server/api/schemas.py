@@ -126,7 +126,10 @@ class RecallResultOut(BaseModel):
     path: str
     file_type: str
     score: float
-    chunk_id: int
+    chunk_id: int = Field(
+        description="The chunk's id: the index's row for a service token; for a user token a stable number of "
+        "its own (the same chunk, the same number) that says nothing about how many chunks there are."
+    )
     snippet: str
     part: str
     secret_level: str
@@ -139,8 +142,14 @@ class RecallResponse(BaseModel):
     as_of: datetime
     principal: PrincipalOut
     results: list[RecallResultOut]
-    snapshot: str = Field(description="Fingerprint of the drive state (documents, versions, grants, index) searched.")
-    policy_version: int
+    snapshot: str | None = Field(
+        description="Fingerprint of the drive state (documents, versions, grants, index) searched; null for a "
+        "user token (it changes with what the user cannot see)."
+    )
+    policy_version: int | None = Field(
+        description="The policy version the request was judged under; null for a user token (it counts every "
+        "permission change, hidden ones included)."
+    )
     warnings: list[str] = Field(default_factory=list)
 
 
