@@ -9,7 +9,8 @@ from datetime import timedelta
 import numpy as np
 
 from drivebench.drive.model import GrantRec
-from drivebench.simulator.backend import Simulator, _DocumentDigests
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.snapshot import SnapshotFingerprint
 from drivebench.simulator.visibility import ChunkArrays
 from tests.support.decisions import previewable_docs
 
@@ -20,15 +21,15 @@ def _assert_equal_to_a_rebuild(sim: Simulator) -> None:
         doc, start, end, trash = sim._chunk_arrays(engine)
         kept = sim._closed_trash
         fresh = ChunkArrays()
-        fresh.sync(sim, engine)
+        fresh.sync(sim.drive, sim.store, sim.faults, sim.index_version, engine)
     alive = sim.store.alive
     for got, want in ((doc, fresh.doc), (start, fresh.start), (end, fresh.end), (trash, fresh.trash)):
         np.testing.assert_array_equal(got[alive], want[alive])
     as_set = lambda spans: sorted(zip(*(a.tolist() for a in spans), strict=True))  # noqa: E731
     assert as_set(kept) == as_set(fresh.closed_trash)
     incremental = sim.snapshot()
-    sim._doc_digests, sim._snapshot = _DocumentDigests(), None  # start over: every document re-hashed
-    assert sim.snapshot() == incremental
+    from_scratch = SnapshotFingerprint()  # no caches: every document re-hashed
+    assert from_scratch.value(sim.policies, sim.store, sim.config.pipeline, sim.embedder.name) == incremental
 
 
 def test_every_write_keeps_arrays_and_snapshot_equal_to_a_rebuild(module_sim: Simulator) -> None:

@@ -68,7 +68,7 @@ def test_a_write_builds_the_engine_before_it_is_acknowledged(module_sim: Simulat
     folder = module_sim.drive.folder_by_path("/projects").folder_id
     module_sim.drive.add_grant(GrantRec("g-par", "user:u012", ["preview"], "allow", folder_id=folder))
     module_sim.sync_index()  # what every write does before it answers
-    built = module_sim._engine
+    built = module_sim.policies.built
     assert built is not before and built.policy_version == module_sim.drive.policy_version
     assert built.role_managers is before.role_managers  # a grant change: derived, documents and links reused
     assert module_sim.engine is built  # the next read takes it as it is

@@ -5,12 +5,14 @@
 (c) grant, revoke, move, trash and clearance changes take effect on the very next request;
 plus: the fast path (``allowed_mask``) == per-document ``enforce`` == the reference oracle == the
 compiled decision recall re-checks every hit with (``PermissionEngine.decide``), the
-per-action enforcers == one enforcer holding every line, and effective permissions == ``enforce``
-with exactly the grants the oracle says apply.
+per-action enforcers == one enforcer holding every line, the point-in-time fast path
+(``pointintime.allowed_mask``) == the point-in-time ``pointintime.enforce`` over random histories, and
+effective permissions == ``enforce`` with exactly the grants the oracle says apply.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 import pytest
@@ -19,7 +21,7 @@ from hypothesis import strategies as st
 
 from drivebench.drive.errors import DriveError, InvalidRequest
 from drivebench.drive.model import GrantRec
-from drivebench.drive.permissions import PermissionEngine, Principal
+from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
 from drivebench.drive.permissions.compiler import compile_drive, doc_obj, folder_obj
 from drivebench.drive.permissions.effective import effective_permissions
 from drivebench.drive.state import Drive
@@ -42,6 +44,7 @@ from tests.support.perm_org import (
     ref_may,
     ref_visible_docs,
 )
+from tests.support.pit import history
 
 EPS = 1e-5
 
@@ -83,6 +86,27 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
         assert engine.enforce(p, doc_obj(doc_id), act, t, level) == engine.enforce_full(
             p, doc_obj(doc_id), act, t, level
         )
+
+
+@examples(120)
+@given(org=orgs(), data=st.data())
+def test_point_in_time_fast_path_equals_enforce(org, data: st.DataObject) -> None:
+    """After a random history (grants, expiries, revocations, folder and document moves, trash), at a random
+    ``as_of``: the point-in-time mask equals the point-in-time ``enforce`` on every document, for a user acting
+    as itself (at ``as_of`` and now) and for the evaluation token naming it (at ``as_of`` only)."""
+    sim = build_sim(org)
+    drive, policies = sim.drive, sim.policies
+    instants = history(drive, data)
+    now = drive.clock.now()
+    at = data.draw(st.sampled_from(sorted({t + d for t in instants for d in (-US, timedelta(0)) if t + d <= now})))
+    engine = policies.engine_at(at)
+    for user in _pick(data, sorted(drive.users), 3):
+        me = policies.engine.user_principal(user)
+        for p in (me, replace(me, evaluated_as=True)):
+            for act in ("preview", data.draw(st.sampled_from(ACTIONS))):
+                mask = pointintime.allowed_mask(policies, p, act, at, now)
+                decided = [pointintime.enforce(policies, p, doc_obj(d), act, at, now) for d in engine.doc_ids]
+                assert mask.tolist() == decided, (p.subject, p.evaluated_as, act, at)
 
 
 # ---------------------------------------------------------------------------- (a) and (b): recall

@@ -29,7 +29,7 @@ from drivebench.drive.permissions.engine import PermissionEngine
 from drivebench.drive.tokens import TokenInfo
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.ports import DriveHost
 
 
 @dataclass(frozen=True)
@@ -52,21 +52,21 @@ def authorize(token: TokenInfo) -> None:
 
 
 def access_listing(
-    sim: Simulator, token: TokenInfo, folder: str | None = None, doc_ids: list[str] | None = None
+    host: DriveHost, token: TokenInfo, folder: str | None = None, doc_ids: list[str] | None = None
 ) -> AccessListing:
     """Every document (``folder``: only those in that folder and below it; ``doc_ids``: only those, each of
     which must exist) with the users who may preview it now, sorted by doc_id."""
     authorize(token)
-    sim.sync_index()
-    with _current_engine(sim) as engine:
-        drive = sim.drive
+    host.sync_index()
+    with _current_engine(host) as engine:
+        drive = host.drive
         now = drive.clock.now()
         if doc_ids is not None:
             for doc_id in doc_ids:
                 drive.doc(doc_id)  # NotFound for an unknown id
             chosen = sorted(set(doc_ids))
         elif folder is not None:
-            below = drive.folder_subtree(_folder_id(sim, folder))
+            below = drive.folder_subtree(_folder_id(host, folder))
             chosen = sorted(d.doc_id for d in drive.documents.values() if d.folder_id in below)
         else:
             chosen = sorted(drive.documents)
@@ -94,31 +94,31 @@ def access_listing(
     return AccessListing(now, documents)
 
 
-def document_access(sim: Simulator, token: TokenInfo, doc_id: str) -> tuple[datetime, DocumentAccess]:
+def document_access(host: DriveHost, token: TokenInfo, doc_id: str) -> tuple[datetime, DocumentAccess]:
     """(the decision's instant, who may preview ``doc_id`` now); 404 for an unknown id."""
-    listing = access_listing(sim, token, doc_ids=[doc_id])
+    listing = access_listing(host, token, doc_ids=[doc_id])
     return listing.at, listing.documents[0]
 
 
 @contextmanager
-def _current_engine(sim: Simulator) -> Iterator[PermissionEngine]:
+def _current_engine(host: DriveHost) -> Iterator[PermissionEngine]:
     """The engine of the drive's policy now, with the drive locked at that policy version (engine first, then
     the lock, as ``permission_admin.consistent``). When the simulator serves an older engine on purpose (the
     ``stale-acl`` fault), one of the current policy is compiled for this answer."""
     for _ in range(20):
-        engine = sim.engine
-        if engine.policy_version != sim.drive.policy_version:
-            engine = PermissionEngine(sim.drive)
-        with sim.drive.lock:
-            if engine.policy_version == sim.drive.policy_version:
+        engine = host.engine
+        if engine.policy_version != host.drive.policy_version:
+            engine = PermissionEngine(host.drive)
+        with host.drive.lock:
+            if engine.policy_version == host.drive.policy_version:
                 yield engine
                 return
     raise PermissionCheckFailed("the policy kept changing while the access listing was computed")
 
 
-def _folder_id(sim: Simulator, path: str) -> str:
+def _folder_id(host: DriveHost, path: str) -> str:
     try:
-        return sim.drive.folder_by_path(path.rstrip("/") or "/").folder_id
+        return host.drive.folder_by_path(path.rstrip("/") or "/").folder_id
     except InvalidRequest as exc:
         raise InvalidRequest(f"folder: {exc}") from None
     except NotFound:

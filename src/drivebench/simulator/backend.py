@@ -6,7 +6,6 @@ doors onto the same object.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Callable
@@ -18,9 +17,7 @@ from typing import Any
 import numpy as np
 
 from drivebench.corpora.vectors import PACK_DIR
-from drivebench.drive.clock import as_utc
-from drivebench.drive.errors import Forbidden, PermissionCheckFailed, UnknownPrincipal
-from drivebench.drive.history import PolicyView, epoch_of, epoch_start
+from drivebench.drive.errors import PermissionCheckFailed
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
 from drivebench.drive.permissions.compiler import doc_obj
@@ -36,8 +33,11 @@ from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.simulator import principals
 from drivebench.simulator.faults import FaultSet
-from drivebench.simulator.visibility import ChangeCursor, ChunkArrays
+from drivebench.simulator.policies import Policies
+from drivebench.simulator.snapshot import SnapshotFingerprint
+from drivebench.simulator.visibility import ChunkArrays
 
 log = logging.getLogger("drivebench.simulator")
 
@@ -100,18 +100,17 @@ class RecallOutcome:
     policy_version: int | None
 
 
-@dataclass
-class _DocumentDigests:
-    cursor: ChangeCursor = field(default_factory=ChangeCursor)
-    digests: dict[str, int] = field(default_factory=dict)
-    total: int = 0
-    content_version: int = -1
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
 class Simulator:
-    def __init__(self, drive: Drive, config: SimConfig | None = None, embedder: Embedder | None = None) -> None:
-        self.drive = drive
+    def __init__(
+        self,
+        drive: Drive,
+        config: SimConfig | None = None,
+        embedder: Embedder | None = None,
+        *,
+        faults: FaultSet | None = None,
+    ) -> None:
+        self.faults = faults if faults is not None else FaultSet(owner=self)  # fault profiles; empty = clean
+        self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
@@ -129,21 +128,19 @@ class Simulator:
         self.tokens = TokenRegistry(drive)
         drive.id_key = self.tokens.derive_key("drive-ids")  # uploads' and grants' ids: see Drive.keyed_id
         self.ingest_report = IngestReport()
-        self._engine: PermissionEngine | None = None
-        self._engine_lock = threading.Lock()
         self._masks_for: ChunkArrays | None = None  # per-chunk arrays of the visibility mask
         self.audit: list[dict[str, object]] = []
-        self._snapshot: tuple[tuple[int, ...], str] | None = None
-        self._doc_digests = _DocumentDigests()  # the snapshot's per-document part, kept incrementally
-        self._policy_digest: tuple[PermissionEngine | None, bytes] = (None, b"")
+        self.fingerprint = SnapshotFingerprint()  # what ``snapshot`` reports, kept incrementally
         self.corpus_dir: Path | None = None
         self._index_cursor = 0
         self._index_lock = threading.Lock()
         self.index_version = 0
-        self.faults = FaultSet(owner=self)  # fault profiles; empty = a clean server
-        self._past_engines: dict[tuple[int, int], PermissionEngine] = {}  # (policy version, tree epoch)
-        self._placement_times: tuple[int, list[datetime]] = (-1, [])
         self.durable: Any = None  # persistence.Durability when served with --data-dir
+
+    @property
+    def drive(self) -> Drive:
+        """The drive (its policies' drive: a reset or seed swaps both at once)."""
+        return self.policies.drive
 
     def use_token_secret(self, secret: bytes | None) -> None:
         """Derive every token from ``secret`` from now on (kept across reset and seed)."""
@@ -192,7 +189,7 @@ class Simulator:
         write also builds the new permission engine here, before it is acknowledged, so readers that
         come after it find the engine ready instead of waiting for its compile."""
         report = self._sync_index()
-        if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+        if not self.policies.is_current():
             self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
         return report
 
@@ -200,12 +197,7 @@ class Simulator:
         """True when every change in the feed is indexed, the engine is the current policy's and no write holds
         the drive: a recall now has nothing to wait for, index or compile first (a hint: ``sync_index`` and the
         locks decide; the HTTP recall runs such a recall on the event loop, anything else in the threadpool)."""
-        engine = self._engine
-        if not (
-            self._index_cursor == len(self.drive.changes)
-            and engine is not None
-            and engine.policy_version == self.drive.policy_version
-        ):
+        if not (self._index_cursor == len(self.drive.changes) and self.policies.is_current()):
             return False
         if not self.drive.lock.acquire(blocking=False):  # a write is under way: its recall may have to wait
             return False
@@ -291,43 +283,12 @@ class Simulator:
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
-        """The engine of the current policy. Readers of the current version take no lock (an engine is
-        immutable once built); after a policy change one thread builds the new engine aside and swaps it
-        in (writes build it before they are acknowledged: ``sync_index``), so a request never sees a
-        policy older than the last acknowledged change."""
-        engine = self._engine
-        if engine is not None and engine.policy_version == self.drive.policy_version:
-            return engine
-        with self._engine_lock:
-            if self._engine is None or self._engine.policy_version != self.drive.policy_version:
-                if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
-                    return self._engine  # FAULT stale-acl: the policy from before the change, for a while
-                previous = self._engine
-                derived = PermissionEngine.after_grant_changes(previous, self.drive) if previous is not None else None
-                self._engine = derived if derived is not None else PermissionEngine(self.drive)
-            return self._engine
+        """The engine of the current policy (``Policies.engine``)."""
+        return self.policies.engine
 
     def engine_at(self, at: datetime) -> PermissionEngine:
-        """The engine for decisions at ``at``. At the clock's current instant: the live drive (``engine``).
-        At any other instant (``as_of``): the drive as it stood then, i.e. grants bounded by when they
-        existed and the tree of that time (see ``drive.history``); one engine per tree epoch, cached per
-        policy version. The two agree whenever the clock is at or after the latest change."""
-        if as_utc(at) == self.drive.clock.now():
-            return self.engine
-        with self.drive.lock:
-            if self._placement_times[0] != self.drive.policy_version:
-                self._placement_times = (self.drive.policy_version, self.drive.placement_times())
-            version, times = self._placement_times
-        epoch = epoch_of(times, as_utc(at))
-        key = (version, epoch)
-        with self._engine_lock:
-            past = self._past_engines.get(key)
-        if past is None:
-            past = PermissionEngine(PolicyView(self.drive, epoch_start(times, epoch)))
-            with self._engine_lock:
-                self._past_engines = {k: v for k, v in self._past_engines.items() if k[0] == version}
-                past = self._past_engines.setdefault(key, past)
-        return past
+        """The engine for decisions at ``at`` (``Policies.engine_at``)."""
+        return self.policies.engine_at(at)
 
     # ------------------------------------------------------------------ control plane (see persistence.lifecycle)
     def reset(self) -> dict[str, Any]:
@@ -378,58 +339,14 @@ class Simulator:
         user_role: str | None = None,
         department: str | None = None,
     ) -> Principal:
-        """Resolve who a request acts as. The token decides; the body may only narrow or, with the
-        ``evaluate-as`` scope, name someone else (logged)."""
-        engine = self.engine
-        if token.user_id is not None:
-            # a user token is judged against its own user before anything is looked up, so naming another
-            # user, role or department answers the same 403 whether that name exists or not (no oracle)
-            me = self.drive.user(token.user_id)
-            if user_id is not None and user_id != me.user_id:
-                raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")
-            if user_role is not None and user_role not in me.roles:
-                raise Forbidden(f"user {me.user_id} does not hold the role {user_role!r}")
-            if department is not None and department != me.department:
-                raise Forbidden(f"user {me.user_id} is not in department {department!r}")
-            return engine.user_principal(me.user_id)
-        if not token.has("evaluate-as"):
-            raise Forbidden("this token may not evaluate as another principal")
-        if user_id is not None and user_id not in self.drive.users:
-            raise UnknownPrincipal(f"unknown user_id {user_id!r}")
-        if user_role is not None and user_role not in self.drive.roles:
-            raise UnknownPrincipal(f"unknown user_role {user_role!r}")
-        if department is not None and department not in self.drive.departments:
-            raise UnknownPrincipal(f"unknown department {department!r}")
-        if user_id is not None:
-            p = engine.user_principal(user_id)
-            if user_role is not None and user_role not in p.roles:
-                raise UnknownPrincipal(f"user {user_id} does not hold the role {user_role!r}")
-        elif user_role is not None:
-            p = engine.role_principal(user_role, department)
-        else:
-            raise UnknownPrincipal("a service token must name the principal: give user_id or user_role")
-        principal = Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, True, token.subject)
-        entry = {"caller": token.subject, "as": p.subject, "at": self.drive.clock.now().isoformat()}
-        self.audit.append(entry)
-        log.info("evaluate-as %s by %s", p.subject, token.subject)
-        return principal
+        """Who a request acts as (``principals.principal_for``; an evaluate-as is appended to ``audit``)."""
+        return principals.principal_for(
+            self.policies, self.audit, token, user_id=user_id, user_role=user_role, department=department
+        )
 
     def doc_lister(self, principal: Principal | None) -> Callable[[str], bool] | None:
-        """``visible(doc_id)``: may ``principal`` list the document now (None: the admin, sees all). Built
-        outside the drive lock (it takes the engine), called inside writes to judge name conflicts."""
-        if principal is None:
-            return None
-        engine, now = self.engine, self.drive.clock.now()
-
-        def visible(doc_id: str) -> bool:
-            if doc_id not in engine.doc_index:
-                return False  # newer than the engine: the caller has never been shown it
-            try:
-                return engine.enforce(principal, doc_obj(doc_id), "list", now, engine.drive.doc(doc_id).secret_level)
-            except Exception as exc:  # fail closed: refuse the write rather than guess
-                raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
-
-        return visible
+        """``visible(doc_id)`` for name conflicts in ``principal``'s writes (``principals.doc_lister``)."""
+        return principals.doc_lister(self.policies, principal)
 
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -438,7 +355,7 @@ class Simulator:
         arrays = self._masks_for
         if not isinstance(arrays, ChunkArrays):
             arrays = self._masks_for = ChunkArrays()
-        arrays.sync(self, engine)
+        arrays.sync(self.drive, self.store, self.faults, self.index_version, engine)
         self._closed_trash = arrays.closed_trash
         return arrays.doc, arrays.start, arrays.end, arrays.trash
 
@@ -460,7 +377,7 @@ class Simulator:
         now = self.drive.clock.now() if now is None else now
         engine = self.engine_at(at)
         historical = engine is not self.engine  # decided before taking the store lock (lock order)
-        doc_mask = pointintime.allowed_mask(self, principal, "preview", at, now)
+        doc_mask = pointintime.allowed_mask(self.policies, principal, "preview", at, now)
         if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
             doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
         if doc_filter is not None:
@@ -491,13 +408,7 @@ class Simulator:
     # ------------------------------------------------------------------ recall
     def resolve_as_of(self, as_of: datetime | None) -> datetime:
         """The instant a request is judged at (the clock when None); after the clock or out of range: 400."""
-        return pointintime.resolve_as_of(self, as_of)
-
-    def recall_filter(
-        self, principal: Principal, at: datetime, file_types: list[str] | None = None, folder: str | None = None
-    ) -> Callable[[DocumentRec], bool] | None:
-        """Request filters as a predicate judged as of ``at`` (see ``pointintime.recall_filter``)."""
-        return pointintime.recall_filter(self, principal, at, self.drive.clock.now(), file_types, folder)
+        return pointintime.resolve_as_of(self.policies, as_of)
 
     def recall(
         self,
@@ -521,7 +432,7 @@ class Simulator:
             now = self.drive.clock.now()
             at = self.resolve_as_of(as_of)
         if file_types is not None or folder is not None:
-            request_filter = pointintime.recall_filter(self, principal, at, now, file_types, folder)
+            request_filter = pointintime.recall_filter(self.policies, principal, at, now, file_types, folder)
             if doc_filter is None:
                 doc_filter = request_filter
             elif request_filter is not None:
@@ -532,7 +443,7 @@ class Simulator:
         current = self.engine
         recheck_now = pointintime.intersects_now(principal, at, now)
         when = at if as_of is not None else None  # names and paths as they were then
-        leaked = self.faults.leaky_acl_docs(self, principal, query, at)  # FAULT leaky-acl; clean: empty
+        leaked = self.faults.leaky_acl_docs(self.policies, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
             mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
         except Exception as exc:  # fail closed
@@ -589,67 +500,7 @@ class Simulator:
             cached = self._other_retrievers[pipeline] = Retriever(self.store, self.embedder, pipeline)
         return cached
 
-    def _document_digest(self, d: DocumentRec) -> int:
-        spans, versions = d.trash_spans, d.versions
-        doc_h = hashlib.sha256(f"{d.doc_id}|{d.folder_id}|{d.name}|{d.trashed_at}|{d.secret_level}".encode())
-        doc_h.update(f"|{[(p.since, p.folder_id, p.name) for p in d.placements]}|{spans}".encode())
-        for v in versions:
-            doc_h.update(f"|{v.version_id}:{v.blob}".encode())
-        return int.from_bytes(doc_h.digest(), "big")
-
-    def _documents_digest(self) -> int:
-        """Sum (mod 2**256) of every document's digest; only the documents the feed names are re-hashed
-        (every document when the feed cannot tell, or names nothing although the content changed)."""
-        memo = self._doc_digests
-        with memo.lock:
-            before = memo.cursor.seen
-            named = memo.cursor.touched(self.drive)
-            silent = memo.cursor.seen == before and memo.content_version != self.drive.content_version
-            if named is None or silent:  # e.g. a write rolled back in place: start over
-                memo.digests.clear()
-                memo.total = 0
-                named = set(self.drive.documents)
-            memo.content_version = self.drive.content_version
-            for doc_id in named:
-                memo.total -= memo.digests.pop(doc_id, 0)
-                d = self.drive.documents.get(doc_id)
-                if d is not None:
-                    digest = memo.digests[doc_id] = self._document_digest(d)
-                    memo.total += digest
-            memo.total %= 1 << 256
-            return memo.total
-
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, the
-        organisation (users, project memberships), index."""
-        key = (self.drive.content_version, self.drive.policy_version, len(self.store), self.store.n_alive)
-        key += (len(self.drive.changes),)
-        if self._snapshot is not None and self._snapshot[0] == key:
-            return self._snapshot[1]
-        h = hashlib.sha256()
-        # history counts (as_of answers depend on it): placements, trash spans, folder moves, the feed length
-        h.update(f"changes={len(self.drive.changes)}".encode())
-        # one digest per document, recomputed only for the documents the change feed names (a
-        # write costs what it changes), combined order-free (a sum mod 2**256 of digests that each include
-        # the doc id); a document's path follows from its folder and name plus the folder records below
-        h.update(self._documents_digest().to_bytes(32, "big"))
-        for f in sorted(self.drive.folders.values(), key=lambda f: f.folder_id):
-            moves = [(m.since, m.parent_id) for m in f.moves]
-            h.update(f"{f.folder_id}|{f.name}|{f.parent_id}|{moves}|{f.break_inheritance}".encode())
-        # the organisation: who is where with what clearance, and who belongs to which project when
-        for u in sorted(self.drive.users.values(), key=lambda u: u.user_id):
-            h.update(f"{u.user_id}|{u.department}|{u.roles}|{u.clearance}".encode())
-        for p in sorted(self.drive.projects.values(), key=lambda p: p.id):
-            h.update(f"{p.id}|{[(m.user_id, m.role, m.valid_from, m.valid_until) for m in p.members]}".encode())
-        engine = self.engine
-        if self._policy_digest[0] is not engine:  # the compiled policy: once per engine
-            self._policy_digest = (engine, hashlib.sha256(engine.compiled.to_csv().encode()).digest())
-        h.update(self._policy_digest[1])
-        removed = [(g.grant_id, g.created_at, g.removed_at) for g in self.drive.removed_grants]
-        h.update(f"removed_grants={removed}".encode())
-        # live chunks only: dead rows depend on the process's history (a replay after a crash skips them)
-        h.update(f"alive={self.store.n_alive}|pipeline={self.config.pipeline}".encode())
-        h.update(f"embedder={self.embedder.name}".encode())
-        value = "sha256:" + h.hexdigest()[:32]
-        self._snapshot = (key, value)
-        return value
+        organisation (users, project memberships), index (``snapshot.SnapshotFingerprint``)."""
+        return self.fingerprint.value(self.policies, self.store, self.config.pipeline, self.embedder.name)

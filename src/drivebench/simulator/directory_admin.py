@@ -19,7 +19,7 @@ from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.ports import DriveHost
 
 
 def authorize(token: TokenInfo) -> None:
@@ -28,7 +28,7 @@ def authorize(token: TokenInfo) -> None:
 
 
 def update_user(
-    sim: Simulator,
+    host: DriveHost,
     token: TokenInfo,
     user_id: str,
     *,
@@ -41,48 +41,48 @@ def update_user(
     if clearance is not None and clearance not in SECRET_LEVELS:
         raise InvalidRequest(f"clearance must be one of {', '.join(SECRET_LEVELS)}")
     level = None if clearance is None else SECRET_LEVELS.index(clearance)
-    user = sim.drive.update_user(user_id, department=department, clearance=level, roles=roles, actor=token.subject)
-    sim.sync_index()
+    user = host.drive.update_user(user_id, department=department, clearance=level, roles=roles, actor=token.subject)
+    host.sync_index()
     return user
 
 
 def create_department(
-    sim: Simulator, token: TokenInfo, dept_id: str, name: str | None = None, parent: str | None = None
+    host: DriveHost, token: TokenInfo, dept_id: str, name: str | None = None, parent: str | None = None
 ) -> DepartmentRec:
     """A new department below ``parent`` (or at the top); 409 when the id exists, 400 for an unknown parent."""
     authorize(token)
-    dept = sim.drive.create_department(dept_id, name, parent, actor=token.subject)
-    sim.sync_index()
+    dept = host.drive.create_department(dept_id, name, parent, actor=token.subject)
+    host.sync_index()
     return dept
 
 
-def end_membership(sim: Simulator, token: TokenInfo, project_id: str, user_id: str) -> MembershipRec:
+def end_membership(host: DriveHost, token: TokenInfo, project_id: str, user_id: str) -> MembershipRec:
     """End ``user_id``'s current membership of ``project_id`` now (404 when there is none)."""
     authorize(token)
-    membership = sim.drive.end_membership(project_id, user_id, actor=token.subject)
-    sim.sync_index()
+    membership = host.drive.end_membership(project_id, user_id, actor=token.subject)
+    host.sync_index()
     return membership
 
 
-def create_folder(sim: Simulator, token: TokenInfo, path: str, break_inheritance: bool = False) -> FolderNode:
+def create_folder(host: DriveHost, token: TokenInfo, path: str, break_inheritance: bool = False) -> FolderNode:
     """A new folder at ``path`` under an existing parent (404 without one, 409 when the folder exists)."""
     authorize(token)
     norm = _normalise(path)
     if norm == "/":
         raise Conflict("the root folder exists")
     parent_path, _, name = norm.rpartition("/")
-    parent = _folder(sim, parent_path or "/")
-    node = sim.drive.create_folder(parent.folder_id, name, break_inheritance, actor=token.subject)
-    sim.sync_index()
+    parent = _folder(host, parent_path or "/")
+    node = host.drive.create_folder(parent.folder_id, name, break_inheritance, actor=token.subject)
+    host.sync_index()
     return node
 
 
-def set_inheritance(sim: Simulator, token: TokenInfo, path: str, break_inheritance: bool) -> FolderNode:
+def set_inheritance(host: DriveHost, token: TokenInfo, path: str, break_inheritance: bool) -> FolderNode:
     """Whether the folder at ``path`` stops inheriting grants from its parent (True) or inherits them (False)."""
     authorize(token)
-    node = _folder(sim, _normalise(path))
-    node = sim.drive.set_break_inheritance(node.folder_id, break_inheritance, actor=token.subject)
-    sim.sync_index()
+    node = _folder(host, _normalise(path))
+    node = host.drive.set_break_inheritance(node.folder_id, break_inheritance, actor=token.subject)
+    host.sync_index()
     return node
 
 
@@ -92,8 +92,8 @@ def _normalise(path: str) -> str:
     return "/" + "/".join(p for p in path.split("/") if p)
 
 
-def _folder(sim: Simulator, path: str) -> FolderNode:
+def _folder(host: DriveHost, path: str) -> FolderNode:
     try:
-        return sim.drive.folder_by_path(path)
+        return host.drive.folder_by_path(path)
     except NotFound:
         raise NotFound(f"no folder {path}") from None

@@ -10,15 +10,15 @@ from typing import TYPE_CHECKING, Any
 from drivebench.formats.corpus import SECRET_LEVELS
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.ports import DriveHost
 
 
 def _iso(t: datetime | None) -> str | None:
     return t.isoformat() if t is not None else None
 
 
-def directory(sim: Simulator) -> dict[str, Any]:
-    drive = sim.drive
+def directory(host: DriveHost) -> dict[str, Any]:
+    drive = host.drive
     with drive.lock:
         memberships: dict[str, list[dict[str, Any]]] = {}
         for p in drive.projects.values():

@@ -41,7 +41,9 @@ from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
 
 if TYPE_CHECKING:
+    from drivebench.extract import ExtractConfig
     from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.ports import DriveHost
 
 DEFAULT_LEVEL = 1  # internal
 
@@ -56,21 +58,21 @@ class Caller:
         return self.token.subject
 
 
-def caller_for(sim: Simulator, token: TokenInfo) -> Caller:
+def caller_for(host: DriveHost, token: TokenInfo) -> Caller:
     if token.user_id is not None:
-        return Caller(token, sim.engine.user_principal(token.user_id))
+        return Caller(token, host.engine.user_principal(token.user_id))
     if token.has("admin"):
         return Caller(token, None)
     raise Forbidden("the files API needs a user token or the admin token (the evaluation token only evaluates recall)")
 
 
-def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> DocumentRec:
+def authorize_doc(host: DriveHost, caller: Caller, doc_id: str, action: str) -> DocumentRec:
     """The document if the caller may ``action`` it; 404 (as if missing) when they may not even list it."""
-    doc = sim.drive.doc(doc_id)
+    doc = host.drive.doc(doc_id)
     p = caller.principal
     if p is None:
         return doc
-    engine, now = sim.engine, sim.drive.clock.now()
+    engine, now = host.engine, host.drive.clock.now()
     obj = doc_obj(doc_id)
     if not engine.enforce(p, obj, "list", now, doc.secret_level):
         raise NotFound(f"no document {doc_id!r}")
@@ -79,10 +81,10 @@ def authorize_doc(sim: Simulator, caller: Caller, doc_id: str, action: str) -> D
     return doc
 
 
-def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> str:
+def authorize_folder(host: DriveHost, caller: Caller, path: str, action: str) -> str:
     """The folder id if the caller may ``action`` in it; 404 (as if missing) when they may not list it."""
     try:
-        folder = sim.drive.folder_by_path(path.rstrip("/") or "/")
+        folder = host.drive.folder_by_path(path.rstrip("/") or "/")
     except InvalidRequest as exc:
         raise InvalidRequest(f"folder: {exc}") from None
     except NotFound:
@@ -90,7 +92,7 @@ def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> 
     p = caller.principal
     if p is None:
         return folder.folder_id
-    engine, now = sim.engine, sim.drive.clock.now()
+    engine, now = host.engine, host.drive.clock.now()
     obj = folder_obj(folder.folder_id)
     if not engine.enforce(p, obj, "list", now):
         raise NotFound(f"no folder {path}")
@@ -100,12 +102,12 @@ def authorize_folder(sim: Simulator, caller: Caller, path: str, action: str) -> 
 
 
 def list_folder(
-    sim: Simulator, caller: Caller, path: str, trashed: bool = False, recursive: bool = False
+    host: DriveHost, caller: Caller, path: str, trashed: bool = False, recursive: bool = False
 ) -> tuple[str, list[DocumentRec]]:
     """(the folder's path, the documents in it, or in its recycle bin, the caller may list), by name.
     ``recursive``: the documents in the folder and every folder below it, by path."""
-    folder_id = authorize_folder(sim, caller, path, "list")
-    drive = sim.drive
+    folder_id = authorize_folder(host, caller, path, "list")
+    drive = host.drive
     with drive.lock:
         if recursive:
             below = drive.folder_subtree(folder_id)
@@ -119,7 +121,7 @@ def list_folder(
     p = caller.principal
     if p is None:
         return drive.folder_path(folder_id), docs
-    engine, now = sim.engine, drive.clock.now()
+    engine, now = host.engine, drive.clock.now()
     if not recursive:
         return drive.folder_path(folder_id), [
             d for d in docs if engine.enforce(p, doc_obj(d.doc_id), "list", now, d.secret_level)
@@ -154,17 +156,18 @@ def secret_level(value: str | None, caller: Caller) -> int:
     return level
 
 
-def check_extractable(sim: Simulator, data: bytes, name: str) -> None:
+def check_extractable(config: ExtractConfig, data: bytes, name: str) -> None:
     from drivebench.extract import ExtractionError, extract
 
     try:
-        extract(data, name, sim.config.extract)
+        extract(data, name, config)
     except ExtractionError as exc:
         raise Unprocessable(f"the file cannot be indexed: {exc.message}", reason=exc.reason) from None
 
 
 def after_write(sim: Simulator) -> None:
-    """Acknowledged = indexed: a recall that starts after the answer finds it; then retention."""
+    """Acknowledged = indexed: a recall that starts after the answer finds it; then retention (which
+    checkpoints a durable simulator first: the whole simulator, not a narrow view)."""
     from drivebench.simulator.persistence import lifecycle
 
     sim.sync_index()
@@ -187,7 +190,7 @@ def upload(
     folder_id = authorize_folder(sim, caller, folder, "upload")
     rank = secret_level(level, caller)
     if strict:
-        check_extractable(sim, data, name)
+        check_extractable(sim.config.extract, data, name)
     doc = sim.drive.create_document(
         folder_id,
         name,
@@ -208,7 +211,7 @@ def new_version(
     if note is not None:
         _check_text(note, "note", 1000)
     if strict:
-        check_extractable(sim, data, doc.name)
+        check_extractable(sim.config.extract, data, doc.name)
     version = sim.drive.add_version(doc_id, data, caller.actor, note)
     after_write(sim)
     return doc, version
@@ -222,27 +225,27 @@ def restore(sim: Simulator, caller: Caller, doc_id: str, version_id: str) -> tup
 
 
 def rename_or_move(
-    sim: Simulator, caller: Caller, doc_id: str, name: str | None = None, folder: str | None = None
+    host: DriveHost, caller: Caller, doc_id: str, name: str | None = None, folder: str | None = None
 ) -> DocumentRec:
     if name is None and folder is None:
         raise InvalidRequest("give `name` (rename) and/or `folder` (move)")
-    authorize_doc(sim, caller, doc_id, "edit")
-    folder_id = authorize_folder(sim, caller, folder, "upload") if folder is not None else None
-    visible = sim.doc_lister(caller.principal)
-    doc = sim.drive.move_document(doc_id, folder_id, name, caller.actor, visible=visible)
-    sim.sync_index()
+    authorize_doc(host, caller, doc_id, "edit")
+    folder_id = authorize_folder(host, caller, folder, "upload") if folder is not None else None
+    visible = host.doc_lister(caller.principal)
+    doc = host.drive.move_document(doc_id, folder_id, name, caller.actor, visible=visible)
+    host.sync_index()
     return doc
 
 
-def trash(sim: Simulator, caller: Caller, doc_id: str, restore: bool = False) -> DocumentRec:
-    authorize_doc(sim, caller, doc_id, "delete")
-    doc = sim.drive.untrash(doc_id, caller.actor) if restore else sim.drive.trash(doc_id, caller.actor)
-    sim.sync_index()
+def trash(host: DriveHost, caller: Caller, doc_id: str, restore: bool = False) -> DocumentRec:
+    authorize_doc(host, caller, doc_id, "delete")
+    doc = host.drive.untrash(doc_id, caller.actor) if restore else host.drive.trash(doc_id, caller.actor)
+    host.sync_index()
     return doc
 
 
-def download(sim: Simulator, caller: Caller, doc_id: str, version_id: str | None) -> tuple[DocumentRec, VersionRec]:
-    doc = authorize_doc(sim, caller, doc_id, "download")
+def download(host: DriveHost, caller: Caller, doc_id: str, version_id: str | None) -> tuple[DocumentRec, VersionRec]:
+    doc = authorize_doc(host, caller, doc_id, "download")
     versions = list(doc.versions)
     version = versions[-1] if version_id is None else next((v for v in versions if v.version_id == version_id), None)
     if version is None:
@@ -319,34 +322,36 @@ def _last_visible(sim: Simulator, caller: Caller, feed: list[Change], floor: int
     return floor
 
 
-def visible_changes(sim: Simulator, caller: Caller, batch: list[Change]) -> list[Change]:
+def visible_changes(host: DriveHost, caller: Caller, batch: list[Change]) -> list[Change]:
     """The entries of ``batch`` the caller may see: all for the admin token; for a user, entries about a
     document (or folder) they could list when the entry was written and may list now."""
     p = caller.principal
     if p is None:
         return list(batch)
-    now = sim.drive.clock.now()
+    now = host.drive.clock.now()
     masks: dict[datetime, tuple[dict[str, int], np.ndarray]] = {}
     # "may list now" is necessary for every entry: judged first, with one mask, so an entry about something
     # hidden costs a lookup (a user's page may read far past such entries), not a mask of its own instant
-    now_index, now_mask = sim.engine_at(now).doc_index, pointintime.allowed_mask(sim, p, "list", now, now)
+    now_index, now_mask = host.engine_at(now).doc_index, pointintime.allowed_mask(host, p, "list", now, now)
     out = []
     for c in batch:
         at = min(c.at, now)
         if c.doc_id is not None:
-            if c.doc_id not in sim.drive.documents:
+            if c.doc_id not in host.drive.documents:
                 continue
             now_pos = now_index.get(c.doc_id)
             if now_pos is None or not now_mask[now_pos]:
                 continue
             if at not in masks:
-                engine = sim.engine_at(at)
-                masks[at] = (engine.doc_index, pointintime.allowed_mask(sim, p, "list", at, now))
+                engine = host.engine_at(at)
+                masks[at] = (engine.doc_index, pointintime.allowed_mask(host, p, "list", at, now))
             index, mask = masks[at]
             pos = index.get(c.doc_id)
             if pos is not None and mask[pos]:
                 out.append(c)
-        elif c.folder_id in sim.drive.folders and pointintime.may_folder(sim, p, c.folder_id, "list", at, now):
+        elif c.folder_id in host.drive.folders and pointintime.enforce(
+            host, p, folder_obj(c.folder_id), "list", at, now
+        ):
             out.append(c)
     return out
 

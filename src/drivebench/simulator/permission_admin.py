@@ -37,7 +37,7 @@ from drivebench.drive.permissions.engine import PermissionEngine, Principal
 from drivebench.drive.tokens import TokenInfo
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.ports import DriveHost
 
 
 @dataclass(frozen=True)
@@ -61,7 +61,7 @@ def _check_failed(exc: Exception) -> Exception:
 
 
 def resolve_path(
-    sim: Simulator, path: str, at: datetime | None = None, visible: Callable[[str], bool] | None = None
+    host: DriveHost, path: str, at: datetime | None = None, visible: Callable[[str], bool] | None = None
 ) -> Target:
     """A folder path, or a document path (its folder's path + its name), in the tree at ``at`` (None:
     now), through the caller's visibility: the one resolver every path lookup uses. Folders win a name
@@ -69,15 +69,15 @@ def resolve_path(
     ``visible(doc_obj)`` (None: the caller sees everything) keeps the ones the caller may list, so a path
     only a hidden document holds is missing, and a path the caller shares with a hidden namesake is the
     caller's own document. Two documents the caller sees on one path are a 409 naming both, never a pick."""
-    drive = sim.drive
+    drive = host.drive
     norm = "/" + "/".join(p for p in path.split("/") if p)
-    fid = pointintime.folder_as_of(sim, norm, at)
+    fid = pointintime.folder_as_of(host, norm, at)
     if fid is not None:
         return Target("folder", fid, folder_obj(fid), 0, drive.folder_path_at(fid, at))
     parent, _, name = norm.rpartition("/")
     if not name:
         raise missing(path)
-    folder_id = pointintime.folder_as_of(sim, parent or "/", at)
+    folder_id = pointintime.folder_as_of(host, parent or "/", at)
     if folder_id is None:
         raise missing(path)
     with drive.lock:
@@ -96,16 +96,16 @@ def resolve_path(
     if len(candidates) > 1:
         ids = ", ".join(d.doc_id for d in candidates)
         raise Conflict(f"{len(candidates)} documents share the path {norm!r} ({ids}): act on one by its id")
-    return document_target(sim, candidates[0], at)
+    return document_target(host, candidates[0], at)
 
 
-def document_target(sim: Simulator, d: DocumentRec, at: datetime | None = None) -> Target:
+def document_target(host: DriveHost, d: DocumentRec, at: datetime | None = None) -> Target:
     trashed = d.trashed_at is not None if at is None else d.trashed_at_time(at)
-    return Target("document", d.doc_id, doc_obj(d.doc_id), d.secret_level, sim.drive.doc_path_at(d, at), trashed)
+    return Target("document", d.doc_id, doc_obj(d.doc_id), d.secret_level, host.drive.doc_path_at(d, at), trashed)
 
 
-def target_of_grant(sim: Simulator, grant: GrantRec) -> Target:
-    drive = sim.drive
+def target_of_grant(host: DriveHost, grant: GrantRec) -> Target:
+    drive = host.drive
     if grant.doc_id is not None:
         d = drive.doc(grant.doc_id)
         return Target(
@@ -117,8 +117,8 @@ def target_of_grant(sim: Simulator, grant: GrantRec) -> Target:
     return Target("folder", fid, folder_obj(fid), 0, drive.folder_path(fid))
 
 
-def path_of(sim: Simulator, at: datetime | None = None) -> Callable[[str], str | None]:
-    drive = sim.drive
+def path_of(host: DriveHost, at: datetime | None = None) -> Callable[[str], str | None]:
+    drive = host.drive
 
     def name(obj: str) -> str | None:
         kind, _, ident = obj.partition(":")
@@ -132,13 +132,13 @@ def path_of(sim: Simulator, at: datetime | None = None) -> Callable[[str], str |
 
 
 @contextmanager
-def consistent(sim: Simulator, at: datetime | None = None) -> Iterator[PermissionEngine]:
+def consistent(host: DriveHost, at: datetime | None = None) -> Iterator[PermissionEngine]:
     """The engine for ``at`` (None: now) with the drive locked at the same policy version (engine first,
     then the drive lock: the order the simulator itself takes them)."""
     for _ in range(20):
-        engine = sim.engine if at is None else sim.engine_at(at)
-        with sim.drive.lock:
-            if engine.policy_version == sim.drive.policy_version:
+        engine = host.engine if at is None else host.engine_at(at)
+        with host.drive.lock:
+            if engine.policy_version == host.drive.policy_version:
                 yield engine
                 return
     from drivebench.drive.errors import PermissionCheckFailed
@@ -153,10 +153,12 @@ def _may(engine: PermissionEngine, principal: Principal, obj: str, act: str, at:
         raise _check_failed(exc) from exc
 
 
-def user_guard(sim: Simulator, engine: PermissionEngine, user_id: str, target: Target, action: str, shown: str) -> None:
+def user_guard(
+    host: DriveHost, engine: PermissionEngine, user_id: str, target: Target, action: str, shown: str
+) -> None:
     """A user must be able to ``list`` the target to learn it exists, and hold ``action`` to act on it."""
     principal = engine.user_principal(user_id)
-    now = sim.drive.clock.now()
+    now = host.drive.clock.now()
     if not _may(engine, principal, target.obj, "list", now, target.level):
         raise missing(shown)
     if not _may(engine, principal, target.obj, action, now, target.level):
@@ -164,7 +166,7 @@ def user_guard(sim: Simulator, engine: PermissionEngine, user_id: str, target: T
 
 
 def authorize_change(
-    sim: Simulator, engine: PermissionEngine, token: TokenInfo, target: Target, action: str, shown: str
+    host: DriveHost, engine: PermissionEngine, token: TokenInfo, target: Target, action: str, shown: str
 ) -> None:
     if token.has("admin"):
         return
@@ -172,22 +174,22 @@ def authorize_change(
         raise Forbidden(
             "this token may read permissions but not change them: use the admin token or a user with manage"
         )
-    user_guard(sim, engine, token.user_id, target, action, shown)
+    user_guard(host, engine, token.user_id, target, action, shown)
 
 
-def _lister(sim: Simulator, engine: PermissionEngine, token: TokenInfo) -> Callable[[str], bool] | None:
+def _lister(host: DriveHost, engine: PermissionEngine, token: TokenInfo) -> Callable[[str], bool] | None:
     """For a user token: may it list an object now (picks among documents sharing a name)."""
     if token.user_id is None:
         return None
     principal = engine.user_principal(token.user_id)
-    now = sim.drive.clock.now()
-    return lambda obj: _may(engine, principal, obj, "list", now, _level(sim, obj))
+    now = host.drive.clock.now()
+    return lambda obj: _may(engine, principal, obj, "list", now, _level(host, obj))
 
 
-def _level(sim: Simulator, obj: str) -> int:
+def _level(host: DriveHost, obj: str) -> int:
     if not obj.startswith("doc:"):
         return 0
-    doc = sim.drive.documents.get(obj.partition(":")[2])
+    doc = host.drive.documents.get(obj.partition(":")[2])
     return doc.secret_level if doc is not None else 0
 
 
@@ -199,16 +201,16 @@ class GrantListing:
     policy_version: int
 
 
-def list_grants(sim: Simulator, token: TokenInfo, path: str, inherited: bool = False) -> GrantListing:
-    with consistent(sim) as engine:
-        target = resolve_path(sim, path, visible=_lister(sim, engine, token))
+def list_grants(host: DriveHost, token: TokenInfo, path: str, inherited: bool = False) -> GrantListing:
+    with consistent(host) as engine:
+        target = resolve_path(host, path, visible=_lister(host, engine, token))
         if not token.has("admin") and not token.has("evaluate-as"):
             if token.user_id is None:
                 raise Forbidden("this token may not read grants")
-            user_guard(sim, engine, token.user_id, target, "manage", path)
+            user_guard(host, engine, token.user_id, target, "manage", path)
         reach = engine.object_ancestors(target.obj) if inherited else frozenset({target.obj})
         out = []
-        for g in sorted(sim.drive.grants.values(), key=lambda g: g.grant_id):
+        for g in sorted(host.drive.grants.values(), key=lambda g: g.grant_id):
             obj = doc_obj(g.doc_id) if g.doc_id is not None else folder_obj(g.folder_id or "")
             if obj in reach:
                 out.append((g, obj != target.obj))
@@ -216,30 +218,30 @@ def list_grants(sim: Simulator, token: TokenInfo, path: str, inherited: bool = F
         return GrantListing(target, out, engine.policy_version)
 
 
-def add_grant(sim: Simulator, token: TokenInfo, path: str, make: Callable[[Target, str], GrantRec]) -> GrantRec:
+def add_grant(host: DriveHost, token: TokenInfo, path: str, make: Callable[[Target, str], GrantRec]) -> GrantRec:
     """Add the grant ``make(target, default_grant_id)`` on ``path`` (needs ``manage`` there)."""
-    with consistent(sim) as engine:
-        target = resolve_path(sim, path, visible=_lister(sim, engine, token))
-        authorize_change(sim, engine, token, target, "manage", path)
-        grant = make(target, sim.drive.keyed_grant_id())
-        stored = sim.drive.add_grant(grant, actor=token.subject)
-    sim.sync_index()
+    with consistent(host) as engine:
+        target = resolve_path(host, path, visible=_lister(host, engine, token))
+        authorize_change(host, engine, token, target, "manage", path)
+        grant = make(target, host.drive.keyed_grant_id())
+        stored = host.drive.add_grant(grant, actor=token.subject)
+    host.sync_index()
     return stored
 
 
-def remove_grant(sim: Simulator, token: TokenInfo, grant_id: str) -> GrantRec:
+def remove_grant(host: DriveHost, token: TokenInfo, grant_id: str) -> GrantRec:
     """Remove a grant (needs ``manage`` on its path); an invisible grant answers like a missing one."""
-    with consistent(sim) as engine:
-        grant = sim.drive.grants.get(grant_id)
+    with consistent(host) as engine:
+        grant = host.drive.grants.get(grant_id)
         if grant is None:
             raise NotFound(f"no grant {grant_id!r}")
-        target = target_of_grant(sim, grant)
+        target = target_of_grant(host, grant)
         try:
-            authorize_change(sim, engine, token, target, "manage", target.path)
+            authorize_change(host, engine, token, target, "manage", target.path)
         except NotFound:
             raise NotFound(f"no grant {grant_id!r}") from None
-        sim.drive.remove_grant(grant_id, actor=token.subject)
-    sim.sync_index()
+        host.drive.remove_grant(grant_id, actor=token.subject)
+    host.sync_index()
     return grant
 
 
@@ -251,33 +253,33 @@ class Effective:
 
 
 def effective(
-    sim: Simulator, principal: Principal, path: str, as_of: datetime | None = None, doc_id: str | None = None
+    host: DriveHost, principal: Principal, path: str, as_of: datetime | None = None, doc_id: str | None = None
 ) -> Effective:
     """Every action's decision on ``path`` (or on the document ``doc_id``, for a caller that already holds
     it) for ``principal`` as of ``as_of`` (point-in-time rule). Acting as oneself, the path resolves among
     what the principal may list, then and now."""
-    now = sim.drive.clock.now()
-    at = sim.resolve_as_of(as_of)
+    now = host.drive.clock.now()
+    at = pointintime.resolve_as_of(host, as_of)
     when = None if at == now else at
     past = pointintime.intersects_now(principal, at, now)
-    with consistent(sim, at) as engine:
-        current = sim.engine if past else engine
+    with consistent(host, at) as engine:
+        current = host.engine if past else engine
         if doc_id is not None:
-            doc = sim.drive.documents.get(doc_id)
+            doc = host.drive.documents.get(doc_id)
             if doc is None:
                 raise missing(path)
-            target = document_target(sim, doc, when)
+            target = document_target(host, doc, when)
         elif principal.evaluated_as:
-            target = resolve_path(sim, path, when)
+            target = resolve_path(host, path, when)
         else:
 
             def lists(obj: str) -> bool:
-                level = _level(sim, obj)
+                level = _level(host, obj)
                 if not _may(engine, principal, obj, "list", at, level):
                     return False
                 return not past or _may(current, principal, obj, "list", now, level)
 
-            target = resolve_path(sim, path, when, visible=lists)
+            target = resolve_path(host, path, when, visible=lists)
         if not principal.evaluated_as:
             sees = _may(engine, principal, target.obj, "list", at, target.level)
             if sees and past:
@@ -285,7 +287,7 @@ def effective(
             if not sees:
                 raise missing(path)
         try:
-            eff = effective_permissions(engine, principal, target.obj, at, target.level, path_of=path_of(sim, when))
+            eff = effective_permissions(engine, principal, target.obj, at, target.level, path_of=path_of(host, when))
         except ExplanationMismatch as exc:
             raise _check_failed(exc) from exc
         except Exception as exc:  # fail closed: never a partial answer
@@ -307,32 +309,32 @@ class Moved:
     policy_version: int
 
 
-def move(sim: Simulator, token: TokenInfo, path: str, to: str) -> Moved:
+def move(host: DriveHost, token: TokenInfo, path: str, to: str) -> Moved:
     """Re-parent a folder (or move a document) into the folder ``to``: ``manage`` on the item, ``upload``
     on the destination. Access below it is re-evaluated at once."""
-    with consistent(sim) as engine:
-        visible = _lister(sim, engine, token)
-        src = resolve_path(sim, path, visible=visible)
-        dst = resolve_path(sim, to, visible=visible)
-        authorize_change(sim, engine, token, src, "manage", path)
-        authorize_change(sim, engine, token, dst, "upload", to)
+    with consistent(host) as engine:
+        visible = _lister(host, engine, token)
+        src = resolve_path(host, path, visible=visible)
+        dst = resolve_path(host, to, visible=visible)
+        authorize_change(host, engine, token, src, "manage", path)
+        authorize_change(host, engine, token, dst, "upload", to)
         if dst.kind != "folder":
             raise InvalidRequest(f"{to!r} is a document: move into a folder")
         if src.kind == "folder":
-            sim.drive.move_folder(src.ident, dst.ident, actor=token.subject)
-            new_path = sim.drive.folder_path(src.ident)
+            host.drive.move_folder(src.ident, dst.ident, actor=token.subject)
+            new_path = host.drive.folder_path(src.ident)
         else:
-            doc = sim.drive.move_document(
-                src.ident, folder_id=dst.ident, actor=token.subject, visible=_doc_lister(sim, token)
+            doc = host.drive.move_document(
+                src.ident, folder_id=dst.ident, actor=token.subject, visible=_doc_lister(host, token)
             )
-            new_path = sim.drive.doc_path(doc)
-        out = Moved(src, new_path, sim.drive.policy_version)
-    sim.sync_index()
+            new_path = host.drive.doc_path(doc)
+        out = Moved(src, new_path, host.drive.policy_version)
+    host.sync_index()
     return out
 
 
-def _doc_lister(sim: Simulator, token: TokenInfo) -> Callable[[str], bool] | None:
+def _doc_lister(host: DriveHost, token: TokenInfo) -> Callable[[str], bool] | None:
     """For name conflicts: may the caller list this document now (None: the caller sees everything)?"""
     if token.user_id is None:
         return None
-    return sim.doc_lister(sim.engine.user_principal(token.user_id))
+    return host.doc_lister(host.engine.user_principal(token.user_id))

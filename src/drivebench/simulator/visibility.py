@@ -35,7 +35,8 @@ if TYPE_CHECKING:
     from drivebench.drive.model import DocumentRec
     from drivebench.drive.permissions.engine import PermissionEngine
     from drivebench.drive.state import Drive
-    from drivebench.simulator.backend import Simulator
+    from drivebench.search.index.chunk_store import ChunkStore
+    from drivebench.simulator.faults import FaultSet
 
 MAX_US = int(np.iinfo(np.int64).max)
 _Sig = tuple[object, ...]
@@ -87,15 +88,17 @@ class ChunkArrays:
         self.full_rebuilds = 0  # for tests and benchmarks
         self.updates = 0
 
-    def sync(self, sim: Simulator, engine: PermissionEngine) -> None:
-        """Bring the arrays up to the store and drive (caller holds ``sim.store.lock``)."""
-        store = sim.store
-        key = (len(store), sim.drive.content_version, sim.index_version, sim.faults.generation, len(sim.drive.changes))
+    def sync(
+        self, drive: Drive, store: ChunkStore, faults: FaultSet, index_version: int, engine: PermissionEngine
+    ) -> None:
+        """Bring the arrays up to ``store`` and ``drive`` (caller holds ``store.lock``). ``index_version``
+        moves whenever the store changes in place; ``faults`` decides which versions count (stale-index)."""
+        key = (len(store), drive.content_version, index_version, faults.generation, len(drive.changes))
         same_docs = self.doc_ids is engine.doc_ids
         if key == self.key and same_docs:
             return
-        if self.doc_ids is None or self.generation != sim.faults.generation:
-            self._rebuild(sim, engine)
+        if self.doc_ids is None or self.generation != faults.generation:
+            self._rebuild(drive, store, faults, engine)
         else:
             if not same_docs and self.doc_ids != engine.doc_ids:
                 pos = engine.doc_index
@@ -103,11 +106,10 @@ class ChunkArrays:
                 self._span_arrays(engine)
             self.doc_ids = engine.doc_ids
             if key != self.key:
-                self._update(sim, engine)
+                self._update(drive, store, faults, engine)
         self.key = key
 
-    def _rebuild(self, sim: Simulator, engine: PermissionEngine) -> None:
-        store = sim.store
+    def _rebuild(self, drive: Drive, store: ChunkStore, faults: FaultSet, engine: PermissionEngine) -> None:
         n = len(store)
         self.doc = np.array([engine.doc_index.get(d, -1) for d in store.doc_ids[:n]], dtype=np.int64)
         self.start = np.full(n, MAX_US, dtype=np.int64)
@@ -115,15 +117,14 @@ class ChunkArrays:
         self.trash = np.full(n, MAX_US, dtype=np.int64)
         self.sigs, self.spans = {}, {}
         self.doc_ids = engine.doc_ids
-        self.generation = sim.faults.generation
-        self.cursor.touched(sim.drive)  # from here on, the feed says what changed
-        for d in list(sim.drive.documents.values()):  # a writer may add documents concurrently
-            self._derive(sim, d)
+        self.generation = faults.generation
+        self.cursor.touched(drive)  # from here on, the feed says what changed
+        for d in list(drive.documents.values()):  # a writer may add documents concurrently
+            self._derive(store, faults, d)
         self._span_arrays(engine)
         self.full_rebuilds += 1
 
-    def _update(self, sim: Simulator, engine: PermissionEngine) -> None:
-        store = sim.store
+    def _update(self, drive: Drive, store: ChunkStore, faults: FaultSet, engine: PermissionEngine) -> None:
         old, n = len(self.doc), len(store)
         touched: set[str] = set()
         if n > old:  # appended chunks: their rows, and their documents re-derived below
@@ -134,8 +135,8 @@ class ChunkArrays:
             self.start, self.end, self.trash = (np.concatenate([a, pad]) for a in (self.start, self.end, self.trash))
             touched.update(new_docs)
         before = self.cursor.seen
-        named = self.cursor.touched(sim.drive)
-        documents = sim.drive.documents
+        named = self.cursor.touched(drive)
+        documents = drive.documents
         if named is None or (self.cursor.seen == before and n == old):  # the feed cannot tell (or shows nothing
             # although the drive changed, e.g. a write rolled back in place): compare every document's signature
             for d in list(documents.values()):
@@ -147,17 +148,17 @@ class ChunkArrays:
         for doc_id in touched:
             d = documents.get(doc_id)
             if d is not None:
-                self._derive(sim, d)
+                self._derive(store, faults, d)
             else:  # purged: its chunks are dead; forget its spans
                 self.spans.pop(doc_id, None)
                 self.sigs.pop(doc_id, None)
         self._span_arrays(engine)
         self.updates += 1
 
-    def _derive(self, sim: Simulator, d: DocumentRec) -> None:
+    def _derive(self, store: ChunkStore, faults: FaultSet, d: DocumentRec) -> None:
         """The rows of every chunk of ``d``'s versions: when each version was current, when ``d`` was trashed."""
-        by_version = sim.store.by_version
-        versions = sim.faults.served_versions(d.versions, sim.store)  # FAULT stale-index; clean: all
+        by_version = store.by_version
+        versions = faults.served_versions(d.versions, store)  # FAULT stale-index; clean: all
         trashed = to_us(d.trashed_at) if d.trashed_at else MAX_US
         n = len(self.doc)
         for i, v in enumerate(versions):

@@ -1,22 +1,26 @@
 """The permission engine: Casbin enforcers per policy version, plus the materialized fast path.
 
-Five decision verbs, all over the same compiled lines (objects are ``doc_obj(doc_id)`` /
-``folder_obj(folder_id)`` of ``compiler.py``; a document's ``level`` is its ``secret_level``, a folder's 0):
+Four decision verbs, all over the same compiled lines (objects are ``doc_obj(doc_id)`` /
+``folder_obj(folder_id)`` of ``compiler.py``; a document's ``level`` is its ``secret_level``, a folder's 0).
+``enforce`` is the reference; each other verb is proven equal to it:
 
 * ``enforce`` -- **the reference**: Casbin's decision, evaluating ``policies/drive_model.conf`` over the
-  compiled lines. Every other verb is proven equal to it.
-* ``enforce_full`` -- the same decision from one enforcer holding every line (a second reference for tests).
-* ``decide`` -- **the re-check**: the compiled decision recall runs on every hit.
-* ``allowed_mask`` -- **the fast path**: a mask over ``doc_ids`` for one principal, action and instant.
-* ``explain`` -- the policy line Casbin reports for a decision.
+  compiled lines (the drive API's per-document checks, effective permissions, name conflicts).
+* ``allowed_mask`` -- **the fast path**: a mask over ``doc_ids`` for one principal, action and instant
+  (recall's search mask, folder listings, the change feed). Equal to ``enforce`` by
+  ``tests/permissions/test_perm_properties.py::test_fast_path_equals_enforce_equals_oracle`` (random
+  organisations, every action, against a reference oracle too),
+  ``tests/permissions/test_perm_regressions.py::test_fast_path_equals_enforce_on_a_synthetic_thousand_document_drive``
+  and ``::test_fast_path_for_other_actions_equals_enforce``.
+* ``decide`` -- **the independent re-check**: the compiled decision recall runs on every hit. Equal to
+  ``enforce`` by ``test_fast_path_equals_enforce_equals_oracle``; that it shares nothing with the mask (a
+  poisoned mask is caught: 503) by ``tests/security/test_recheck_independent.py``.
+* ``enforce_full`` -- the reference again from one enforcer holding every line (for tests). Equal to
+  ``enforce`` by ``test_fast_path_equals_enforce_equals_oracle``.
 
-Where each is proven equal to ``enforce``: ``allowed_mask``, ``decide`` and ``enforce_full`` by the
-hypothesis property ``test_fast_path_equals_enforce_equals_oracle`` of
-``tests/permissions/test_perm_properties.py`` (against a reference oracle too); ``allowed_mask`` also by
-``test_fast_path_equals_enforce_on_a_synthetic_thousand_document_drive`` and
-``test_fast_path_for_other_actions_equals_enforce`` of ``tests/permissions/test_perm_regressions.py``; an
-engine derived by ``after_grant_changes`` by ``tests/permissions/test_incremental_policy.py``; that
-``decide`` shares nothing with the mask by ``tests/security/test_recheck_independent.py``.
+An engine derived by ``after_grant_changes`` decides like a full compile:
+``tests/permissions/test_incremental_policy.py``. The same verbs under the point-in-time rule (at ``as_of``
+and now) are ``pointintime.enforce`` and ``pointintime.allowed_mask``.
 
 ``enforce``: because the matcher requires ``r.act == p.act``, a line of another action can never match, so
 the engine keeps one enforcer per action holding only that action's lines (same model, same role
@@ -29,7 +33,7 @@ the number of names, so no chain is ever cut (Casbin's default manager stops at 
 
 Time: one engine decides at any instant ``at`` of the policy it was compiled from. Which policy and which
 instants a request is judged at is the point-in-time rule of ``pointintime.py``: a principal acting as
-itself with ``as_of`` T needs the right at T (the engine of the tree at T, ``Simulator.engine_at``) **and**
+itself with ``as_of`` T needs the right at T (the engine of the tree at T, ``Policies.engine_at``) **and**
 now (the live engine); the evaluation token needs it at T only; ``as_of`` after the clock is refused.
 
 ``allowed_mask`` is the fast path used by search (with ``act="preview"``): for one principal at one
@@ -134,10 +138,9 @@ class PermissionEngine:
     proven equal to ``enforce``):
 
     * ``enforce(principal, obj, act, at, level)`` -- the reference (Casbin).
-    * ``enforce_full(...)`` -- the same, from one enforcer holding every line (a second reference for tests).
-    * ``decide(...)`` -- the compiled re-check (recall's per-hit defense in depth); no lock.
     * ``allowed_mask(principal, act, at)`` -- the fast path: a boolean mask over ``doc_ids``.
-    * ``explain(...)`` -- the line Casbin reports for a decision.
+    * ``decide(principal, obj, act, at, level)`` -- the independent re-check (recall's per hit); no lock.
+    * ``enforce_full(...)`` -- the reference from one enforcer holding every line (for tests).
 
     ``obj`` is ``doc_obj(doc_id)`` with the document's ``secret_level`` as ``level``, or ``folder_obj(folder_id)``
     with level 0. Not decisions: ``lines``, ``subjects_of``, ``object_ancestors``, ``user_principal``,
@@ -275,18 +278,6 @@ class PermissionEngine:
             if self._full is None:
                 self._full = _build_enforcer(self.compiled.p, self.role_managers)
             return self._full
-
-    enforcer = full_enforcer
-
-    def explain(self, principal: Principal, obj: str, act: str, at: datetime, level: int = 0) -> list[str]:
-        """The policy line Casbin reports (with deny-override: the deny line that decided a refusal;
-        empty when allowed or when nothing matched). ``effective.py`` gives every contributing line."""
-        enforcer = self.enforcers.get(act)
-        if enforcer is None:
-            raise ValueError(f"unknown action {act!r}")
-        with CASBIN_LOCK:
-            _, rule = enforcer.enforce_ex(principal.subject, obj, act, to_us(at), principal.clearance, level)
-        return list(rule)
 
     # ------------------------------------------------------------------ the compiled decision (re-check)
     def _decision_index(self, act: str) -> dict[tuple[str, str], tuple[tuple[bool, int, int], ...]]:

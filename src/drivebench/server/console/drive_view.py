@@ -17,6 +17,7 @@ import numpy as np
 from drivebench.drive.errors import DriveError, NotFound
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import pointintime
+from drivebench.drive.permissions.compiler import folder_obj
 from drivebench.drive.permissions.engine import Principal
 from drivebench.extract import ExtractionError, extract
 from drivebench.formats.corpus import SECRET_LEVELS
@@ -124,7 +125,7 @@ def drive_view(sim: Simulator, principal: Principal, folder: str, moment: Instan
         folder_ids = list(sim.drive.folders)
     for fid in folder_ids:
         try:
-            visible = pointintime.may_folder(sim, principal, fid, "list", moment.at, moment.now)
+            visible = pointintime.enforce(sim, principal, folder_obj(fid), "list", moment.at, moment.now)
         except Exception as exc:
             raise _fail_closed(exc) from exc
         if visible:

@@ -1,6 +1,6 @@
 """A deterministic extractive answer built from recall's permitted hits, citing every source it quotes.
 
-``compose_answer(sim, outcome, query, style)``:
+``compose_answer(sources, outcome, query, style)``:
 
 1. Only ``outcome.hits`` are read (recall's results: documents the principal may preview, each at the
    version current at the query's time), and of each hit only the chunks of that same version. No
@@ -35,7 +35,8 @@ import numpy as np
 from drivebench.search.index.tokenize import tokenize
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import RecallHit, RecallOutcome, Simulator
+    from drivebench.simulator.backend import RecallHit, RecallOutcome
+    from drivebench.simulator.ports import AnswerSources
 
 CITATION_STYLES: tuple[str, ...] = ("brackets", "ids", "footnotes")
 MAX_SENTENCE_CHARS = 240
@@ -96,26 +97,26 @@ def split_sentences(text: str) -> list[str]:
     return out
 
 
-def _hit_sentences(sim: Simulator, hit: RecallHit) -> list[str]:
+def _hit_sentences(sources: AnswerSources, hit: RecallHit) -> list[str]:
     """Sentences of the hit's version, its best chunk first, header lines (title · name) removed."""
-    ids = [hit.chunk_id, *(i for i in sim.store.by_version.get(hit.version_id, []) if i != hit.chunk_id)]
-    doc = sim.drive.documents.get(hit.doc_id)
+    ids = [hit.chunk_id, *(i for i in sources.store.by_version.get(hit.version_id, []) if i != hit.chunk_id)]
+    doc = sources.drive.documents.get(hit.doc_id)
     names = {hit.name, hit.name.rsplit(".", 1)[0], *([doc.title] if doc is not None and doc.title else [])}
     seen: dict[str, None] = dict.fromkeys(n.strip() for n in names)
     skip = len(seen)
     for cid in ids[:64]:
-        if not sim.store.alive[cid] or sim.store.doc_ids[cid] != hit.doc_id:
+        if not sources.store.alive[cid] or sources.store.doc_ids[cid] != hit.doc_id:
             continue
-        text = sim.store.texts[cid]
+        text = sources.store.texts[cid]
         body = text.split("\n", 1)[1] if "\n" in text else ""
         for s in split_sentences(body):
             seen.setdefault(s, None)
     return list(seen)[skip:]
 
 
-def _pick(sim: Simulator, hits: list[RecallHit], query: str, max_docs: int) -> list[_Pick]:
+def _pick(sources: AnswerSources, hits: list[RecallHit], query: str, max_docs: int) -> list[_Pick]:
     terms = query_terms(query)
-    per_hit = [(hit, _hit_sentences(sim, hit)) for hit in hits[:max_docs]]
+    per_hit = [(hit, _hit_sentences(sources, hit)) for hit in hits[:max_docs]]
     tokens = {s: terms_of(s) & terms for _, sentences in per_hit for s in sentences}
     n = max(1, len(tokens))
     df = {t: sum(1 for found in tokens.values() if t in found) for t in terms}
@@ -145,7 +146,7 @@ def _bracket_safe(name: str) -> bool:
 
 
 def compose_answer(
-    sim: Simulator,
+    sources: AnswerSources,
     outcome: RecallOutcome,
     query: str,
     style: str = "brackets",
@@ -155,19 +156,19 @@ def compose_answer(
     if style not in CITATION_STYLES:
         raise ValueError(f"unknown citation_style {style!r}; use one of {', '.join(CITATION_STYLES)}")
     zh = bool(_CJK.search(query))
-    picks = _pick(sim, outcome.hits, query, max_docs)
+    picks = _pick(sources, outcome.hits, query, max_docs)
     if not picks:
         none = "没有找到你有权查看的相关文档。" if zh else "No document you may see answers this question."
         return AnswerResult(none)
-    faults = sim.faults
+    faults = sources.faults
     replacements: dict[str, str] = {}
     if faults.get("wrong-citation") is not None:
         returned = {h.doc_id for h in outcome.hits}
-        mask = sim.engine.allowed_mask(outcome.principal, "preview", outcome.at)
+        mask = sources.engine.allowed_mask(outcome.principal, "preview", outcome.at)
         candidates = sorted(
             d
-            for d in (sim.engine.doc_ids[i] for i in np.flatnonzero(mask))
-            if d not in returned and d in sim.drive.documents and sim.drive.documents[d].trashed_at is None
+            for d in (sources.engine.doc_ids[i] for i in np.flatnonzero(mask))
+            if d not in returned and d in sources.drive.documents and sources.drive.documents[d].trashed_at is None
         )
         for p in picks:
             other = faults.misattribute(query, p.hit.doc_id, candidates)  # FAULT wrong-citation
@@ -182,7 +183,7 @@ def compose_answer(
         cited_id = replacements.get(p.hit.doc_id, p.hit.doc_id)
         marker = ""
         if not drop:
-            rec = citations.get(cited_id) or _citation(sim, outcome, p.hit, cited_id, style, len(citations) + 1)
+            rec = citations.get(cited_id) or _citation(sources, outcome, p.hit, cited_id, style, len(citations) + 1)
             citations[cited_id] = rec
             marker = rec.marker
         for s in p.sentences:
@@ -190,16 +191,18 @@ def compose_answer(
             lines.append(f"{s} {marker}".rstrip() if style != "footnotes" else f"{s}{marker}")
     text = "\n".join(lines)
     if style == "footnotes" and citations:
-        refs = [f"{c.marker}: {sim.drive.doc_path(sim.drive.documents[c.doc_id])}" for c in citations.values()]
+        refs = [f"{c.marker}: {sources.drive.doc_path(sources.drive.documents[c.doc_id])}" for c in citations.values()]
         text += "\n\n" + "\n".join(refs)
     return AnswerResult(text, list(citations.values()), quoted)
 
 
-def _citation(sim: Simulator, outcome: RecallOutcome, hit: RecallHit, doc_id: str, style: str, n: int) -> CitationRec:
+def _citation(
+    sources: AnswerSources, outcome: RecallOutcome, hit: RecallHit, doc_id: str, style: str, n: int
+) -> CitationRec:
     if doc_id == hit.doc_id:
         version_id, name = hit.version_id, hit.name
     else:  # only under wrong-citation: another previewable document, at its version current then
-        doc = sim.drive.documents[doc_id]
+        doc = sources.drive.documents[doc_id]
         version = doc.version_at(outcome.at) or doc.head
         version_id, name = version.version_id, doc.name
     if style == "footnotes":

@@ -8,7 +8,7 @@ same code path as before faults existed. Each hook is named after its fault:
 fault              hook (caller)
 =================  ===============================================================================
 leaky-acl          ``leaky_acl_docs`` (``Simulator.recall``: widen the visible set, skip re-check)
-stale-acl          ``hold_stale_policy`` (``Simulator.engine``: keep the previous engine)
+stale-acl          ``hold_stale_policy`` (``Policies.engine``: keep the previous engine)
 stale-index        ``index_frozen`` (``Simulator.sync_index``), ``served_versions`` (visibility)
 cad-blind          ``extract_config`` (ingestion); switching it re-ingests dxf documents
 citation-drop      ``drop_citation`` (``simulator.answer``)
@@ -45,6 +45,7 @@ from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 if TYPE_CHECKING:
     from drivebench.drive.model import VersionRec
     from drivebench.drive.permissions import PermissionEngine, Principal
+    from drivebench.drive.permissions.pointintime import Policies
     from drivebench.drive.state import Drive
     from drivebench.extract import ExtractConfig
     from drivebench.search.index.chunk_store import ChunkStore
@@ -205,7 +206,7 @@ class FaultSet:
             return False
 
     # ------------------------------------------------------------------ leaky-acl
-    def leaky_acl_docs(self, sim: Simulator, principal: Principal, query: str, at: datetime) -> frozenset[str]:
+    def leaky_acl_docs(self, policies: Policies, principal: Principal, query: str, at: datetime) -> frozenset[str]:
         """leaky-acl: documents the principal may NOT preview that this query lets through anyway.
 
         Candidates are documents the principal may only ``list`` and documents someone in another
@@ -213,27 +214,27 @@ class FaultSet:
         fault = self._faults.get("leaky-acl")
         if fault is None:
             return frozenset()
-        candidates = self._leak_candidates(sim, principal, at)
+        candidates = self._leak_candidates(policies, principal, at)
         chosen = frozenset(d for d in candidates if self._decide(fault, query, principal.subject, d))
         if chosen:
             self._count("leaky-acl")
         return chosen
 
-    def _leak_candidates(self, sim: Simulator, principal: Principal, at: datetime) -> frozenset[str]:
-        engine = sim.engine
+    def _leak_candidates(self, policies: Policies, principal: Principal, at: datetime) -> frozenset[str]:
+        engine, drive = policies.engine, policies.drive
         key = (principal.subject, principal.clearance, principal.department, engine.policy_version, to_us(at))
         with self._lock:
             if key in self._leak_cache:
                 return self._leak_cache[key]
         own = engine.allowed_mask(principal, "preview", at)
         others = np.zeros_like(own)
-        for user in sim.drive.users.values():
+        for user in drive.users.values():
             if user.department != principal.department:
                 others |= engine.allowed_mask(engine.user_principal(user.user_id), "preview", at)
         out = {engine.doc_ids[i] for i in np.flatnonzero(others & ~own)}
         for i in np.flatnonzero(~own):
             doc_id = engine.doc_ids[i]
-            if doc_id in out or doc_id not in sim.drive.documents:
+            if doc_id in out or doc_id not in drive.documents:
                 continue
             if engine.enforce(principal, doc_obj(doc_id), "list", at, engine.drive.doc(doc_id).secret_level):
                 out.add(doc_id)

@@ -255,5 +255,5 @@ def install_store(sim: Simulator, store: Any, cursor: int) -> None:
     sim.retriever = Retriever(store, sim.embedder, sim.config.pipeline)
     sim._index_cursor = cursor
     sim._masks_for = None
-    sim._snapshot = None
+    sim.fingerprint.invalidate()
     sim.index_version += 1

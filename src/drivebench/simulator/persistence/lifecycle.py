@@ -23,16 +23,13 @@ if TYPE_CHECKING:
 
 # attributes carried over from a freshly loaded simulator on reset/seed
 _TRANSPLANT = (
-    "drive",
+    "policies",  # the drive with its permission engines
     "store",
     "retriever",
     "tokens",
     "ingest_report",
-    "_engine",
-    "_past_engines",
-    "_placement_times",
     "_masks_for",
-    "_snapshot",
+    "fingerprint",
     "_index_cursor",
 )
 
@@ -68,12 +65,12 @@ def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, A
             durable.store.write_all(drive, spec)
             durable.files.clear()
             drive = durable.store.load(durable.blobs)
-        fresh = SimulatorCls(drive, sim.config, embedder=sim.embedder)
+        # fault profiles are their own subsystem (/_sim/faults): keep them
+        fresh = SimulatorCls(drive, sim.config, embedder=sim.embedder, faults=sim.faults)
         fresh.use_token_secret(sim.token_secret)  # tokens follow the corpus name, never the secret
         fresh.cache = sim.cache
-        fresh.faults = sim.faults  # fault profiles are their own subsystem (/_sim/faults): keep them
         fresh.ingest_all()
-        with sim._engine_lock, sim._index_lock:
+        with sim.policies.lock, sim._index_lock:
             for attr in _TRANSPLANT:
                 setattr(sim, attr, getattr(fresh, attr))
             sim.corpus_dir = Path(corpus_dir)
