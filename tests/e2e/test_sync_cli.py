@@ -3,12 +3,15 @@ the CLI in a subprocess: exit codes, metrics.json, JUnit, and the drive back at 
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+import typer
+from click.testing import CliRunner
 
 from drivebench.drive.tokens import EVAL_SERVICE
 from drivebench.server.process import free_port
@@ -127,3 +130,115 @@ def test_the_target_may_be_a_profile(server: ServerProc, tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["sync"]["overall"]["pairs"] >= 3 and result["sync"]["overall"]["not_converged"] == 0
+
+
+class PersonAtTheKeyboard(io.BytesIO):
+    """Standard input of ``eval sync --manual``: before each Enter ("\\n") it is asked for, the person makes the
+    next change (here: through the drive's API, as an administrator would with the drive's own tools)."""
+
+    def __init__(self, changes: list[Callable[[], None]]) -> None:
+        super().__init__()
+        self.changes, self.entered = list(changes), 0
+
+    def _line(self) -> bytes:
+        if not self.changes:
+            return b""  # end of input: the run would see EOF, never an Enter nobody pressed
+        self.changes.pop(0)()
+        self.entered += 1
+        return b"\n"
+
+    def read(self, size: int | None = -1) -> bytes:
+        return b"" if size == 0 else self._line()
+
+    def read1(self, size: int = -1) -> bytes:
+        return b"" if size == 0 else self._line()
+
+
+def _invoke(args: list[str], stdin: io.BytesIO | str | None = None) -> tuple[int, str]:
+    from drivebench.cli.main import app
+
+    env = {"DRIVEBENCH_CONFIG": "none", "DRIVEBENCH_HISTORY": "none", "COLUMNS": "200", "NO_COLOR": "1"}
+    # click's runner (typer's wraps only text input): standard input may be a stream of one's own
+    done = CliRunner().invoke(typer.main.get_command(app), args, input=stdin, env=env)
+    return done.exit_code, done.output + (str(done.exception) if done.exception else "")
+
+
+def manual_example() -> str:
+    """The worked example of docs/sync.md ("Against a real drive"): the page shows what this test runs."""
+    from tests.support.docs import code_blocks
+
+    (block,) = code_blocks("sync.md", "Against a real drive", "toml")
+    return block
+
+
+def test_manual_needs_no_drive_and_probes_after_each_enter(server: ServerProc, tmp_path: Path) -> None:
+    """A real drive has no admin API for drivebench: ``--manual`` without --drive/--drive-token prints each change,
+    waits for Enter (the person makes it meanwhile), then probes the target until it reflects the change."""
+    scenario = tmp_path / "manual.toml"
+    scenario.write_text(manual_example(), encoding="utf-8")
+    deny = {"path": "/rd/Code Review Guidelines.md", "subject": {"kind": "user", "id": "u001"}}
+    person = PersonAtTheKeyboard(
+        [
+            lambda: server.post("/api/v1/files/d0003/trash").raise_for_status(),
+            lambda: server.post(
+                "/api/permissions/grants", json={**deny, "actions": ["preview"], "effect": "deny"}
+            ).raise_for_status(),
+        ]
+    )
+    try:
+        code, output = _invoke(
+            [
+                "eval", "sync", "--manual", "--scenario", str(scenario),
+                "--target", server.url, "--token", server.token(EVAL_SERVICE),
+                "--deadline", "5", "--poll", "0.1", "--out", str(tmp_path / "m"),
+            ],
+            person,
+        )  # fmt: skip
+    finally:
+        server.post("/_sim/reset")  # a manual run never resets the drive: the person changed it
+    assert code == 0, output
+    assert person.entered == 2 and "Missing option" not in output
+    metrics = json.loads((tmp_path / "m" / "metrics.json").read_text())
+    assert metrics["sync"]["drive"] is None and metrics["sync"]["drive_restored"] is None
+    pairs = {p["class"]: p for p in metrics["sync"]["pairs"]}
+    assert set(pairs) == {"trashed", "deny-added"}
+    for cls, doc in (("trashed", "d0003"), ("deny-added", "d0007")):
+        p = pairs[cls]
+        assert p["testable"] and p["converged"] and p["principal"] == "u001" and p["doc_id"] == doc, p
+        assert 0 <= p["lag_s"] <= 5
+    changes = metrics["sync"]["changes"]
+    assert [c["detail"] for c in changes] == [
+        "trash /company/Information Security Policy.md",
+        "deny u001 preview on /rd/Code Review Guidelines.md (sharing settings, remove access)",
+    ]
+
+
+def test_manual_enter_without_the_change_is_an_open_leak(server: ServerProc, tmp_path: Path) -> None:
+    """Enter pressed without the change made: the target still returns the document, so the revocation is an
+    open leak (exit 1), never a converged pair."""
+    scenario = tmp_path / "manual.toml"
+    scenario.write_text(manual_example().split("\n\n")[0] + "\n", encoding="utf-8")
+    code, output = _invoke(
+        [
+            "eval", "sync", "--manual", "--scenario", str(scenario),
+            "--target", server.url, "--token", server.token(EVAL_SERVICE),
+            "--deadline", "1", "--poll", "0.1", "--out", str(tmp_path / "n"),
+        ],
+        "\n",
+    )  # fmt: skip
+    assert code == 1, output
+    (pair,) = json.loads((tmp_path / "n" / "metrics.json").read_text())["sync"]["pairs"]
+    assert pair["testable"] and pair["converged"] is False and pair["lag_s"] is None
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [([], "--drive and --drive-token"), (["--drive", "http://127.0.0.1:9"], "--drive-token")],
+)
+def test_without_manual_the_drive_is_required(tmp_path: Path, given: list[str], missing: str) -> None:
+    code, output = _invoke(
+        ["eval", "sync", *given, "--target", "http://127.0.0.1:9", "--token", "t", "--out", str(tmp_path / "x")]
+    )
+    assert code == 2, output
+    assert f"missing {missing}" in output and "--manual" in output
+    assert not (tmp_path / "x").exists()  # refused before anything ran

@@ -276,12 +276,15 @@ class SyncRunner:
         rec = ChangeRecord(index, change.cls, change.instruction)
         found, versions, _ = await self._returns(change.principal, change.queries, change.doc_id)
         pair = PairResult(index, change.cls, kind, change.principal, change.doc_id)
+        pair.old_versions = sorted(v for v in versions if v is not None)
         if kind in ("revoke", "content") and not found:
             pair.testable, pair.reason = False, "the target never returned it before the change"
         elif kind == "grant" and found:
             pair.testable, pair.reason = False, "the target returned it before access was given"
+        elif kind == "content" and not pair.old_versions:
+            # the same queries find the old and the new text: only a version id tells them apart
+            pair.testable, pair.reason = False, "the target reports no version ids: the new version looks like the old"
         pair.queries = found if kind == "revoke" else change.queries
-        pair.old_versions = sorted(v for v in versions if v is not None)
         await asyncio.to_thread(self.wait_for_person, f"[{index}] {change.cls}: {change.instruction} (Enter when done)")
         t0 = time.monotonic()
         rec.applied_at = pair.applied_at = _iso()
