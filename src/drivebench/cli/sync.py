@@ -129,15 +129,20 @@ def sync(
     for line in problems(result):
         out_console.print(f"[red]{escape(line)}[/]", highlight=False, soft_wrap=True)
     o = result["sync"]["overall"]
+
+    def fig(x: object) -> str:
+        return "not measured" if x is None else str(x)
+
     out_console.print(
-        f"revocation lag p95 {o['revocation_lag_p95_s']} s, max {o['revocation_lag_max_s']} s; "
-        f"leak seconds {o['leak_seconds_total']}; not converged {o['not_converged']}; "
+        f"revocation lag p95 {fig(o['revocation_lag_p95_s'])} s, max {fig(o['revocation_lag_max_s'])} s; "
+        f"leak seconds {fig(o['leak_seconds_total'])}; not converged {o['not_converged']}; "
         f"not testable {o['not_testable']}; pairs {o['pairs']}",
         highlight=False,
     )
     for cls, s in result["sync"]["classes"].items():
         out_console.print(
-            f"  {cls:20} n={s['n']:<3} lag p50 {s['lag_p50_s']} p95 {s['lag_p95_s']} max {s['lag_max_s']} "
+            f"  {cls:20} n={s['n']:<3} lag p50 {fig(s['lag_p50_s'])} p95 {fig(s['lag_p95_s'])} "
+            f"max {fig(s['lag_max_s'])} "
             f"not converged {s['not_converged']} not testable {s['not_testable']}",
             highlight=False,
         )
