@@ -67,6 +67,10 @@ def markdown(result: dict[str, Any]) -> str:
             f"| {cls} | {s['kind']} | {s['n']} | {_cell(s['lag_p50_s'])} | {_cell(s['lag_p95_s'])} | "
             f"{_cell(s['lag_max_s'])} | {s['not_converged']} | {_cell(s['leak_seconds'])} | {s['not_testable']} |"
         )
+    skipped = {cls: s for cls, s in sync["classes"].items() if s.get("not_planned")}
+    if skipped:
+        lines += ["", "## Not planned", ""]
+        lines += [f"- {cls}: {s['not_planned']} change(s): {s['not_planned_why']}" for cls, s in skipped.items()]
     if sync.get("cases") is not None:
         lines += ["", "## Conformance", "", "| case | verdict | a wrong system shows | mirrors | note |"]
         lines.append("|---|---|---|---|---|")

@@ -323,7 +323,8 @@ class SyncRunner:
                     rec = await self.change(index, cls, used)
                     if rec is None:
                         out.not_planned[cls] = out.not_planned.get(cls, 0) + 1
-                        self.say(f"[{index}] {cls}: the drive offers no such change (not measured)")
+                        why = change_classes()[cls].none or "no such change"
+                        self.say(f"[{index}] {cls}: not planned (not measured): the drive offers {why}")
                     else:
                         out.changes.append(rec)
         except (KeyboardInterrupt, asyncio.CancelledError):
