@@ -23,6 +23,7 @@ def test_control_plane_needs_the_admin_token(fresh_sim: Simulator) -> None:
         ("POST", "/_sim/clock/advance", {"days": 1}),
         ("GET", "/_sim/stats", None),
         ("POST", "/_sim/checkpoint", None),
+        ("POST", "/_sim/tokens", {"subject": "u009", "ttl_seconds": 60}),
     ]
     for method, path, body in calls:
         assert client.request(method, path, json=body).status_code == 401, path

@@ -3,17 +3,22 @@ the CLI in a subprocess: exit codes, metrics.json, JUnit, and the drive back at 
 
 from __future__ import annotations
 
+import io
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import pytest
+import typer
+from click.testing import CliRunner
 
 from drivebench.drive.tokens import EVAL_SERVICE
 from drivebench.server.process import free_port
 from tests.support.clirun import run
+from tests.support.failopen import serve_app
 from tests.support.serverproc import ServerProc
+from tests.support.sync import RecallProxy
 
 
 @pytest.fixture(scope="module")
@@ -48,6 +53,11 @@ def test_revocations_on_the_simulator_exit_0_with_every_figure_written(server: S
     events = [json.loads(x)["event"] for x in (tmp_path / "r" / "run.jsonl").read_text().splitlines()]
     assert events.count("change") == len(result["sync"]["changes"]) and "probe" in events
     assert "revocation lag" in (tmp_path / "r" / "report.md").read_text()
+    page = (tmp_path / "r" / "report.html").read_text()
+    assert page.startswith("<!doctype html>") and "revocation lag" in page
+    assert len(result["sync"]["classes"]) == 9  # every revoking class, each named in the page's table
+    for cls in result["sync"]["classes"]:
+        assert f"| {cls} | revoke |" in page, cls
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
     assert suite is not None and int(suite.get("tests", "0")) == len(result["sync"]["pairs"])
     assert suite.get("failures") == "0"
@@ -127,3 +137,190 @@ def test_the_target_may_be_a_profile(server: ServerProc, tmp_path: Path) -> None
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert result["sync"]["overall"]["pairs"] >= 3 and result["sync"]["overall"]["not_converged"] == 0
+
+
+class PersonAtTheKeyboard(io.BytesIO):
+    """Standard input of ``eval sync --manual``: before each Enter ("\\n") it is asked for, the person makes the
+    next change (here: through the drive's API, as an administrator would with the drive's own tools)."""
+
+    def __init__(self, changes: list[Callable[[], None]]) -> None:
+        super().__init__()
+        self.changes, self.entered = list(changes), 0
+
+    def _line(self) -> bytes:
+        if not self.changes:
+            return b""  # end of input: the run would see EOF, never an Enter nobody pressed
+        self.changes.pop(0)()
+        self.entered += 1
+        return b"\n"
+
+    def read(self, size: int | None = -1) -> bytes:
+        return b"" if size == 0 else self._line()
+
+    def read1(self, size: int = -1) -> bytes:
+        return b"" if size == 0 else self._line()
+
+
+def _invoke(args: list[str], stdin: io.BytesIO | str | None = None) -> tuple[int, str]:
+    from drivebench.cli.main import app
+
+    env = {"DRIVEBENCH_CONFIG": "none", "DRIVEBENCH_HISTORY": "none", "COLUMNS": "200", "NO_COLOR": "1"}
+    # click's runner (typer's wraps only text input): standard input may be a stream of one's own
+    done = CliRunner().invoke(typer.main.get_command(app), args, input=stdin, env=env)
+    return done.exit_code, done.output + (str(done.exception) if done.exception else "")
+
+
+def manual_example() -> str:
+    """The worked example of docs/sync.md ("Against a real drive"): the page shows what this test runs."""
+    from tests.support.docs import code_blocks
+
+    (block,) = code_blocks("sync.md", "Against a real drive", "toml")
+    return block
+
+
+def test_manual_needs_no_drive_and_probes_after_each_enter(server: ServerProc, tmp_path: Path) -> None:
+    """A real drive has no admin API for drivebench: ``--manual`` without --drive/--drive-token prints each change,
+    waits for Enter (the person makes it meanwhile), then probes the target until it reflects the change."""
+    scenario = tmp_path / "manual.toml"
+    scenario.write_text(manual_example(), encoding="utf-8")
+    deny = {"path": "/rd/Code Review Guidelines.md", "subject": {"kind": "user", "id": "u001"}}
+    person = PersonAtTheKeyboard(
+        [
+            lambda: server.post("/api/v1/files/d0003/trash").raise_for_status(),
+            lambda: server.post(
+                "/api/permissions/grants", json={**deny, "actions": ["preview"], "effect": "deny"}
+            ).raise_for_status(),
+        ]
+    )
+    try:
+        code, output = _invoke(
+            [
+                "eval", "sync", "--manual", "--scenario", str(scenario),
+                "--target", server.url, "--token", server.token(EVAL_SERVICE),
+                "--deadline", "5", "--poll", "0.1", "--out", str(tmp_path / "m"),
+            ],
+            person,
+        )  # fmt: skip
+    finally:
+        server.post("/_sim/reset")  # a manual run never resets the drive: the person changed it
+    assert code == 0, output
+    assert person.entered == 2 and "Missing option" not in output
+    metrics = json.loads((tmp_path / "m" / "metrics.json").read_text())
+    assert metrics["sync"]["drive"] is None and metrics["sync"]["drive_restored"] is None
+    pairs = {p["class"]: p for p in metrics["sync"]["pairs"]}
+    assert set(pairs) == {"trashed", "deny-added"}
+    for cls, doc in (("trashed", "d0003"), ("deny-added", "d0007")):
+        p = pairs[cls]
+        assert p["testable"] and p["converged"] and p["principal"] == "u001" and p["doc_id"] == doc, p
+        assert 0 <= p["lag_s"] <= 5
+    changes = metrics["sync"]["changes"]
+    assert [c["detail"] for c in changes] == [
+        "trash /company/Information Security Policy.md",
+        "deny u001 preview on /rd/Code Review Guidelines.md (sharing settings, remove access)",
+    ]
+
+
+def test_manual_enter_without_the_change_is_an_open_leak(server: ServerProc, tmp_path: Path) -> None:
+    """Enter pressed without the change made: the target still returns the document, so the revocation is an
+    open leak (exit 1), never a converged pair."""
+    scenario = tmp_path / "manual.toml"
+    scenario.write_text(manual_example().split("\n\n")[0] + "\n", encoding="utf-8")
+    code, output = _invoke(
+        [
+            "eval", "sync", "--manual", "--scenario", str(scenario),
+            "--target", server.url, "--token", server.token(EVAL_SERVICE),
+            "--deadline", "1", "--poll", "0.1", "--out", str(tmp_path / "n"),
+        ],
+        "\n",
+    )  # fmt: skip
+    assert code == 1, output
+    (pair,) = json.loads((tmp_path / "n" / "metrics.json").read_text())["sync"]["pairs"]
+    assert pair["testable"] and pair["converged"] is False and pair["lag_s"] is None
+
+
+@pytest.mark.parametrize(
+    ("given", "missing"),
+    [([], "--drive and --drive-token"), (["--drive", "http://127.0.0.1:9"], "--drive-token")],
+)
+def test_without_manual_the_drive_is_required(tmp_path: Path, given: list[str], missing: str) -> None:
+    code, output = _invoke(
+        ["eval", "sync", *given, "--target", "http://127.0.0.1:9", "--token", "t", "--out", str(tmp_path / "x")]
+    )
+    assert code == 2, output
+    assert f"missing {missing}" in output and "--manual" in output
+    assert not (tmp_path / "x").exists()  # refused before anything ran
+
+
+FEW_REVOCATIONS = 'changes = [{ class = "trashed" }, { class = "deny-added" }, { class = "trashed" }]\n'
+
+
+def test_allow_not_converged_exits_0_and_still_reports_the_leak(server: ServerProc, tmp_path: Path) -> None:
+    """A target whose index never syncs: every revocation stays open. Without the flag that is exit 1; with
+    --allow-not-converged exit 0, and the leak is still in metrics.json, report.md, report.html and JUnit."""
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
+    with serve_app(RecallProxy(server.url, freeze=True).app) as stale:
+        code, _, err = _sync(server, tmp_path / "strict", "--scenario", str(scenario), "--deadline", "1", target=stale)
+        assert code == 1, err
+        code, out, err = _sync(
+            server, tmp_path / "a", "--scenario", str(scenario), "--deadline", "1", "--allow-not-converged",
+            "--json", "-", "--junit", str(tmp_path / "a.xml"), target=stale,
+        )  # fmt: skip
+    assert code == 0, err
+    result = json.loads(out)
+    o = result["sync"]["overall"]
+    assert result["status"]["state"] == "ok"
+    assert o["revocations_not_converged"] == o["revocation_pairs"] >= 3 and o["revocation_lag_p95_s"] is None
+    assert o["leak_seconds_total"] >= o["revocations_not_converged"] * 1.0  # the whole deadline each
+    for cls in ("trashed", "deny-added"):
+        assert result["sync"]["classes"][cls]["not_converged"] == result["sync"]["classes"][cls]["n"] >= 1
+    for name in ("report.md", "report.html"):
+        text = (tmp_path / "a" / name).read_text()
+        assert "LEAK: still returned after 1.0 s: trashed" in text and "deny-added" in text, name
+    suite = ET.parse(tmp_path / "a.xml").getroot().find("testsuite")
+    assert suite is not None and int(suite.get("failures", "0")) == o["revocations_not_converged"]
+    after = server.get("/_sim/stats").json()
+    assert after["changes"] == 0  # reset as always
+
+
+@pytest.mark.parametrize(
+    ("fail_after", "first_change"),
+    [(13, "converged"), (7, "unanswered")],  # 1 preflight + 6 probes before the first change (+ 6 after it)
+)
+def test_a_target_that_breaks_mid_run_exits_3_with_no_lag_figure(
+    server: ServerProc, tmp_path: Path, fail_after: int, first_change: str
+) -> None:
+    """The target answers the preflight and the first change (or only the probes before it), then every call
+    fails: more failures than --max-error-rate allows is exit 3, and the run's figures are "not measured",
+    never a lag; a pair the target never answered after the change is not testable, never a leak."""
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
+    proxy = RecallProxy(server.url, fail_after=fail_after)
+    with serve_app(proxy.app) as breaking:
+        code, out, err = _sync(
+            server, tmp_path / "b", "--scenario", str(scenario), "--deadline", "1", "--max-error-rate", "0.2",
+            "--json", "-", target=breaking,
+        )  # fmt: skip
+    assert code == 3, err
+    assert proxy.forwarded == fail_after and proxy.failed >= 4  # it did answer, then broke
+    result = json.loads(out)
+    assert result["status"]["state"] == "failed" and "target calls failed" in result["status"]["reason"]
+    assert result["sync"]["errors"]["rate"] > 0.2
+    o = result["sync"]["overall"]
+    for key in ("revocation_lag_p50_s", "revocation_lag_p95_s", "revocation_lag_max_s"):
+        assert o[key] is None, (key, o)
+    for cls, s in result["sync"]["classes"].items():
+        assert s["lag_p50_s"] is s["lag_p95_s"] is s["lag_max_s"] is None, (cls, s)
+    assert all(v is None for k, v in result["metrics"].items() if "lag" in k), result["metrics"]
+    pairs = result["sync"]["pairs"]
+    first = [p for p in pairs if p["change"] == 1]
+    if first_change == "converged":  # observed before the break: kept in the pairs, for replay
+        assert first and all(p["converged"] and p["lag_s"] is not None for p in first), first
+    else:
+        assert first and all(not p["testable"] and p["reason"].endswith("after the change") for p in first), first
+        assert result["sync"]["overall"]["revocations_not_converged"] == 0  # no leak was seen, none reported
+    later = [p for p in pairs if p["change"] > 1]
+    assert later and all(not p["testable"] and p["reason"].endswith("before the change") for p in later), later
+    report = (tmp_path / "b" / "report.md").read_text()
+    assert "the run failed" in report and "not measured" in report and "LEAK" not in report
+    assert server.get("/_sim/stats").json()["changes"] == 0

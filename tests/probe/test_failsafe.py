@@ -106,7 +106,11 @@ def test_the_simulator_fails_closed_in_every_case(module_sim: Simulator) -> None
     assert statuses["malformed-filter"] <= {400, 422} and statuses["future-as-of"] == {400}
     assert statuses["permission-outage"] == {503}
     sent = {name: len(c.attempts) for name, c in cases.items()}
-    assert sent["malformed-token"] == 2 and sent["expired-token"] == 2 and sent["malformed-filter"] == 3
+    assert sent["malformed-token"] == 2 and sent["expired-token"] == 3 and sent["malformed-filter"] == 3
+    # a genuinely expired token the simulator issued (its live twin returned documents) is among them
+    minted = cases["expired-token"].attempts[-1]
+    assert minted.variant == "a token the drive issued to u001, expired" and minted.status == 401
+    assert "a live one returns documents" in cases["expired-token"].detail
     assert sent["unknown-role"] == sent["unknown-department"] == 2
     assert not module_sim.faults  # the outage case switched its fault off again
 
@@ -354,3 +358,40 @@ def test_options_of_the_other_mode_are_usage_errors() -> None:
     assert res.exit_code == 2 and "--user: only with --fail-safe" in res.output
     res = CliRunner().invoke(app, ["probe", "--target", "http://127.0.0.1:9", "--token", "t"])
     assert res.exit_code == 2 and "Missing option '--corpus'" in res.output
+
+
+def test_a_target_that_honours_expired_tokens_fails_open_on_the_drives_own_expired_token(fresh_sim: Simulator) -> None:
+    """A simulator whose token check forgets the expiry (the bug): the tampered and forged tokens are still
+    refused, but the expired token the drive itself issued returns documents, and the probe names it."""
+    import jwt
+
+    from drivebench.drive.tokens import MINTED_SCOPES, TokenInfo
+
+    registry = fresh_sim.tokens
+
+    def ignore_expiry(token: str) -> TokenInfo | None:
+        try:
+            claims = jwt.decode(token, registry._jwt_key, algorithms=["HS256"], audience=fresh_sim.drive.name)
+        except jwt.PyJWTError as exc:
+            if not isinstance(exc, jwt.ExpiredSignatureError):
+                return None
+            claims = jwt.decode(
+                token, registry._jwt_key, algorithms=["HS256"], audience=fresh_sim.drive.name,
+                options={"verify_exp": False},
+            )  # fmt: skip
+        return TokenInfo(token, claims["sub"], MINTED_SCOPES)
+
+    registry._resolve_minted = ignore_expiry  # type: ignore[method-assign]
+    report = run_in_process(create_app(fresh_sim), sim_target(fresh_sim), drive_token=fresh_sim.tokens.admin_token)
+    assert report.verdict == "open" and report.open_cases == ["expired-token"], report.open_cases
+    case = by_case(report)["expired-token"]
+    opened = [a for a in case.attempts if a.verdict == OPEN]
+    assert [a.variant for a in opened] == ["a token the drive issued to u001, expired"]
+    assert opened[0].doc_ids and report.exit_code == 1
+
+
+def test_without_the_drive_token_no_expired_token_is_minted(module_sim: Simulator) -> None:
+    report = run_in_process(create_app(module_sim), sim_target(module_sim))
+    case = by_case(report)["expired-token"]
+    assert len(case.attempts) == 2 and case.verdict == CLOSED
+    assert not any("the drive issued" in a.variant for a in case.attempts)

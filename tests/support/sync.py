@@ -6,6 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+from fastapi import FastAPI, Request  # at module level: the route's annotations are resolved here
+from fastapi.responses import JSONResponse
 
 from drivebench.evaluator.sync.drive_client import DriveClient
 from drivebench.evaluator.sync.evaluate import run_sync
@@ -52,3 +54,40 @@ class HidingTarget:
             resp.hits = []
         resp.hits = [h for h in resp.hits if (query.user_id, h.doc_id) not in self.hide]
         return resp
+
+
+class RecallProxy:
+    """A recall endpoint in front of a real simulator, for ``eval sync``'s failure paths (serve ``app`` with
+    ``tests.support.failopen.serve_app``):
+
+    * ``freeze``: an index that never syncs: the first answer to each (user, query) is replayed forever, so a
+      revocation is never reflected;
+    * ``fail_after``: the first N calls are forwarded, every later one answers 500 (a target that answers,
+      then breaks mid-run)."""
+
+    def __init__(self, upstream: str, *, freeze: bool = False, fail_after: int | None = None) -> None:
+        self.upstream, self.freeze, self.fail_after = upstream.rstrip("/"), freeze, fail_after
+        self.calls = self.forwarded = self.failed = 0
+        self._frozen: dict[tuple[Any, Any], Any] = {}
+        self.app = FastAPI()
+
+        @self.app.post("/api/mcp/recall")
+        async def recall(request: Request) -> JSONResponse:
+            self.calls += 1
+            if self.fail_after is not None and self.calls > self.fail_after:
+                self.failed += 1
+                return JSONResponse({"error": {"code": "internal", "message": "the index is down"}}, status_code=500)
+            body = await request.json()
+            key = (body.get("user_id"), body.get("query"))
+            if self.freeze and key in self._frozen:
+                return JSONResponse(self._frozen[key])
+            async with httpx.AsyncClient(timeout=30) as client:
+                resp = await client.post(
+                    f"{self.upstream}/api/mcp/recall",
+                    json=body,
+                    headers={"Authorization": request.headers.get("authorization", "")},
+                )
+            self.forwarded += 1
+            if self.freeze and resp.status_code == 200:
+                self._frozen[key] = resp.json()
+            return JSONResponse(resp.json(), status_code=resp.status_code)

@@ -96,3 +96,59 @@ def test_manual_changes_wait_for_the_person_then_probe(fresh_sim: Simulator, tmp
     (pair,) = result["sync"]["pairs"]
     assert pair["testable"] and pair["converged"] and pair["principal"] == "u001" and pair["doc_id"] == "d0003"
     assert result["status"]["state"] == "ok" and result["sync"]["drive_restored"] is None
+
+
+class NoVersionTarget:
+    """A target whose answers carry no version ids (many RAG APIs return only the document)."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+
+    async def recall(self, query, top_k):  # type: ignore[no-untyped-def]
+        resp = await self.inner.recall(query, top_k)  # type: ignore[attr-defined]
+        for h in resp.hits:
+            h.version_id = None
+        return resp
+
+
+def _manual_new_version(fresh_sim: Simulator, tmp_path, target: object) -> dict:
+    from drivebench.evaluator.sync.evaluate import run_sync
+    from drivebench.evaluator.sync.runner import SyncConfig
+    from drivebench.evaluator.sync.scenario import load_scenario
+    from tests.support.sync import drive_client
+
+    f = tmp_path / "manual.toml"
+    f.write_text(
+        '[[manual]]\nclass = "new-version"\nprincipal = "u001"\ndoc_id = "d0003"\n'
+        'queries = ["Information Security Policy"]\ninstruction = "upload a new version of the policy"\n',
+        encoding="utf-8",
+    )
+
+    def person(_message: str) -> None:
+        drive_client(fresh_sim).new_version(
+            "d0003", "Information Security Policy.md", b"# Information Security Policy\n\nrevised in full\n"
+        )
+
+    return run_sync(
+        None,
+        target,  # type: ignore[arg-type]
+        "in-process",
+        load_scenario(str(f)),
+        SyncConfig(deadline_s=5, poll_s=0.1, manual=True),
+        preflight_user="u001",
+        wait_for_person=person,
+    )
+
+
+def test_a_manual_new_version_converges_when_the_target_reports_the_new_version(fresh_sim: Simulator, tmp_path) -> None:
+    (pair,) = _manual_new_version(fresh_sim, tmp_path, simulator_target(fresh_sim))["sync"]["pairs"]
+    assert pair["testable"] and pair["converged"] is True, pair
+
+
+def test_a_manual_new_version_is_not_testable_on_a_target_without_version_ids(fresh_sim: Simulator, tmp_path) -> None:
+    """The manual queries find the old text and the new alike: without version ids the first answer after Enter
+    would look converged whether or not the target has the new version; so it is not testable, never a pass."""
+    result = _manual_new_version(fresh_sim, tmp_path, NoVersionTarget(simulator_target(fresh_sim)))
+    (pair,) = result["sync"]["pairs"]
+    assert not pair["testable"] and pair["converged"] is None and "no version ids" in pair["reason"], pair
+    assert result["sync"]["classes"]["new-version"]["lag_p95_s"] is None

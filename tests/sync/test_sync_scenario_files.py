@@ -36,3 +36,18 @@ def test_bad_scenarios_say_what_is_wrong(tmp_path: Path, text: str, message: str
 def test_unknown_name() -> None:
     with pytest.raises(ScenarioError, match="not a built-in"):
         load_scenario("nonesuch")
+
+
+def test_list_is_the_only_grant_that_does_not_read_so_the_conformance_case_uses_it() -> None:
+    """docs/sync.md explains why the case is ``list-only-grant`` and not "upload-only": in this drive every
+    action but ``list`` implies ``preview`` (upload included), so a grant of ``list`` is the only one that shows a
+    document without its content. Should the drive gain a write-only action, the case (and the page) must change."""
+    from drivebench.drive.permissions.actions import ACTIONS, allowed_by
+    from drivebench.evaluator.sync.conformance import case_specs
+    from tests.support.docs import section
+
+    assert "preview" in allowed_by("upload")
+    assert [a for a in ACTIONS if "preview" not in allowed_by(a)] == ["list"]
+    assert "list-only-grant" in case_specs() and "upload-only-grant" not in case_specs()
+    text = section("sync.md", "ACL-semantics conformance")
+    assert "`upload` implies `preview`" in text and "`list-only-grant`" in text

@@ -44,6 +44,7 @@ def test_summary_counts_leaks_and_never_turns_a_missing_figure_into_zero() -> No
     assert o["revocations_not_converged"] == 1 and o["not_converged"] == 1
     assert s["classes"]["deny-added"]["n"] == 0 and s["classes"]["deny-added"]["lag_p95_s"] is None
     assert s["classes"]["moved-out"]["not_planned"] == 1 and s["classes"]["moved-out"]["lag_p50_s"] is None
+    assert s["classes"]["moved-out"]["not_planned_why"].startswith("the drive offers no document someone sees")
     assert s["classes"]["grant-added"]["leak_seconds"] == 0.0
     assert s["errors"] == {"requests": 40, "failed": 2, "rate": 0.05}
 

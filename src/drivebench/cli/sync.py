@@ -33,10 +33,14 @@ from drivebench.cli.evaluate import (
 
 @app.command("sync")
 def sync(
-    drive: str = typer.Option(
-        ..., "--drive", help="The simulator the target syncs from (its admin API applies changes)."
+    drive: str | None = typer.Option(
+        None,
+        "--drive",
+        help="The simulator the target syncs from (its admin API applies changes); required unless --manual.",
     ),
-    drive_token: str = typer.Option(..., "--drive-token", help="The drive's admin token."),
+    drive_token: str | None = typer.Option(
+        None, "--drive-token", help="The drive's admin token; required unless --manual."
+    ),
     target: str | None = typer.Option(None, "--target", help="Recall URL of the system under test."),
     target_profile: Path | None = typer.Option(None, "--target-profile", dir_okay=False, help="TOML target profile."),
     token: str | None = typer.Option(None, "--token", help="Bearer token for the target (evaluate-as)."),
@@ -88,7 +92,13 @@ def sync(
             "see docs/sync.md, 'Against a real drive'",
         )
     if not manual and (drive is None or drive_token is None):
-        usage_error("give --drive URL and --drive-token TOKEN (the simulator's admin token), or --manual")
+        missing = " and ".join(o for o, v in (("--drive", drive), ("--drive-token", drive_token)) if v is None)
+        usage_error(
+            f"missing {missing}: a run that applies changes needs the simulator's URL and its admin token",
+            "give --drive URL --drive-token TOKEN, or --manual with a scenario of [[manual]] changes for a real drive",
+        )
+    if (drive is None) != (drive_token is None):
+        usage_error("give --drive and --drive-token together (or neither, with --manual)")
     profile, url, single, per_principal = resolve_target(target_profile, target, token, False)
     try:
         tgt = make_target(url, single, tokens=per_principal or None, profile=profile if target_profile else None)
@@ -119,15 +129,20 @@ def sync(
     for line in problems(result):
         out_console.print(f"[red]{escape(line)}[/]", highlight=False, soft_wrap=True)
     o = result["sync"]["overall"]
+
+    def fig(x: object) -> str:
+        return "not measured" if x is None else str(x)
+
     out_console.print(
-        f"revocation lag p95 {o['revocation_lag_p95_s']} s, max {o['revocation_lag_max_s']} s; "
-        f"leak seconds {o['leak_seconds_total']}; not converged {o['not_converged']}; "
+        f"revocation lag p95 {fig(o['revocation_lag_p95_s'])} s, max {fig(o['revocation_lag_max_s'])} s; "
+        f"leak seconds {fig(o['leak_seconds_total'])}; not converged {o['not_converged']}; "
         f"not testable {o['not_testable']}; pairs {o['pairs']}",
         highlight=False,
     )
     for cls, s in result["sync"]["classes"].items():
         out_console.print(
-            f"  {cls:20} n={s['n']:<3} lag p50 {s['lag_p50_s']} p95 {s['lag_p95_s']} max {s['lag_max_s']} "
+            f"  {cls:20} n={s['n']:<3} lag p50 {fig(s['lag_p50_s'])} p95 {fig(s['lag_p95_s'])} "
+            f"max {fig(s['lag_max_s'])} "
             f"not converged {s['not_converged']} not testable {s['not_testable']}",
             highlight=False,
         )

@@ -1,5 +1,6 @@
 """The connector's HTTP face: ``POST /api/mcp/recall`` in the simulator's shape (so ``eval run`` and
-``eval sync`` need no profile) and ``GET /healthz``. It answers from its own index only."""
+``eval sync`` need no profile), ``GET /healthz`` and ``GET /syncs`` (when each sync ran: the truth a measured
+lag can be checked against). It answers from its own index only."""
 
 from __future__ import annotations
 
@@ -41,11 +42,14 @@ def create_connector_app(index: ConnectorIndex, syncer: Syncer, token: str) -> F
     async def http_error(_: Request, exc: HTTPException) -> JSONResponse:
         return _error(exc.status_code, "error", str(exc.detail))
 
-    @app.post("/api/mcp/recall")
-    def recall(body: RecallIn, authorization: str | None = Header(default=None)) -> dict[str, Any]:
+    def authenticate(authorization: str | None) -> None:
         given = (authorization or "").removeprefix("Bearer ").strip()
         if not given or not hmac.compare_digest(given.encode(), token.encode()):
             raise HTTPException(401, "missing or invalid bearer token")
+
+    @app.post("/api/mcp/recall")
+    def recall(body: RecallIn, authorization: str | None = Header(default=None)) -> dict[str, Any]:
+        authenticate(authorization)
         if body.user_role is not None or body.department is not None or body.as_of is not None or body.filters:
             raise HTTPException(400, "not supported by the connector: give user_id only (no role, as_of or filters)")
         if body.user_id is None:
@@ -79,6 +83,16 @@ def create_connector_app(index: ConnectorIndex, syncer: Syncer, token: str) -> F
             "last_sync_at": s.last_sync_at,
             "documents": len(index.snapshot.docs),
             "errors": s.errors,
+        }
+
+    @app.get("/syncs")
+    def syncs(authorization: str | None = Header(default=None)) -> dict[str, Any]:
+        """Every sync step since start (the last 10,000): wall-clock start and end, seconds since the epoch."""
+        authenticate(authorization)
+        return {
+            "strategy": syncer.strategy,
+            "interval_s": syncer.interval,
+            "syncs": [{"started": a, "ended": b} for a, b in list(syncer.stats.timeline)],
         }
 
     return app

@@ -6,7 +6,13 @@
 * the admin token (scopes ``admin``, ``evaluate-as``) also reaches the ``/_sim`` control plane.
 
 Tokens are HMAC-SHA256(secret, corpus name + subject), so the same corpus and secret always give
-the same tokens (``drivebench tokens`` prints them).
+the same tokens (``drivebench tokens`` prints them). They never expire.
+
+Expiring user tokens (``TokenRegistry.mint``, ``POST /_sim/tokens``): a JWT (HS256, claims ``sub``, ``aud`` =
+the corpus name, ``exp``, ``iat``, ``jti``) signed with a key derived from the same secret. Like every other
+time-dependent decision of the simulator, ``exp`` is judged against the drive's simulated clock: the token
+stops resolving (401) once the clock reaches it. An administrator may mint one whose ``exp`` has already
+passed, to test that a system refuses an expired token (``probe --fail-safe`` does).
 
 The secret (``resolve_secret``): ``DRIVEBENCH_TOKEN_SECRET`` when set; else, for ``drivebench serve``, a
 random one: stored in ``<data-dir>/token-secret`` (mode 0600, reused on every start) with ``--data-dir``,
@@ -23,8 +29,12 @@ import os
 import secrets
 import tempfile
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
+import jwt
+
+from drivebench.drive.clock import as_utc
 from drivebench.drive.opaque import OpaqueInts
 from drivebench.drive.state import Drive
 
@@ -35,11 +45,16 @@ EVAL_SERVICE = "svc:evaluator"
 ADMIN_SERVICE = "svc:admin"
 
 
+JWT_ALGORITHM = "HS256"
+MINTED_SCOPES = ("recall",)
+
+
 @dataclass(frozen=True)
 class TokenInfo:
     token: str
     subject: str  # a user_id, or svc:evaluator / svc:admin
     scopes: tuple[str, ...]
+    expires_at: datetime | None = None  # minted tokens only: the simulated instant they stop resolving
 
     @property
     def user_id(self) -> str | None:
@@ -102,8 +117,15 @@ def make_token(corpus: str, subject: str, secret: bytes | None = None) -> str:
     return f"{prefix}_{mac[:40]}"
 
 
+def _jwt_key(secret: bytes) -> bytes:
+    """The minted tokens' signing key: derived from the secret, so it never signs what the HMAC tokens sign."""
+    return hmac.new(secret, b"drivebench minted token key", hashlib.sha256).digest()
+
+
 class TokenRegistry:
     def __init__(self, drive: Drive, secret: bytes | None = None) -> None:
+        self._drive = drive
+        self._jwt_key = _jwt_key(secret or _secret())
         self._by_token: dict[str, TokenInfo] = {}
         self._corpus = drive.name
         self._secret = secret or _secret()
@@ -135,9 +157,47 @@ class TokenRegistry:
     def resolve(self, token: str) -> TokenInfo | None:
         # Compare in constant time against the candidate with the same value (dict lookup, then hmac).
         info = self._by_token.get(token)
-        if info is None or not hmac.compare_digest(info.token, token):
+        if info is None:
+            return self._resolve_minted(token) if token.count(".") == 2 else None
+        if not hmac.compare_digest(info.token, token):
             return None
         return info
+
+    def mint(self, subject: str, expires_at: datetime) -> TokenInfo:
+        """An expiring token for the user ``subject``, valid until the drive's clock reaches ``expires_at``
+        (which may already have passed: the token is then refused from the start)."""
+        if subject not in self._drive.users:
+            raise KeyError(f"no user {subject!r} in corpus {self._drive.name}")
+        exp = as_utc(expires_at)
+        claims = {
+            "sub": subject,
+            "aud": self._drive.name,
+            "iat": self._drive.clock.now().timestamp(),
+            "exp": exp.timestamp(),
+            "jti": secrets.token_hex(8),
+        }
+        token = jwt.encode(claims, self._jwt_key, algorithm=JWT_ALGORITHM)
+        return TokenInfo(token, subject, MINTED_SCOPES, exp)
+
+    def _resolve_minted(self, token: str) -> TokenInfo | None:
+        """A minted token whose signature, audience and subject hold and whose ``exp`` the drive's clock has
+        not reached; None otherwise (a forged, altered, expired token, or one of a user since removed)."""
+        try:
+            claims = jwt.decode(
+                token,
+                self._jwt_key,
+                algorithms=[JWT_ALGORITHM],
+                audience=self._drive.name,
+                # exp is judged below against the simulated clock, not the wall clock
+                options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "aud", "iat"]},
+            )
+            exp = datetime.fromtimestamp(float(claims["exp"]), UTC)
+        except (jwt.PyJWTError, ValueError, TypeError, OverflowError):
+            return None
+        subject = claims["sub"]
+        if not isinstance(subject, str) or subject not in self._drive.users or self._drive.clock.now() >= exp:
+            return None
+        return TokenInfo(token, subject, MINTED_SCOPES, exp)
 
     def for_subject(self, subject: str) -> TokenInfo:
         return next(i for i in self._by_token.values() if i.subject == subject)

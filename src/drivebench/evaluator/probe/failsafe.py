@@ -7,7 +7,10 @@ Then each case of ``failsafe_cases`` sends requests derived from the baseline; e
 an HTTP error status (4xx/5xx, or a 2xx whose body says it failed: ``ok_when``) or a 2xx with no results. A 2xx
 with documents is FAIL OPEN, reported with the document ids. With the simulator's admin token
 (``drive_token``), ``permission-outage`` switches that fault on through ``PUT /_sim/faults``, sends the
-baseline, and restores the fault set it found (in a ``finally``).
+baseline, and restores the fault set it found (in a ``finally``); and ``expired-token`` also sends a really
+expired token: one the simulator mints for the baseline user (``POST /_sim/tokens``) with its expiry already
+reached on the drive's clock, after checking that a live token minted the same way returns documents (else
+the expired one would prove nothing, and the case says so).
 
 Exit codes (``FailSafeReport.exit_code``): 0 every case closed; 1 a case failed open; 3 not testable (the
 baseline returned nothing or failed) or a case could not be measured (the target could not be reached).
@@ -319,6 +322,40 @@ async def _restore_faults(client: httpx.AsyncClient, url: str, admin: dict[str, 
     return "" if now == before else f"the server now runs {_names(now)}"
 
 
+async def mint_expired(
+    client: httpx.AsyncClient, target: FailSafeTarget, baseline: Request, user: str, drive_token: str
+) -> tuple[str | None, str]:
+    """A token the simulator issued to ``user`` whose expiry its clock has reached, and what was done, in words;
+    (None, why) when the drive cannot mint one, or when a live token minted the same way does not work (then
+    the expired one's refusal would prove nothing)."""
+    admin = {"Authorization": f"Bearer {drive_token}"}
+    url = target.tokens_url
+
+    async def mint(ttl: float) -> dict[str, Any] | str:
+        try:
+            r = await client.post(url, json={"subject": user, "ttl_seconds": ttl}, headers=admin)
+            data = r.json() if r.status_code == 201 else None
+        except (httpx.HTTPError, ValueError) as exc:
+            return f"could not mint a token at {url}: {type(exc).__name__}: {exc}"
+        if not isinstance(data, dict) or not isinstance(data.get("token"), str):
+            return f"POST {url} answered HTTP {r.status_code}: the drive mints no expiring token"
+        return data
+
+    live = await mint(3600)
+    if isinstance(live, str):
+        return None, live
+    control = Request(f"a live token the drive issued to {user}", target.auth(live["token"]), baseline.body)
+    attempt = judge(control, *(await send(client, target, control)), target)
+    if attempt.verdict != OPEN:  # the live token must return the baseline's documents
+        return None, f"a live token the drive minted for {user} was not honoured ({attempt.detail}): none sent expired"
+    expired = await mint(0)
+    if isinstance(expired, str):
+        return None, expired
+    if expired.get("expired") is not True:
+        return None, f"the token minted with no time to live is not reported expired: {expired.get('expires_at')}"
+    return expired["token"], f"expired at {expired['expires_at']} on the drive's clock; a live one returns documents"
+
+
 async def run_failsafe(
     target: FailSafeTarget,
     user: str,
@@ -334,7 +371,10 @@ async def run_failsafe(
         if baseline is None:
             return report.finish()
         assert base.query is not None
-        for case in plan(target, user, base.query):
+        minted, minted_note = (None, "")
+        if drive_token and target.token:
+            minted, minted_note = await mint_expired(client, target, baseline, user, drive_token)
+        for case in plan(target, user, base.query, expired_token=minted):
             if case.not_applicable is not None:
                 report.cases.append(
                     CaseResult(
@@ -343,7 +383,10 @@ async def run_failsafe(
                 )
                 continue
             attempts = [judge(r, *(await send(client, target, r)), target) for r in case.requests]
-            report.cases.append(combine(case, attempts))
+            result = combine(case, attempts)
+            if case.name == "expired-token" and minted_note:
+                result.detail += f"; the drive's own expired token: {minted_note}"
+            report.cases.append(result)
         if drive_token:
             report.cases.append(await run_outage(client, target, baseline, drive_token))
         else:

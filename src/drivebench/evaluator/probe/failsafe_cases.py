@@ -39,6 +39,7 @@ DEFAULT_QUERIES = (
 MALFORMED_FILTERS: tuple[dict[str, Any], ...] = ({"folder": 12}, {"file_types": "pdf"}, {"nonsense": True})
 CENTURY = timedelta(days=36525)
 FAULTS_PATH = "/_sim/faults"
+TOKENS_PATH = "/_sim/tokens"  # the simulator mints expiring user tokens there (admin token)
 OUTAGE_FAULT = "permission-outage"
 
 
@@ -100,8 +101,16 @@ class FailSafeTarget(BaseModel):
     @property
     def faults_url(self) -> str:
         """The simulator's fault API beside the recall URL (``PUT /_sim/faults``)."""
+        return self._beside(FAULTS_PATH)
+
+    @property
+    def tokens_url(self) -> str:
+        """The simulator's token minting beside the recall URL (``POST /_sim/tokens``)."""
+        return self._beside(TOKENS_PATH)
+
+    def _beside(self, path: str) -> str:
         parts = urlsplit(self.url)
-        return urlunsplit((parts.scheme, parts.netloc, FAULTS_PATH, "", ""))
+        return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
     def auth(self, credential: str | None) -> dict[str, str]:
         """The headers of a request that authenticates with ``credential`` as this target expects (None: none)."""
@@ -254,8 +263,11 @@ def expired_jwt(token: str, now: datetime | None = None) -> str | None:
 # ---------------------------------------------------------------------------------------------- the cases
 
 
-def plan(target: FailSafeTarget, user: str, query: str, now: datetime | None = None) -> list[Case]:
-    """Every case but ``permission-outage`` (stateful: ``failsafe`` runs it), in report order."""
+def plan(
+    target: FailSafeTarget, user: str, query: str, now: datetime | None = None, expired_token: str | None = None
+) -> list[Case]:
+    """Every case but ``permission-outage`` (stateful: ``failsafe`` runs it), in report order. ``expired_token``:
+    a token the drive itself issued for ``user`` and whose expiry has passed (the simulator mints one)."""
     values = baseline_values(user, query, target.top_k)
     base_body = target.body(values)
     real = target.auth(target.token)
@@ -279,7 +291,7 @@ def plan(target: FailSafeTarget, user: str, query: str, now: datetime | None = N
                 ),
             ],
         ),
-        _expired_case(target, base_body, now),
+        _expired_case(target, base_body, now, user, expired_token),
     ]
     if "user_id" in fields:
         cases.append(
@@ -322,7 +334,9 @@ def plan(target: FailSafeTarget, user: str, query: str, now: datetime | None = N
     return cases
 
 
-def _expired_case(target: FailSafeTarget, body: dict[str, Any], now: datetime | None) -> Case:
+def _expired_case(
+    target: FailSafeTarget, body: dict[str, Any], now: datetime | None, user: str, expired: str | None
+) -> Case:
     name, what = "expired-token", "a structurally valid token that is tampered with, forged or expired"
     token = target.token
     if not token:
@@ -334,6 +348,8 @@ def _expired_case(target: FailSafeTarget, body: dict[str, Any], now: datetime | 
     jwt = expired_jwt(token, now)
     if jwt is not None:
         requests.append(Request("the baseline JWT with exp in the past", target.auth(jwt), body))
+    if expired is not None:
+        requests.append(Request(f"a token the drive issued to {user}, expired", target.auth(expired), body))
     return Case(name, what, requests)
 
 

@@ -30,6 +30,21 @@ def _state(drive: DriveClient) -> tuple[str, str]:
     return str(s.get("snapshot")), str(s.get("clock"))
 
 
+LAG_FIGURES = ("revocation_lag_p50_s", "revocation_lag_p95_s", "revocation_lag_max_s", "leak_seconds_total")
+CLASS_FIGURES = ("lag_p50_s", "lag_p95_s", "lag_max_s", "leak_seconds")
+
+
+def withhold_figures(summary: dict[str, Any]) -> None:
+    """A failed run (the target broke, nothing testable) gives no lag or leak figure: they become None ("not
+    measured") overall and per class, so neither a report nor a gate reads one. The pairs keep what was
+    observed, for replay; the counts stay."""
+    for key in LAG_FIGURES:
+        summary["overall"][key] = None
+    for s in summary["classes"].values():
+        for key in CLASS_FIGURES:
+            s[key] = None
+
+
 def run_sync(
     drive: DriveClient | None,
     target: RecallTarget,
@@ -126,6 +141,8 @@ def run_sync(
             state, reason = "failed", "nothing was measured: no conformance case could be judged"
     elif not summary["overall"]["pairs"]:
         state, reason = "failed", "nothing was measured: no (principal, document) pair could be tested"
+    if state == "failed":
+        withhold_figures(summary)
     result: dict[str, Any] = {
         "kind": "sync",
         "status": {"state": state, "reason": reason},

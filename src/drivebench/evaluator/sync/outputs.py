@@ -55,7 +55,7 @@ def markdown(result: dict[str, Any]) -> str:
         "",
         f"- revocation lag p50 / p95 / max: {_cell(o['revocation_lag_p50_s'])} / {_cell(o['revocation_lag_p95_s'])}"
         f" / {_cell(o['revocation_lag_max_s'])} s",
-        f"- leak seconds (total): {o['leak_seconds_total']}; not converged: {o['not_converged']}"
+        f"- leak seconds (total): {_cell(o['leak_seconds_total'])}; not converged: {o['not_converged']}"
         f" (revocations: {o['revocations_not_converged']}); not testable: {o['not_testable']}",
         f"- drive restored to its starting state: {_cell(sync.get('drive_restored'))}",
         "",
@@ -65,8 +65,12 @@ def markdown(result: dict[str, Any]) -> str:
     for cls, s in sync["classes"].items():
         lines.append(
             f"| {cls} | {s['kind']} | {s['n']} | {_cell(s['lag_p50_s'])} | {_cell(s['lag_p95_s'])} | "
-            f"{_cell(s['lag_max_s'])} | {s['not_converged']} | {s['leak_seconds']} | {s['not_testable']} |"
+            f"{_cell(s['lag_max_s'])} | {s['not_converged']} | {_cell(s['leak_seconds'])} | {s['not_testable']} |"
         )
+    skipped = {cls: s for cls, s in sync["classes"].items() if s.get("not_planned")}
+    if skipped:
+        lines += ["", "## Not planned", ""]
+        lines += [f"- {cls}: {s['not_planned']} change(s): {s['not_planned_why']}" for cls, s in skipped.items()]
     if sync.get("cases") is not None:
         lines += ["", "## Conformance", "", "| case | verdict | a wrong system shows | mirrors | note |"]
         lines.append("|---|---|---|---|---|")

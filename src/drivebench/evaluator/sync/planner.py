@@ -183,12 +183,10 @@ def member_removed(view: DriveView, used: set[str], run: str, i: int) -> Plan | 
                 continue
             granted = {g["subject"][5:] for g in via}
             mine = view.departments_of(u)
-            # a department outside the granted ones and outside the user's own line
-            others = [
-                x
-                for x in sorted(view.departments)
-                if x not in mine and not (granted & _line(view, x)) and not _line(view, x) & mine
-            ]
+            # a department that is not the user's or above it, and below none of the granted ones. (Sharing an
+            # ancestor with the user's department is fine: in a company with one root department every
+            # department does, and excluding those left no destination at all on acme-zh.)
+            others = [x for x in sorted(view.departments) if x not in mine and not (granted & _line(view, x))]
             if not others:
                 continue
             dest, was = others[0], view.users[u]["department"]

@@ -189,10 +189,13 @@ class SyncRunner:
             synced_setup = await self._wait_setup(plan, queries)
         before = {d: await asyncio.to_thread(self.drive.access, d) for d in plan.docs}
         found_before: dict[tuple[str, str], tuple[list[str], set[str | None]]] = {}
+        unanswered: set[tuple[str, str]] = set()  # every probe before the change failed
         for u in plan.users:
             for d in plan.docs:
-                found, versions, _ = await self._returns(u, queries[d], d)
+                found, versions, failed = await self._returns(u, queries[d], d)
                 found_before[(u, d)] = (found, versions)
+                if failed == len(queries[d]):
+                    unanswered.add((u, d))
         try:
             result: dict[str, Any] = await asyncio.to_thread(plan.apply, self.drive) or {}
         except DriveError as exc:
@@ -220,6 +223,8 @@ class SyncRunner:
                 pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at)
                 if not synced_setup:
                     pair.testable, pair.reason = False, "the setup grant never reached the target"
+                elif (u, d) in unanswered:
+                    pair.testable, pair.reason = False, "the target failed every probe before the change"
                 elif kind in ("revoke", "content") and not found:
                     pair.testable, pair.reason = False, "the target never returned it before the change"
                 elif kind == "grant" and found:
@@ -248,6 +253,7 @@ class SyncRunner:
         pending = list(pairs)
         deadline = t0 + self.config.deadline_s
         leaking_until: dict[int, float] = {}  # pair -> the last answer that still returned a revoked document
+        answered: set[int] = set()  # pairs the target answered at least once after the change
         while pending:
             results = await asyncio.gather(*(self._reflected(p) for p in pending))
             now = time.monotonic()
@@ -255,6 +261,8 @@ class SyncRunner:
             for p, (ok, failed) in zip(pending, results, strict=True):
                 p.probes += 1
                 p.errors += failed
+                if ok is not None:
+                    answered.add(id(p))
                 if ok:
                     p.converged, p.lag_s, p.converged_at = True, round(now - t0, 3), _iso()
                     p.leak_s = round(leaking_until.get(id(p), t0) - t0, 3) if p.kind == "revoke" else 0.0
@@ -267,6 +275,9 @@ class SyncRunner:
                 break
             await asyncio.sleep(min(self.config.poll_s, max(0.0, deadline - time.monotonic())))
         for p in pending:
+            if id(p) not in answered:  # nothing was seen after the change: no leak, no convergence, no figure
+                p.testable, p.reason = False, "the target failed every probe after the change"
+                continue
             p.converged = False
             p.leak_s = round(self.config.deadline_s, 3) if p.kind == "revoke" else 0.0
 
@@ -274,14 +285,19 @@ class SyncRunner:
         """A change a person makes on a real drive: check before, wait for Enter, probe until reflected."""
         kind = change_classes()[change.cls].kind
         rec = ChangeRecord(index, change.cls, change.instruction)
-        found, versions, _ = await self._returns(change.principal, change.queries, change.doc_id)
+        found, versions, failed = await self._returns(change.principal, change.queries, change.doc_id)
         pair = PairResult(index, change.cls, kind, change.principal, change.doc_id)
-        if kind in ("revoke", "content") and not found:
+        pair.old_versions = sorted(v for v in versions if v is not None)
+        if failed == len(change.queries):
+            pair.testable, pair.reason = False, "the target failed every probe before the change"
+        elif kind in ("revoke", "content") and not found:
             pair.testable, pair.reason = False, "the target never returned it before the change"
         elif kind == "grant" and found:
             pair.testable, pair.reason = False, "the target returned it before access was given"
+        elif kind == "content" and not pair.old_versions:
+            # the same queries find the old and the new text: only a version id tells them apart
+            pair.testable, pair.reason = False, "the target reports no version ids: the new version looks like the old"
         pair.queries = found if kind == "revoke" else change.queries
-        pair.old_versions = sorted(v for v in versions if v is not None)
         await asyncio.to_thread(self.wait_for_person, f"[{index}] {change.cls}: {change.instruction} (Enter when done)")
         t0 = time.monotonic()
         rec.applied_at = pair.applied_at = _iso()
@@ -307,7 +323,8 @@ class SyncRunner:
                     rec = await self.change(index, cls, used)
                     if rec is None:
                         out.not_planned[cls] = out.not_planned.get(cls, 0) + 1
-                        self.say(f"[{index}] {cls}: the drive offers no such change (not measured)")
+                        why = change_classes()[cls].none or "no such change"
+                        self.say(f"[{index}] {cls}: not planned (not measured): the drive offers {why}")
                     else:
                         out.changes.append(rec)
         except (KeyboardInterrupt, asyncio.CancelledError):

@@ -21,6 +21,7 @@ class ChangeClass:
     kind: Kind
     what: str
     bug: str
+    none: str = ""  # what the drive lacks when the planner finds no change of this class
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ def _dir() -> Path:
 
 def change_classes() -> dict[str, ChangeClass]:
     data = tomllib.loads((_dir() / "classes.toml").read_text(encoding="utf-8"))
-    return {name: ChangeClass(name, v["kind"], v["what"], v["bug"]) for name, v in data.items()}
+    return {name: ChangeClass(name, v["kind"], v["what"], v["bug"], v.get("none", "")) for name, v in data.items()}
 
 
 def load_scenario(name_or_file: str, _seen: frozenset[str] = frozenset()) -> Scenario:

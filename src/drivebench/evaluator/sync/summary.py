@@ -54,7 +54,9 @@ def summarize(pairs: list[dict[str, Any]], requests: int, errors: int, not_plann
         by_class.setdefault(p["class"], []).append(p)
     per_class = {c: class_summary(ps) for c, ps in by_class.items()}
     for c, n in not_planned.items():
-        per_class.setdefault(c, class_summary([]) | {"kind": classes[c].kind})["not_planned"] = n
+        row = per_class.setdefault(c, class_summary([]) | {"kind": classes[c].kind})
+        row["not_planned"] = n
+        row["not_planned_why"] = f"the drive offers {classes[c].none or 'no such change'}"
     testable = [p for p in pairs if p["testable"]]
     revocations = [p for p in testable if p["kind"] == "revoke"]
     rev_lags = [p["lag_s"] for p in revocations if p["converged"]]

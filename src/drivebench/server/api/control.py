@@ -2,8 +2,8 @@
 
 Like moto's ``/moto-api/reset`` and LocalStack's ``/_localstack/state/reset``: test harnesses drive
 the simulator's state and clock from outside. The same operations exist on ``Simulator`` (``reset``,
-``seed``, ``set_clock``, ``advance_clock``, ``stats``) for the in-process pytest fixture. Fault
-profiles (``/_sim/faults``) live in their own router.
+``seed``, ``set_clock``, ``advance_clock``, ``stats``; ``tokens.mint``) for the in-process pytest fixture.
+Fault profiles (``/_sim/faults``) live in their own router.
 """
 
 from __future__ import annotations
@@ -71,6 +71,36 @@ class AdvanceIn(BaseModel):
         return timedelta(days=self.days, hours=self.hours, minutes=self.minutes, seconds=self.seconds)
 
 
+MAX_TTL_S = 36_500 * 86_400  # a century of simulated time
+
+
+class MintIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    subject: str = Field(min_length=1, max_length=128, description="The user the token acts as (a user_id).")
+    expires_at: BoundedDatetime | None = Field(
+        default=None,
+        description="When the token stops resolving, on the drive's clock (ISO 8601 with an offset); may be in "
+        "the past: the token is then refused from the start.",
+    )
+    ttl_seconds: float | None = Field(
+        default=None, ge=0, le=MAX_TTL_S, allow_inf_nan=False, description="Or: seconds from the drive's clock now."
+    )
+
+    @model_validator(mode="after")
+    def _one_expiry(self) -> MintIn:
+        if (self.expires_at is None) == (self.ttl_seconds is None):
+            raise ValueError("give exactly one of expires_at or ttl_seconds")
+        return self
+
+
+class MintOut(BaseModel):
+    token: str
+    subject: str
+    scopes: list[str]
+    expires_at: datetime
+    expired: bool = Field(description="The drive's clock has already reached expires_at: the token resolves to 401.")
+
+
 class ClockOut(BaseModel):
     now: datetime
     deleted_versions: int = 0
@@ -114,6 +144,36 @@ async def put_clock(request: Request, body: ClockIn, token: TokenInfo = Depends(
 async def advance_clock(request: Request, body: AdvanceIn, token: TokenInfo = Depends(admin)) -> ClockOut:
     out = await run_in_threadpool(lifecycle.advance_clock, _sim(request), body.delta, token.subject)
     return ClockOut(**out)
+
+
+@router.post(
+    "/tokens",
+    status_code=201,
+    response_model=MintOut,
+    responses=_ERRORS,
+    summary="Mint an expiring user token (a JWT judged against the drive's clock; may be minted already expired)",
+)
+async def mint_token(request: Request, body: MintIn, _: TokenInfo = Depends(admin)) -> MintOut:
+    sim = _sim(request)
+    now = sim.drive.clock.now()
+    if body.expires_at is not None:
+        if body.expires_at.tzinfo is None:
+            raise InvalidRequest("give expires_at with a UTC offset, e.g. 2026-12-01T00:00:00+00:00")
+        expires_at = body.expires_at
+    else:
+        expires_at = now + timedelta(seconds=body.ttl_seconds or 0.0)
+    try:
+        info = sim.tokens.mint(body.subject, expires_at)
+    except KeyError as exc:
+        raise InvalidRequest(str(exc.args[0])) from None
+    assert info.expires_at is not None
+    return MintOut(
+        token=info.token,
+        subject=info.subject,
+        scopes=list(info.scopes),
+        expires_at=info.expires_at,
+        expired=now >= info.expires_at,
+    )
 
 
 @router.get(
