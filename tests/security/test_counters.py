@@ -177,6 +177,13 @@ def test_upload_and_grant_ids_are_not_sequences(module_client: TestClient, modul
         assert r.json()["policy_version"] is None  # the global count of permission changes is not shown
         grants.append(r.json()["grant"]["grant_id"])
     assert all(re.fullmatch(r"g-[0-9a-f]{16}", g) for g in grants), grants
+    # folders created after the load (which users meet in feed entries and grants) count no one's folders either
+    folders = []
+    for name in ("ids-folder-a", "ids-folder-b"):
+        r = module_client.post("/api/v1/folders", headers=h(module_sim, "admin"), json={"path": f"/rd/{name}"})
+        assert r.status_code == 201, r.text
+        folders.append(module_sim.drive.folder_by_path(f"/rd/{name}").folder_id)
+    assert all(re.fullmatch(r"fld-[0-9a-f]{12}", f) for f in folders), folders
 
 
 def test_a_user_chosen_grant_id_answers_alike_taken_or_free(module_client: TestClient, module_sim: Simulator) -> None:

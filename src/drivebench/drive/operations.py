@@ -489,7 +489,9 @@ class DriveOperations:
             if (parent_id, name) in self._children:
                 raise Conflict(f"a folder {name!r} exists there")
             self.clock.tick()
-            node = self._add_folder_node(name, parent_id, break_inheritance, None, "other")
+            # keyed like uploads and grants: a sequence would count the folders other people created
+            folder_id = f"fld-{self.keyed_id('folder', self._folder_seq, 12)}"
+            node = self._add_folder_node(name, parent_id, break_inheritance, None, "other", folder_id)
             dirty.folders.add(node.folder_id)
             self.bump_policy()
             self._record("created", folder_id=node.folder_id, actor=actor)

@@ -181,9 +181,15 @@ class Drive(DriveOperations):
 
     # ------------------------------------------------------------------ folders
     def _add_folder_node(
-        self, name: str, parent_id: str | None, break_inheritance: bool, owner: str | None, kind: str
+        self,
+        name: str,
+        parent_id: str | None,
+        break_inheritance: bool,
+        owner: str | None,
+        kind: str,
+        folder_id: str | None = None,
     ) -> FolderNode:
-        folder_id = f"fld-{self._folder_seq}"
+        folder_id = folder_id or f"fld-{self._folder_seq}"
         self._folder_seq += 1
         node = FolderNode(folder_id, name, parent_id, break_inheritance, owner, kind)
         self.folders[folder_id] = node
