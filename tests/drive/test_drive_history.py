@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -112,8 +113,9 @@ def test_change_feed_cursor(drive: Drive) -> None:
     batch, cursor = drive.changes_since(cursor)
     assert [c.kind for c in batch] == ["untrashed"] and cursor == 2
     assert drive.changes_since(2) == ([], 2)
-    with pytest.raises(InvalidRequest):
+    with pytest.raises(Conflict, match="start again from 0") as past_the_end:
         drive.changes_since(3)
+    assert not re.search(r"\d", str(past_the_end.value).replace("from 0", ""))  # no length of the feed
     with pytest.raises(InvalidRequest):
         drive.changes_since(-1)
 

@@ -104,7 +104,9 @@ def test_move_needs_upload_on_destination_and_changes_access(fresh_client: TestC
     assert r.status_code == 200 and r.json()["folder"] == "/rd/platform"
     assert doc not in hit_ids(recall(fresh_client, fresh_sim, "u005", "gamma-marker-3"))  # re-evaluated on move
     assert hit_ids(recall(fresh_client, fresh_sim, "u010", "gamma-marker-3"))[0] == doc
-    assert fresh_client.patch(f"{F}/{doc}", headers=auth(fresh_sim, "admin"), json={}).status_code == 400
+    assert (
+        fresh_client.patch(f"{F}/{doc}", headers=auth(fresh_sim, "admin"), json={}).status_code == 422
+    )  # minProperties
     assert (
         fresh_client.patch(f"{F}/{doc}", headers=auth(fresh_sim, "admin"), json={"folder": "/nope"}).status_code == 404
     )
@@ -213,6 +215,14 @@ def test_upload_limits_and_bad_requests(fresh_client: TestClient, fresh_sim: Sim
     # name taken: upload a version
     assert upload(fresh_client, fresh_sim, "u009", "/it", "a.md", b"# a").status_code == 409
     assert upload(fresh_client, fresh_sim, "u009", "/it", "b.md", b"# b", secret_level="top").status_code == 400
+    # a field given twice, an empty name given, a field the route does not read: refused, nothing stored
+    before = len(fresh_sim.drive.documents)
+    for data in ({"folder": ["/it", "/rd"]}, {"folder": "/it", "name": ""}, {"folder": "/it", "colour": "red"}):
+        r = fresh_client.post(F, headers=auth(fresh_sim, "u009"), files={"file": ("c.md", b"# c")}, data=data)
+        assert r.status_code == 400, (data, r.text)
+    r = fresh_client.post(F, headers=auth(fresh_sim, "u009"), files={"file": ("c.md", b"# c")}, data={"folder": ""})
+    assert r.status_code == 400, r.text
+    assert len(fresh_sim.drive.documents) == before
 
 
 def test_retention_settings_over_http(fresh_client: TestClient, fresh_sim: Simulator) -> None:

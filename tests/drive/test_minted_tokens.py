@@ -76,13 +76,13 @@ def test_minted_tokens_are_bound_to_the_secret_and_the_corpus(fresh_sim: Simulat
 @pytest.mark.parametrize(
     ("body", "status"),
     [
-        ({"subject": "u999", "ttl_seconds": 60}, 400),  # no such user
-        ({"subject": "svc:admin", "ttl_seconds": 60}, 400),  # user tokens only: never a service scope
+        ({"subject": "u999", "ttl_seconds": 60}, 404),  # no such user
+        ({"subject": "svc:admin", "ttl_seconds": 60}, 404),  # user tokens only: never a service scope
         ({"subject": "u001"}, (400, 422)),  # no expiry
         ({"subject": "u001", "ttl_seconds": 60, "expires_at": "2027-01-01T00:00:00+00:00"}, (400, 422)),
         ({"subject": "u001", "ttl_seconds": -1}, (400, 422)),
         ({"subject": "u001", "ttl_seconds": 1e300}, (400, 422)),
-        ({"subject": "u001", "expires_at": "2027-01-01T00:00:00"}, 400),  # no offset
+        ({"subject": "u001", "expires_at": "2027-01-01"}, 422),  # a date without a time
         ({"subject": "u001", "expires_at": "9999-12-31T00:00:00+00:00"}, (400, 422)),
         ({"subject": "", "ttl_seconds": 1}, (400, 422)),
     ],

@@ -16,7 +16,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from drivebench.drive.errors import InvalidRequest
+from drivebench.drive.clock import as_utc
+from drivebench.drive.errors import InvalidRequest, NotFound
 from drivebench.drive.tokens import TokenInfo
 from drivebench.server.api.auth import NotAdmin, bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, Number
@@ -75,14 +76,17 @@ MAX_TTL_S = 36_500 * 86_400  # a century of simulated time
 
 
 class MintIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    subject: str = Field(min_length=1, max_length=128, description="The user the token acts as (a user_id).")
-    expires_at: BoundedDatetime | None = Field(
-        default=None,
-        description="When the token stops resolving, on the drive's clock (ISO 8601 with an offset); may be in "
-        "the past: the token is then refused from the start.",
+    # exactly one of expires_at and ttl_seconds, stated in the schema (neither is nullable: null would be absent)
+    model_config = ConfigDict(
+        extra="forbid", json_schema_extra={"oneOf": [{"required": ["expires_at"]}, {"required": ["ttl_seconds"]}]}
     )
-    ttl_seconds: float | None = Field(
+    subject: str = Field(min_length=1, max_length=128, description="The user the token acts as (a user_id).")
+    expires_at: BoundedDatetime = Field(  # type: ignore[assignment]
+        default=None,
+        description="When the token stops resolving, on the drive's clock (ISO 8601; without an offset: UTC); may "
+        "be in the past: the token is then refused from the start.",
+    )
+    ttl_seconds: Number = Field(  # type: ignore[assignment]
         default=None, ge=0, le=MAX_TTL_S, allow_inf_nan=False, description="Or: seconds from the drive's clock now."
     )
 
@@ -150,22 +154,20 @@ async def advance_clock(request: Request, body: AdvanceIn, token: TokenInfo = De
     "/tokens",
     status_code=201,
     response_model=MintOut,
-    responses=_ERRORS,
+    responses={**_ERRORS, 404: {"model": ErrorResponse, "description": "No such user (tokens are minted for users)."}},
     summary="Mint an expiring user token (a JWT judged against the drive's clock; may be minted already expired)",
 )
 async def mint_token(request: Request, body: MintIn, _: TokenInfo = Depends(admin)) -> MintOut:
     sim = _sim(request)
     now = sim.drive.clock.now()
     if body.expires_at is not None:
-        if body.expires_at.tzinfo is None:
-            raise InvalidRequest("give expires_at with a UTC offset, e.g. 2026-12-01T00:00:00+00:00")
-        expires_at = body.expires_at
+        expires_at = as_utc(body.expires_at)
     else:
         expires_at = now + timedelta(seconds=body.ttl_seconds or 0.0)
     try:
         info = sim.tokens.mint(body.subject, expires_at)
     except KeyError as exc:
-        raise InvalidRequest(str(exc.args[0])) from None
+        raise NotFound(str(exc.args[0])) from None
     assert info.expires_at is not None
     return MintOut(
         token=info.token,

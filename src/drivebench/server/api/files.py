@@ -132,8 +132,13 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
     await upload.close()
     if len(data) > limit:
         raise PayloadTooLarge(f"the file exceeds the upload limit of {limit} bytes")
+    unknown = sorted(set(form.keys()) - {"file", *fields})
+    if unknown:  # a field the route does not read would be silently dropped: refuse it
+        raise BadBody(f"unknown field {unknown[0][:64]!r}; this upload reads `file` and {', '.join(fields)}")
     values = {}
     for name in fields:
+        if len(form.getlist(name)) > 1:  # the reader would keep the last one: refuse rather than guess
+            raise BadBody(f"`{name}` is given more than once")
         value = form.get(name)
         if value is not None and not isinstance(value, str):
             raise BadBody(f"`{name}` must be a text field")
@@ -142,9 +147,9 @@ async def read_upload(request: Request, fields: tuple[str, ...]) -> tuple[bytes,
     return data, upload.filename or "", values
 
 
-# A free-text multipart field: one value, text whatever it looks like ("5", "true" and "null" are valid notes and
-# names); a list or an object would be several fields, which the reader refuses.
-MULTIPART_TEXT: dict[str, Any] = {"type": ["string", "number", "integer", "boolean", "null"]}
+# A free-text multipart field: one value, and text whatever it looks like ("5", "true" and "null" are valid notes
+# and names).
+MULTIPART_TEXT: dict[str, Any] = {"type": "string"}
 
 
 def _multipart(required: list[str], props: dict[str, dict[str, Any]]) -> dict[str, Any]:
@@ -188,7 +193,9 @@ async def upload_file(
     data, filename, fields = await read_upload(request, ("folder", "name", "secret_level"))
     if "folder" not in fields:
         raise BadBody("the multipart body needs a `folder` field (the destination folder path)")
-    name = fields.get("name") or PurePosixPath(filename.replace("\\", "/")).name
+    if not fields["folder"].startswith("/"):
+        raise InvalidRequest(f"folder: a folder path starts with / (got {fields['folder'][:64]!r})")
+    name = fields["name"] if "name" in fields else PurePosixPath(filename.replace("\\", "/")).name
     if not name:
         raise InvalidRequest("give the document a name (the `name` field or the file's name)")
     upload = partial(access.upload, sim, caller, fields["folder"], name, data, fields.get("secret_level"), strict)
