@@ -14,7 +14,8 @@ import casbin
 import pytest
 from fastapi.testclient import TestClient
 
-from drivebench.drive.model import GrantRec
+from drivebench.drive.model import DocumentRec, GrantRec
+from drivebench.drive.state import Drive
 from drivebench.simulator.backend import Simulator
 from tests.support.security import h, mcp_call
 
@@ -162,3 +163,46 @@ def test_an_upload_beside_a_hidden_namesake_makes_no_casbin_call_for_it(
     n_free, r_free = counter.during(lambda: up(MISSING_PATH.rsplit("/", 1)[1]))
     assert r_hidden.status_code == r_free.status_code == 201, (r_hidden.text, r_free.text)
     assert n_hidden == n_free, (n_hidden, n_free)
+
+
+@pytest.mark.parametrize("as_of", [False, True])
+@pytest.mark.parametrize(
+    ("hidden", "missing"),
+    [
+        (f"{HIDDEN_FOLDER}/notes.md", f"{MISSING_FOLDER}/notes.md"),  # under a hidden / a missing folder
+        (HIDDEN_FOLDER, MISSING_FOLDER),  # a hidden folder does not stop the lookup early
+        (HIDDEN_PATH, MISSING_PATH),
+    ],
+)
+def test_a_path_lookup_reads_the_same_tree_for_a_hidden_and_a_missing_path(
+    hidden: str,
+    missing: str,
+    as_of: bool,
+    module_client: TestClient,
+    module_sim: Simulator,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Resolving a path reads every document (and, in the past, every folder) whether its folder exists,
+    is hidden or is missing: the work does not depend on what the caller may not see."""
+    reads = {"placement_at": 0, "folder_path_at": 0}
+    for cls, name in ((DocumentRec, "placement_at"), (Drive, "folder_path_at")):
+        real = getattr(cls, name)
+
+        def counted(*args: Any, _real: Callable[..., Any] = real, _name: str = name) -> Any:
+            reads[_name] += 1
+            return _real(*args)
+
+        monkeypatch.setattr(cls, name, counted)
+    params = {"as_of": (module_sim.drive.clock.now() - timedelta(hours=1)).isoformat()} if as_of else {}
+
+    def ask(path: str) -> tuple[dict[str, int], Any]:
+        before = dict(reads)
+        r = module_client.get("/api/permissions/effective", params={"path": path, **params}, headers=h(module_sim, WHO))
+        return {k: reads[k] - before[k] for k in reads}, r
+
+    ask(VISIBLE_PATH)
+    n_hidden, r_hidden = ask(hidden)
+    n_missing, r_missing = ask(missing)
+    assert r_hidden.status_code == r_missing.status_code == 404, r_hidden.text
+    assert n_hidden == n_missing, (n_hidden, n_missing)
+    assert n_hidden["placement_at"] >= len(module_sim.drive.documents)  # every document was read
