@@ -7,9 +7,9 @@ read the caller's visibility off the permission masks first (``PermissionEngine.
 missing id take the same path and neither reaches Casbin; before that, a Casbin check ran only when the object
 existed and a hidden id cost 1.2-2.7 ms more (paired medians over 300 pairs).
 
-Per surface (``GET /api/v1/files/{id}``, console ``/ui/doc/{id}``, ``GET /api/permissions/effective?path=``,
-recall's ``filters.folder``, MCP ``get_document`` over streamable HTTP), one user (the one with the most hidden
-documents and folders) sends 300 pairs: a hidden id or path and a missing one of the same shape (one character
+Per surface (``GET /api/v1/files/{id}``, console ``/ui/doc/{id}``, ``GET /api/permissions/effective?path=`` of a
+document and of a path under a folder, recall's ``filters.folder``, MCP ``get_document`` over streamable HTTP),
+one user (the one with the most hidden documents and folders) sends 300 pairs: a hidden id or path and a missing one of the same shape (one character
 changed), alternating which goes first, each hidden/missing couple cycling over up to 25 objects. Each timed
 answer must be the expected refusal (404; 400 for the folder filter; a not-found tool error over MCP) and a hidden
 and a missing answer must be identical but for the id or path. Reported: the median of the paired differences
@@ -109,10 +109,10 @@ def pick(drive: Drive, engine: PermissionEngine) -> dict[str, Any]:
                 hidden.append(doc_id)
             elif lists[i] and previews[i]:
                 seen.append(doc_id)
-        look = engine.lookup(p, "list", now)
-        folders = sorted(drive.folders)
-        hidden_f = [f for f in folders if not look(folder_obj(f)) and drive.folder_path(f) != "/"]
-        seen_f = [f for f in folders if look(folder_obj(f)) and drive.folder_path(f) != "/"]
+        folders = [f for f in sorted(drive.folders) if drive.folder_path(f) != "/"]
+        lists_f = {f: engine.enforce(p, folder_obj(f), "list", now) for f in folders}  # the reference decides
+        hidden_f = [f for f in folders if not lists_f[f]]
+        seen_f = [f for f in folders if lists_f[f]]
         return hidden, seen, hidden_f, seen_f
 
     best: tuple[int, str] | None = None
@@ -144,6 +144,7 @@ def pick(drive: Drive, engine: PermissionEngine) -> dict[str, Any]:
         "ids": ids,
         "paths": paths,
         "folders": folders,
+        "under": [(f"{h}/notes.md", f"{m}/notes.md") for h, m in folders],
         "visible_id": seen[0],
         "visible_path": drive.doc_path(drive.documents[seen[0]]),
         "visible_folder": drive.folder_path(seen_f[0]),
@@ -237,6 +238,14 @@ def surfaces(client: KeepAliveClient, mcp: Mcp) -> dict[str, tuple[str, Surface]
                 refused(404),
             ),
         ),
+        "effective_under_folder": (
+            "under",
+            (
+                "GET /api/permissions/effective?path= under a folder",
+                lambda x: get("/api/permissions/effective?" + urlencode({"path": x})),
+                refused(404),
+            ),
+        ),
         "recall_folder": ("folders", ("POST /api/mcp/recall filters.folder", recall, refused(400))),
         "mcp_get_document": (
             "ids",
@@ -320,7 +329,12 @@ def main() -> None:
     try:
         client = KeepAliveClient(url, {"Authorization": f"Bearer {token}"})
         mcp = Mcp(client)
-        visible = {"ids": chosen["visible_id"], "paths": chosen["visible_path"], "folders": chosen["visible_folder"]}
+        visible = {
+            "ids": chosen["visible_id"],
+            "paths": chosen["visible_path"],
+            "folders": chosen["visible_folder"],
+            "under": chosen["visible_path"],
+        }
         for name, (kind, surface) in surfaces(client, mcp).items():
             results[name] = {"request": surface[0], **measure(surface, chosen[kind], visible[kind])}
             r = results[name]
