@@ -59,6 +59,25 @@ class KeepAliveClient:
         response = self.conn.getresponse()
         return response.status, response.read()
 
+    def request(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> tuple[int, bytes, dict[str, str]]:
+        """Any method, with ``headers`` on top of the client's; (status, body, response headers). A request
+        that finds the connection closed by the server is sent once more (callers send reads only)."""
+        try:
+            return self._request(method, path, body, headers)
+        except (BrokenPipeError, ConnectionResetError, http.client.RemoteDisconnected):
+            self.conn.close()
+            self.reconnects += 1
+            return self._request(method, path, body, headers)
+
+    def _request(
+        self, method: str, path: str, body: bytes | None, headers: dict[str, str] | None
+    ) -> tuple[int, bytes, dict[str, str]]:
+        self.conn.request(method, path, body, {**self.headers, **(headers or {})})
+        response = self.conn.getresponse()
+        return response.status, response.read(), {k.lower(): v for k, v in response.getheaders()}
+
     def close(self) -> None:
         self.conn.close()
 

@@ -3,8 +3,8 @@
 (a) every recall result is previewable per plain ``enforce`` at that time (and per the oracle);
 (b) recall equals the brute-force top-k over the previewable set (no under-fill);
 (c) grant, revoke, move, trash and clearance changes take effect on the very next request;
-plus: the fast path (``allowed_mask``) == per-document ``enforce`` == the reference oracle == the
-compiled decision recall re-checks every hit with (``PermissionEngine.decide``), the
+plus: the fast path (``allowed_mask``; ``lookup`` for documents and folders) == per-document ``enforce`` ==
+the reference oracle == the compiled decision recall re-checks every hit with (``PermissionEngine.decide``), the
 per-action enforcers == one enforcer holding every line, the point-in-time fast path
 (``pointintime.allowed_mask``) == the point-in-time ``pointintime.enforce`` over random histories, and
 effective permissions == ``enforce`` with exactly the grants the oracle says apply.
@@ -64,12 +64,15 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
         for t in times:
             for act in ("preview", data.draw(st.sampled_from(ACTIONS))):
                 mask = engine.allowed_mask(p, act, t)
+                look = engine.lookup(p, act, t)  # what every lookup by id or path asks first
+                assert not look(doc_obj("no-such-doc")) and not look(folder_obj("no-such-folder"))
                 for i, doc_id in enumerate(engine.doc_ids):
                     level = drive.documents[doc_id].secret_level
                     decided = engine.enforce(p, doc_obj(doc_id), act, t, level)
                     expected = ref_may(drive, p, "doc", doc_id, act, t)
                     compiled = engine.decide(p, doc_obj(doc_id), act, t, level)  # recall's per-hit re-check
                     assert bool(mask[i]) == decided == expected == compiled, (p.subject, doc_id, act, t)
+                    assert look(doc_obj(doc_id)) == decided, (p.subject, doc_id, act, t)
                     # the re-check reads the level it is given: above clearance it refuses whatever the lines
                     assert not engine.decide(p, doc_obj(doc_id), act, t, p.clearance + 1)
             folder_id = data.draw(st.sampled_from(sorted(drive.folders)))
@@ -77,6 +80,9 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
             decided = engine.enforce(p, folder_obj(folder_id), act, t)
             assert decided == ref_may(drive, p, "fld", folder_id, act, t)
             assert engine.decide(p, folder_obj(folder_id), act, t) == decided
+            look = engine.lookup(p, act, t)  # its folder mask, over every folder
+            for f in sorted(drive.folders):
+                assert look(folder_obj(f)) == engine.enforce(p, folder_obj(f), act, t), (p.subject, f, act, t)
     # the per-action enforcers decide as one enforcer holding every line
     for _ in range(4):
         p = data.draw(st.sampled_from(principals(drive, engine)))

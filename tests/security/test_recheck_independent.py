@@ -53,8 +53,8 @@ def test_poisoned_mask_cache_answers_503(module_client: TestClient, module_sim: 
     assert module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10}).status_code == 200
     engine = module_sim.engine
     assert engine._cache  # the recall above cached u012's mask
-    for key, mask in list(engine._cache.items()):  # a bit flip in every cached mask: all documents allowed
-        engine._cache[key] = np.ones_like(mask)
+    for key, masks in list(engine._cache.items()):  # a bit flip in every cached mask: all documents allowed
+        engine._cache[key] = tuple(np.ones_like(m) for m in masks)
     _assert_refused(
         module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10}), forbidden
     )

@@ -36,7 +36,7 @@ from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.operations import Change
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
-from drivebench.drive.permissions.engine import Principal
+from drivebench.drive.permissions.engine import PermissionEngine, Principal
 from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
 
@@ -67,38 +67,60 @@ def caller_for(host: DriveHost, token: TokenInfo) -> Caller:
 
 
 def authorize_doc(host: DriveHost, caller: Caller, doc_id: str, action: str) -> DocumentRec:
-    """The document if the caller may ``action`` it; 404 (as if missing) when they may not even list it."""
-    doc = host.drive.doc(doc_id)
+    """The document if the caller may ``action`` it; 404 (as if missing) when they may not even list it.
+    A hidden id and a missing one take the same path (a mask read, no Casbin call: no timing oracle);
+    Casbin decides only for a document the caller may list."""
     p = caller.principal
     if p is None:
-        return doc
+        return host.drive.doc(doc_id)
     engine, now = host.engine, host.drive.clock.now()
     obj = doc_obj(doc_id)
-    if not engine.enforce(p, obj, "list", now, doc.secret_level):
+    doc = host.drive.documents.get(doc_id)
+    if not _visible(engine, p, obj, now) or doc is None:
         raise NotFound(f"no document {doc_id!r}")
-    if action != "list" and not engine.enforce(p, obj, action, now, doc.secret_level):
+    pointintime.confirm(_enforce(engine, p, obj, "list", now, doc.secret_level), obj)
+    if action != "list" and not _enforce(engine, p, obj, action, now, doc.secret_level):
         raise Forbidden(f"{caller.actor} may not {action} document {doc_id}")
     return doc
 
 
 def authorize_folder(host: DriveHost, caller: Caller, path: str, action: str) -> str:
-    """The folder id if the caller may ``action`` in it; 404 (as if missing) when they may not list it."""
+    """The folder id if the caller may ``action`` in it; 404 (as if missing) when they may not list it.
+    A hidden folder and a missing one take the same path (a mask read, no Casbin call)."""
     try:
         folder = host.drive.folder_by_path(path.rstrip("/") or "/")
     except InvalidRequest as exc:
         raise InvalidRequest(f"folder: {exc}") from None
     except NotFound:
-        raise NotFound(f"no folder {path}") from None
+        folder = None
     p = caller.principal
     if p is None:
+        if folder is None:
+            raise NotFound(f"no folder {path}")
         return folder.folder_id
     engine, now = host.engine, host.drive.clock.now()
-    obj = folder_obj(folder.folder_id)
-    if not engine.enforce(p, obj, "list", now):
+    obj = folder_obj(folder.folder_id if folder is not None else "")
+    if not _visible(engine, p, obj, now) or folder is None:
         raise NotFound(f"no folder {path}")
-    if action != "list" and not engine.enforce(p, obj, action, now):
+    pointintime.confirm(_enforce(engine, p, obj, "list", now), obj)
+    if action != "list" and not _enforce(engine, p, obj, action, now):
         raise Forbidden(f"{caller.actor} may not {action} in folder {path}")
     return folder.folder_id
+
+
+def _visible(engine: PermissionEngine, p: Principal, obj: str, now: datetime) -> bool:
+    """May ``p`` list ``obj`` (existing or not), off the masks; a failure fails closed (503)."""
+    try:
+        return engine.visible(p, obj, "list", now)
+    except Exception as exc:
+        raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
+
+
+def _enforce(engine: PermissionEngine, p: Principal, obj: str, act: str, now: datetime, level: int = 0) -> bool:
+    try:
+        return engine.enforce(p, obj, act, now, level)
+    except Exception as exc:  # fail closed
+        raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
 
 
 def list_folder(

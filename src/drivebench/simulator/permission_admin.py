@@ -68,18 +68,23 @@ def resolve_path(
     clash. Two documents may share a name in a folder when their uploaders could not see each other:
     ``visible(doc_obj)`` (None: the caller sees everything) keeps the ones the caller may list, so a path
     only a hidden document holds is missing, and a path the caller shares with a hidden namesake is the
-    caller's own document. Two documents the caller sees on one path are a 409 naming both, never a pick."""
+    caller's own document. Two documents the caller sees on one path are a 409 naming both, never a pick.
+    ``visible`` is asked about the folder too (a hidden folder does not shadow a path): pass a mask lookup
+    (``pointintime.lookup``), so that a hidden path and a missing one take the same work, no Casbin call."""
     drive = host.drive
     norm = "/" + "/".join(p for p in path.split("/") if p)
     fid = pointintime.folder_as_of(host, norm, at)
-    if fid is not None:
+    # a folder the caller may not list is no folder to them (a document of theirs may hold the path); asked
+    # for a missing folder too, so a hidden folder and a missing one cost the same (a mask read each)
+    seen = visible is None or visible(folder_obj(fid or ""))
+    if fid is not None and seen:
         return Target("folder", fid, folder_obj(fid), 0, drive.folder_path_at(fid, at))
     parent, _, name = norm.rpartition("/")
     if not name:
         raise missing(path)
+    # the documents are read even when the parent folder is missing (nothing matches None): a path under a
+    # hidden folder and one under a missing folder cost the same
     folder_id = pointintime.folder_as_of(host, parent or "/", at)
-    if folder_id is None:
-        raise missing(path)
     with drive.lock:
         candidates = sorted(
             (
@@ -156,11 +161,14 @@ def _may(engine: PermissionEngine, principal: Principal, obj: str, act: str, at:
 def user_guard(
     host: DriveHost, engine: PermissionEngine, user_id: str, target: Target, action: str, shown: str
 ) -> None:
-    """A user must be able to ``list`` the target to learn it exists, and hold ``action`` to act on it."""
+    """A user must be able to ``list`` the target to learn it exists, and hold ``action`` to act on it. A
+    target they may not list is refused off the masks, with no Casbin call (the work of a missing one)."""
     principal = engine.user_principal(user_id)
     now = host.drive.clock.now()
-    if not _may(engine, principal, target.obj, "list", now, target.level):
+    if not _lookup(engine, principal, now)(target.obj):
         raise missing(shown)
+    if not _may(engine, principal, target.obj, "list", now, target.level):
+        raise _check_failed(RuntimeError(f"the fast path and the enforcer disagree on {target.obj}"))
     if not _may(engine, principal, target.obj, action, now, target.level):
         raise Forbidden(f"you need {action!r} on {target.path} for this")
 
@@ -177,20 +185,20 @@ def authorize_change(
     user_guard(host, engine, token.user_id, target, action, shown)
 
 
+def _lookup(engine: PermissionEngine, principal: Principal, now: datetime) -> Callable[[str], bool]:
+    """May ``principal`` list an object now, off the masks (``PermissionEngine.lookup``); fails closed."""
+    try:
+        return engine.lookup(principal, "list", now)
+    except Exception as exc:
+        raise _check_failed(exc) from exc
+
+
 def _lister(host: DriveHost, engine: PermissionEngine, token: TokenInfo) -> Callable[[str], bool] | None:
-    """For a user token: may it list an object now (picks among documents sharing a name)."""
+    """For a user token: may it list an object now (picks among documents sharing a name), off the masks:
+    a hidden path and a missing one cost the same."""
     if token.user_id is None:
         return None
-    principal = engine.user_principal(token.user_id)
-    now = host.drive.clock.now()
-    return lambda obj: _may(engine, principal, obj, "list", now, _level(host, obj))
-
-
-def _level(host: DriveHost, obj: str) -> int:
-    if not obj.startswith("doc:"):
-        return 0
-    doc = host.drive.documents.get(obj.partition(":")[2])
-    return doc.secret_level if doc is not None else 0
+    return _lookup(engine, engine.user_principal(token.user_id), host.drive.clock.now())
 
 
 # ---------------------------------------------------------------------------- operations
@@ -232,6 +240,8 @@ def add_grant(host: DriveHost, token: TokenInfo, path: str, make: Callable[[Targ
 def remove_grant(host: DriveHost, token: TokenInfo, grant_id: str) -> GrantRec:
     """Remove a grant (needs ``manage`` on its path); an invisible grant answers like a missing one."""
     with consistent(host) as engine:
+        if token.user_id is not None:  # the masks a hidden grant is refused with, read for a missing one too
+            _lookup(engine, engine.user_principal(token.user_id), host.drive.clock.now())
         grant = host.drive.grants.get(grant_id)
         if grant is None:
             raise NotFound(f"no grant {grant_id!r}")
@@ -271,14 +281,11 @@ def effective(
             target = document_target(host, doc, when)
         elif principal.evaluated_as:
             target = resolve_path(host, path, when)
-        else:
-
-            def lists(obj: str) -> bool:
-                level = _level(host, obj)
-                if not _may(engine, principal, obj, "list", at, level):
-                    return False
-                return not past or _may(current, principal, obj, "list", now, level)
-
+        else:  # among what the principal may list then and now, off the masks (no Casbin call before a hit)
+            try:
+                lists = pointintime.lookup(host, principal, "list", at, now)
+            except Exception as exc:  # fail closed
+                raise _check_failed(exc) from exc
             target = resolve_path(host, path, when, visible=lists)
         if not principal.evaluated_as:
             sees = _may(engine, principal, target.obj, "list", at, target.level)
@@ -315,8 +322,8 @@ def move(host: DriveHost, token: TokenInfo, path: str, to: str) -> Moved:
     with consistent(host) as engine:
         visible = _lister(host, engine, token)
         src = resolve_path(host, path, visible=visible)
+        authorize_change(host, engine, token, src, "manage", path)  # the item's refusal first
         dst = resolve_path(host, to, visible=visible)
-        authorize_change(host, engine, token, src, "manage", path)
         authorize_change(host, engine, token, dst, "upload", to)
         if dst.kind != "folder":
             raise InvalidRequest(f"{to!r} is a document: move into a folder")

@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
@@ -184,7 +184,7 @@ class PermissionEngine:
         else:
             self._build_tree()
         self._fast: dict[str, _FastLines] = {}
-        self._cache: OrderedDict[tuple[object, ...], np.ndarray] = OrderedDict()
+        self._cache: OrderedDict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
         self._cache_limit = max(16, CACHE_BYTES // max(1, len(self.doc_ids)))
         self._fast_lines("preview")  # search's action: ready before the first request
         self._decisions: dict[str, dict[tuple[str, str], tuple[tuple[bool, int, int], ...]]] = {}
@@ -385,6 +385,33 @@ class PermissionEngine:
 
     def allowed_mask(self, principal: Principal, act: str, at: datetime) -> np.ndarray:
         """Boolean mask over ``doc_ids``: True where ``enforce(principal, doc, act, at)`` allows."""
+        return self._masks(principal, act, at)[0]
+
+    def lookup(self, principal: Principal, act: str, at: datetime) -> Callable[[str], bool]:
+        """``obj -> enforce(principal, obj, act, at, level)`` for document and folder objects (a document's level
+        is the engine's, a folder's 0), read off the fast path's masks, fetched once here. Each call is the same
+        work for an object that exists and one that does not: one dict look-up and one array read (an unknown
+        object reads the masks' last slot, which is always False). Every lookup by id or path asks this first,
+        so a hidden object and a missing one take the same path and no Casbin call runs for either (no timing
+        oracle); the surfaces then confirm a visible object with ``enforce``."""
+        _, docs, folders = self._masks(principal, act, at)
+        doc_index, folder_pos = self.doc_index, self._folder_pos
+
+        def allowed(obj: str) -> bool:
+            kind, _, ident = obj.partition(":")
+            if kind == "doc":
+                return bool(docs[doc_index.get(ident, -1)])
+            return bool(folders[folder_pos.get(obj, -1)])
+
+        return allowed
+
+    def visible(self, principal: Principal, obj: str, act: str, at: datetime) -> bool:
+        """``lookup(principal, act, at)(obj)``: one object's decision off the masks."""
+        return self.lookup(principal, act, at)(obj)
+
+    def _masks(self, principal: Principal, act: str, at: datetime) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(mask over ``doc_ids``, the same with one False slot last, mask over folder positions with one
+        False slot last), cached by (action, principal, clearance, the lines in force at ``at``)."""
         if act not in self.enforcers:
             raise ValueError(f"unknown action {act!r}")
         fast = self._fast_lines(act)
@@ -411,13 +438,19 @@ class PermissionEngine:
                 (d_deny if fast.deny[i] else d_allow)[fast.docs[i]] = True
         allow = f_allow[self._doc_folder] | d_allow
         deny = f_deny[self._doc_folder] | d_deny
-        mask = allow & ~deny & (self.levels <= principal.clearance)
-        mask.flags.writeable = False
+        padded = np.zeros(len(self.doc_ids) + 1, dtype=bool)  # the last slot: an unknown document
+        padded[:-1] = allow & ~deny & (self.levels <= principal.clearance)
+        # a folder's level is 0 (the matcher's clearance veto); the last slot (no folder) is never allowed
+        folders = f_allow & ~f_deny & (principal.clearance >= 0)
+        mask = padded[:-1]
+        for a in (padded, mask, folders):
+            a.flags.writeable = False
+        masks = (mask, padded, folders)
         with self._lock:
-            self._cache[key] = mask
+            self._cache[key] = masks
             while len(self._cache) > self._cache_limit:
                 self._cache.popitem(last=False)
-        return mask
+        return masks
 
     def clear_cache(self) -> None:
         with self._lock:

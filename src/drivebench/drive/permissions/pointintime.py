@@ -108,6 +108,29 @@ def allowed_mask(policies: Policies, principal: Principal, act: str, at: datetim
     return mask & _align(current.allowed_mask(principal, act, now), current, engine)
 
 
+def lookup(policies: Policies, principal: Principal, act: str, at: datetime, now: datetime) -> Callable[[str], bool]:
+    """``obj -> may principal do act on obj as of at`` under the point-in-time rule, for document and folder
+    objects (existing or not), read off the fast path's masks (``PermissionEngine.lookup``, proven equal to
+    ``enforce``), fetched once here. Constant work per object: both halves of the rule are always read (no
+    short-circuit), so a hidden object, a missing one and one hidden only now cost the same. Every lookup by
+    id or path asks this first; only an object it lets through reaches ``enforce``."""
+    then = policies.engine_at(at).lookup(principal, act, at)
+    if not intersects_now(principal, at, now):
+        return then
+    still = policies.engine.lookup(principal, act, now)
+
+    def allowed(obj: str) -> bool:
+        a, b = then(obj), still(obj)
+        return a and b
+
+    return allowed
+
+
+def visible(policies: Policies, principal: Principal, obj: str, act: str, at: datetime, now: datetime) -> bool:
+    """``lookup(...)(obj)``: one object's decision off the masks (see ``lookup``)."""
+    return lookup(policies, principal, act, at, now)(obj)
+
+
 def _level(engine: PermissionEngine, obj: str) -> int:
     """The level ``obj`` is judged at by ``engine``: a document's secret level in the drive the engine was
     built on, 0 for a folder."""
@@ -133,12 +156,21 @@ def document_as_of(policies: Policies, principal: Principal, doc_id: str, at: da
     from drivebench.drive.errors import NotFound
 
     hidden = NotFound(f"no document {doc_id!r} you may preview")
+    seen = visible(policies, principal, doc_obj(doc_id), "preview", at, now)  # the same work for any id
     doc = policies.drive.documents.get(doc_id)
-    if doc is None or doc.version_at(at) is None or doc.trashed_at_time(at):
+    if not seen or doc is None or doc.version_at(at) is None or doc.trashed_at_time(at):
         raise hidden
-    if not enforce(policies, principal, doc_obj(doc_id), "preview", at, now):
-        raise hidden
+    confirm(enforce(policies, principal, doc_obj(doc_id), "preview", at, now), doc_obj(doc_id))
     return doc
+
+
+def confirm(allowed: bool, obj: str) -> None:
+    """``enforce``'s decision on an object the masks let through: a refusal means the fast path and Casbin
+    disagree (a bug or a corrupted mask), answered like recall's re-check answers it: fail closed (503)."""
+    if not allowed:
+        from drivebench.drive.errors import PermissionCheckFailed
+
+        raise PermissionCheckFailed(f"permission check failed: the fast path and the enforcer disagree on {obj}")
 
 
 def folder_as_of(policies: Policies, path: str, at: datetime | None) -> str | None:
@@ -150,11 +182,9 @@ def folder_as_of(policies: Policies, path: str, at: datetime | None) -> str | No
             return drive.folder_by_path(norm).folder_id
         except Exception:
             return None
-    with drive.lock:
-        for fid in drive.folders:
-            if drive.folder_path_at(fid, at) == norm:
-                return fid
-    return None
+    with drive.lock:  # every folder is read (no early exit): a path found costs what a path not found costs
+        found = [fid for fid in drive.folders if drive.folder_path_at(fid, at) == norm]
+    return found[0] if found else None
 
 
 def recall_filter(
@@ -181,13 +211,13 @@ def recall_filter(
     if folder is not None:
         missing = InvalidRequest(f"filters.folder: no folder {folder!r}")
         fid = folder_as_of(policies, folder, when)
-        if fid is None:
-            raise missing
-        try:
-            visible = enforce(policies, principal, folder_obj(fid), "list", at, now)
+        try:  # the masks first, for a missing folder too (an unknown object): the same work either way
+            seen = visible(policies, principal, folder_obj(fid or ""), "list", at, now)
+            if seen and fid is not None:  # only a folder the masks let through reaches Casbin
+                seen = enforce(policies, principal, folder_obj(fid), "list", at, now)
         except Exception:
-            visible = False  # fail closed, and the same answer as a missing folder
-        if not visible:
+            seen = False  # fail closed, and the same answer as a missing folder
+        if fid is None or not seen:
             raise missing
         prefix = policies.drive.folder_path_at(fid, when).rstrip("/") + "/"
     drive = policies.drive
