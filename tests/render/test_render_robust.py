@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from drivebench.corpora.render import DocSpec, Section, render
@@ -38,6 +38,9 @@ def _spec(file_type: str, title: str, secs: list[Section], block: dict[str, str]
 
 
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# layers named like ezdxf's own ("0", "Defpoints") or ours in another case: once raised DXFTableEntryError
+@example(file_type="dxf", title="", secs=[], block={}, layers=["0", "defpoints"])
+@example(file_type="dxf", title="", secs=[], block={}, layers=["geometry", "GEOMETRY"])
 @given(
     file_type=st.sampled_from([f for f in FORMATS if f != "zip"]),
     title=words,

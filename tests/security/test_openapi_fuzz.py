@@ -125,7 +125,8 @@ def _schemathesis(url: str, token: str, report: Path, seed: int) -> dict[str, An
         "--report-json-path",
         str(report),
     ]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+    # run in the test's own directory: schemathesis keeps a cache (.schemathesis/) where it runs
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600, check=False, cwd=report.parent)
     assert report.exists(), done.stdout[-3000:] + done.stderr[-2000:]
     report.with_suffix(".txt").write_text(done.stdout + done.stderr)
     result = json.loads(report.read_text())

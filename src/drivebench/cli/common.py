@@ -96,8 +96,8 @@ def build_progress(label: str, watch: list[Path]) -> Iterator[None]:
     """A spinner with the number of files written so far and the elapsed time, while a corpus is built.
 
     ``corpora.builtin.build_corpus`` writes into a hidden temporary directory (``.NAME.xxxx``) beside its target
-    and renames it when done; this counts the files in hidden directories that appear under ``watch`` after
-    the start (polled twice a second). Off the terminal or with --quiet: nothing."""
+    and renames it when done; this counts the files in directories that appear under ``watch`` after the start
+    (polled twice a second, and once more at the end). Off the terminal or with --quiet: nothing."""
     if not bars_enabled():
         yield
         return
@@ -114,16 +114,20 @@ def build_progress(label: str, watch: list[Path]) -> Iterator[None]:
     ) as bar:
         task = bar.add_task(label, total=None)
 
+        def count() -> None:
+            n = 0
+            for parent, old in before.items():
+                if parent.is_dir():
+                    for child in parent.iterdir():
+                        # the hidden build directory while it is written, the corpus itself once renamed
+                        if child.name not in old and child.is_dir():
+                            n += _files_under(child)
+            written[0] = max(written[0], n)
+            bar.update(task, completed=written[0], refresh=True)
+
         def poll() -> None:
             while not stop.wait(0.5):
-                n = 0
-                for parent, old in before.items():
-                    if parent.is_dir():
-                        for child in parent.iterdir():
-                            if child.name.startswith(".") and child.name not in old and child.is_dir():
-                                n += _files_under(child)
-                written[0] = max(written[0], n)
-                bar.update(task, completed=n)
+                count()
 
         thread = threading.Thread(target=poll, name="drivebench-build-progress", daemon=True)
         thread.start()
@@ -133,6 +137,7 @@ def build_progress(label: str, watch: list[Path]) -> Iterator[None]:
         finally:
             stop.set()
             thread.join(2)
+            count()  # a build quicker than the poll still shows its count once
     if written[0]:
         err_console.print(f"{label}: {written[0]} files written in {time.monotonic() - started:.1f} s")
 

@@ -207,7 +207,9 @@ def render_dxf(spec: DocSpec) -> bytes:
     geometry_layers = ["GEOMETRY"]
     for j, raw in enumerate(spec.layers, start=1):
         name = safe_layer_name(raw, f"LAYER{j}")
-        if name not in geometry_layers and name not in section_layers:
+        # a name the document holds already (ezdxf's "0" and "Defpoints", ours; DXF layer names are
+        # case-insensitive) is not added twice
+        if name not in doc.layers:
             geometry_layers.append(name)
             doc.layers.add(name, color=(j % 6) + 1)
 
