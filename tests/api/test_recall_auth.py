@@ -87,3 +87,15 @@ def test_eval_token_evaluates_as_role_with_department(client: TestClient, sim: S
     assert r.status_code == 200, r.text
     p = r.json()["principal"]
     assert p["user_id"] is None and p["roles"] == ["engineer"] and p["department"] == holder.department
+
+
+def test_the_evaluate_as_trail_is_bounded(fresh_sim: Simulator) -> None:
+    """A long probe session must not grow the simulator without end: the trail keeps the newest entries."""
+    from drivebench.simulator.principals import AUDIT_KEEP
+
+    token = fresh_sim.tokens.resolve(fresh_sim.tokens.eval_token)
+    assert token is not None
+    for i in range(2 * AUDIT_KEEP + 5):
+        fresh_sim.principal_for(token, user_id="u001" if i % 2 else "u003")
+    assert AUDIT_KEEP <= len(fresh_sim.audit) <= 2 * AUDIT_KEEP
+    assert [e["as"] for e in fresh_sim.audit[-2:]] == ["user:u001", "user:u003"]  # the newest are kept

@@ -15,6 +15,12 @@ from drivebench.drive.tokens import TokenInfo
 log = logging.getLogger("drivebench.simulator")
 
 
+# Every evaluate-as is logged; the in-memory trail keeps the newest ones only. Unbounded, a long probe session
+# (tens of thousands of evaluate-as requests a minute) grew it without end, and every full garbage collection
+# walked all of it while requests, writes included, waited.
+AUDIT_KEEP = 10_000
+
+
 def principal_for(
     policies: Policies,
     audit: list[dict[str, object]],
@@ -57,6 +63,8 @@ def principal_for(
     principal = Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, True, token.subject)
     entry = {"caller": token.subject, "as": p.subject, "at": drive.clock.now().isoformat()}
     audit.append(entry)
+    if len(audit) > 2 * AUDIT_KEEP:  # the newest AUDIT_KEEP (the log has every one), trimmed in batches
+        del audit[:-AUDIT_KEEP]
     log.info("evaluate-as %s by %s", p.subject, token.subject)
     return principal
 
