@@ -87,3 +87,43 @@ def test_shared_helpers_live_in_tests_support() -> None:
         and not (p.name.startswith("test_") or p.name in ("conftest.py", "__init__.py"))
     ]
     assert not stray, "shared helpers belong in tests/support/: " + ", ".join(stray)
+
+
+def fixtures_defined(source: str) -> list[str]:
+    """The names of the module-level pytest fixtures ``source`` defines (``name=`` overrides the function's)."""
+    names = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for dec in node.decorator_list:
+            func = dec.func if isinstance(dec, ast.Call) else dec
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", None)) != "fixture":
+                continue
+            alias = [
+                k.value.value
+                for k in getattr(dec, "keywords", [])
+                if k.arg == "name" and isinstance(k.value, ast.Constant)
+            ]
+            names.append(alias[0] if alias else node.name)
+    return names
+
+
+def test_a_conftest_fixture_is_defined_once() -> None:
+    """One fixture per concept: a fixture a conftest.py shares (``sim``, ``fresh_sim``, ``module_sim``, ...) is
+    defined in no other conftest.py and shadowed by no test module (a local ``sim`` that builds something else
+    is how one name came to mean ten things)."""
+    sample = (
+        "import pytest\n\n@pytest.fixture\ndef sim():\n    ...\n\n@pytest.fixture(name='client')\ndef other():\n    ..."
+    )
+    assert fixtures_defined(sample) == ["sim", "client"]  # the check itself sees both forms
+    shared: dict[str, list[str]] = {}
+    for conftest in sorted(TESTS.rglob("conftest.py")):
+        for name in fixtures_defined(conftest.read_text(encoding="utf-8")):
+            shared.setdefault(name, []).append(str(conftest.relative_to(TESTS.parent)))
+    assert {"sim", "fresh_sim", "module_sim"} <= set(shared), sorted(shared)
+    problems = [f"{name}: {', '.join(where)}" for name, where in shared.items() if len(where) > 1]
+    for module in sorted(TESTS.rglob("test_*.py")):
+        for name in fixtures_defined(module.read_text(encoding="utf-8")):
+            if name in shared:
+                problems.append(f"{module.relative_to(TESTS.parent)} redefines {name} ({', '.join(shared[name])})")
+    assert not problems, "\n".join(problems)
