@@ -79,6 +79,9 @@ def test_info_reports_versions_cache_corpus_embedder_and_secret(tmp_path: Path) 
         "built_corpora": [],
     }
     assert data["corpus"] == {"name": "seed", "kind": "built-in", "built_in_cache": False}
+    # the default corpus is named with its version; it is a built-in, not a directory that is "missing"
+    default = json.loads(run("info", "--json", env=env).stdout)["corpus"]
+    assert default == {"name": "acme-zh@2", "kind": "built-in", "built_in_cache": False}, default
     assert data["embedder"]["name"] == "e5" and Path(data["embedder"]["model_dir"]).is_dir()
     assert data["token_secret"]["source"] == "random per server" and not data["token_secret"]["public"]
     packs = {Path(p["file"]).name: p for p in data["vector_packs"]["packs"]}

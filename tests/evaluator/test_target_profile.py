@@ -135,3 +135,9 @@ def test_every_failure_has_a_kind(mkq, status: int, body, kind: str, message: st
 
     (rec,) = asyncio.run(run_queries(target, [mkq("q1", ["a"])], RunConfig(top_k=3, attempts=1)))
     assert rec.error_kind == kind and message in (rec.error or "")
+
+
+def test_an_http_targets_name_is_its_url() -> None:
+    """Reports, history and the console name the target: the URL alone ("http:http://..." said the scheme twice)."""
+    target = HttpTarget("http://127.0.0.1:8000", "token")
+    assert target.name == target.url and target.name.startswith("http://") and "http:http" not in target.name

@@ -73,10 +73,11 @@ def _cache_info(where: Any = None) -> dict[str, Any]:
 
 
 def _corpus_info(corpus: str, built: list[str]) -> dict[str, Any]:
-    from drivebench.corpora.builtin import BUILTINS
+    from drivebench.corpora.builtin import is_builtin, lookup_builtin
 
-    if corpus in BUILTINS:
-        cached = [name for name in built if name.startswith(f"{corpus}-")]
+    if is_builtin(corpus):  # "acme-zh@2" (the default) and "acme-zh" alike; builds are cached as "<label>-..."
+        label = lookup_builtin(corpus).label
+        cached = [name for name in built if name.startswith(f"{label}-")]
         return {"name": corpus, "kind": "built-in", "built_in_cache": bool(cached)}
     path = Path(corpus)
     return {"name": corpus, "kind": "directory", "exists": path.is_dir(), "path": str(path.resolve())}

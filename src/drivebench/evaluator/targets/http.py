@@ -166,7 +166,7 @@ class HttpTarget:
         self.url = url if profile is not None else simulator_url(url)
         self.answer_url = req.answer_url or answer_url_for(self.url)
         self.citation_style = citation_style
-        self.name = f"http:{self.url}"
+        self.name = self.url  # the URL says it is HTTP ("http:http://..." read twice)
         self.mapping = mapping or self.profile.response
         self.method = req.method
         self.body_template = req.body
