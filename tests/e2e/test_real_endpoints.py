@@ -323,9 +323,16 @@ def test_vendor_without_permission_filtering_leaks_and_gates_fail(
     )
     assert "gate FAILED leak_rate@10>0" in output and "gate passed hit_rate@10<0.01" in output
     payload = json.loads(output[output.index("{\n") : output.rindex("}") + 1])
-    assert payload["exit_code"] == 1 and [g["failed"] for g in payload["gates"]] == [True, False]
+    # the leaks fail the run by themselves (shown first), then the gates given
+    assert payload["exit_code"] == 1 and [(g["expr"], g["failed"]) for g in payload["gates"]] == [
+        ("no leaks", True),
+        ("leak_rate@10>0", True),
+        ("hit_rate@10<0.01", False),
+    ]
+    assert payload["gates"][0]["value"] == leaked
     root = ET.parse(junit).getroot()
     gates = {c.get("name"): c for c in root.iter("testcase") if c.get("classname") == "drivebench.gates"}
     assert gates["leak_rate@10>0"].find("failure") is not None and gates["hit_rate@10<0.01"].find("failure") is None
+    assert gates["no leaks"].find("failure") is not None
     queries = [c for c in root.iter("testcase") if c.get("classname") == "drivebench.queries"]
     assert sum(1 for c in queries if "leaked" in (c.find("failure").get("message") or "")) == leaked

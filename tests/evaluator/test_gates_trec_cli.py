@@ -57,7 +57,9 @@ def test_score_gates_junit_and_json(files: tuple[Path, Path], tmp_path: Path) ->
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["hit_rate@10<1.01"].find("failure") is not None
     done = CliRunner().invoke(app, [*args, "--fail-on", "hit_rate@10<0"])
-    assert done.exit_code == 0, done.output
+    assert done.exit_code == 1 and "gate FAILED no leaks" in done.output, done.output  # the sample leaks: red
+    done = CliRunner().invoke(app, [*args, "--fail-on", "hit_rate@10<0", "--allow-leaks"])
+    assert done.exit_code == 0 and "no leaks" not in done.output, done.output
     done = CliRunner().invoke(app, [*args, "--fail-on", "nonsense"])
     assert done.exit_code == 2 and "use NAME OP NUMBER" in done.output
 

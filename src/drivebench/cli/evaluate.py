@@ -1,7 +1,8 @@
 """``drivebench eval run`` and ``drivebench eval score``.
 
-Exit codes (every ``eval`` command): 0 ok; 1 a ``--fail-on`` gate failed, or leaks could not be
-measured (no oracle; ``--allow-no-oracle`` waives it); 2 usage or configuration error (bad option,
+Exit codes (every ``eval`` command): 0 ok; 1 a query returned a document its asker may not preview
+(``--allow-leaks`` waives it), a ``--fail-on`` gate failed, or leaks could not be measured (no oracle;
+``--allow-no-oracle`` waives it); 2 usage or configuration error (bad option,
 eval set, profile, run file); 3 the run failed (the preflight failed, more queries failed than
 ``--max-error-rate`` allows, or every answered query came back empty).
 """
@@ -38,6 +39,9 @@ MaxErrorRateOpt = typer.Option(
 )
 AllowNoOracleOpt = typer.Option(
     False, "--allow-no-oracle", help="Exit 0 although leaks could not be measured (no oracle)."
+)
+AllowLeaksOpt = typer.Option(
+    False, "--allow-leaks", help="Exit 0 although queries returned documents their askers may not preview."
 )
 MatchOpt = typer.Option(
     None, "--match", help="Map result ids to the corpus: doc_id, path, name, or a CSV/JSONL map file (needs --corpus)."
@@ -152,6 +156,7 @@ def finish_with_gates(
     out: Console,
     extra: dict[str, Any] | None = None,
     allow_no_oracle: bool = False,
+    allow_leaks: bool = False,
 ) -> NoReturn:
     """Check gates, write JUnit and JSON, say why, and exit 0/1/3."""
     from drivebench.evaluator.gates import GateError, GateResult, check_gates, write_junit
@@ -171,6 +176,18 @@ def finish_with_gates(
                 f"leaks were not measured ({leak.get('reason', 'no oracle')}); give --corpus, forbidden/allowed "
                 "lists in the eval set, or --allow-no-oracle",
             )
+        )
+    leaked = (result.get("counts") or {}).get("queries_with_leak")
+    if leak.get("measured") and leaked and not allow_leaks and not failed:  # a leak fails the run by default
+        gate_results.insert(
+            0,
+            GateResult(
+                "no leaks",
+                True,
+                leaked,
+                f"{leaked} quer{'y' if leaked == 1 else 'ies'} returned a document the asker may not preview "
+                "(--allow-leaks to accept)",
+            ),
         )
     code = EXIT_RUN_FAILED if failed else (EXIT_GATE if any(g.failed for g in gate_results) else EXIT_OK)
     for g in gate_results:
@@ -265,10 +282,11 @@ def run(
     junit: Path | None = JunitOpt,
     json_out: str | None = JsonOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
+    allow_leaks: bool = AllowLeaksOpt,
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports.
 
-    Exit codes: 0 ok; 1 a --fail-on gate failed (or leaks could not be measured); 2 usage or
+    Exit codes: 0 ok; 1 a leak (unless --allow-leaks), a --fail-on gate failed, or leaks could not be measured; 2 usage or
     configuration error; 3 the run failed (preflight, --max-error-rate, or every answer empty).
     """
     from drivebench.api import evaluate
@@ -334,7 +352,14 @@ def run(
     finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
     finish_with_gates(
-        evaluation.result, gates, junit, json_out, out_console, {"out_dir": str(out_dir)}, allow_no_oracle
+        evaluation.result,
+        gates,
+        junit,
+        json_out,
+        out_console,
+        {"out_dir": str(out_dir)},
+        allow_no_oracle,
+        allow_leaks,
     )
 
 
@@ -355,10 +380,11 @@ def score_cmd(
     fail_on: list[str] = FailOnOpt,
     junit: Path | None = JunitOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
+    allow_leaks: bool = AllowLeaksOpt,
 ) -> None:
     """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels).
 
-    Exit codes: 0 ok; 1 a --fail-on gate failed (or leaks could not be measured); 2 usage or
+    Exit codes: 0 ok; 1 a leak (unless --allow-leaks), a --fail-on gate failed, or leaks could not be measured; 2 usage or
     configuration error (a bad line is reported as file:line); 3 more queries failed than --max-error-rate.
     """
     from drivebench.evaluator.evaluate import judge, with_status_first
@@ -418,4 +444,4 @@ def score_cmd(
     if json_out == "-":
         print(json.dumps(with_status_first(result), ensure_ascii=False, indent=1))
         json_out = None
-    finish_with_gates(result, gates, junit, None, out_console, None, allow_no_oracle)
+    finish_with_gates(result, gates, junit, None, out_console, None, allow_no_oracle, allow_leaks)
