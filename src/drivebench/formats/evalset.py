@@ -10,7 +10,8 @@ Eval set, one query per line::
      "allowed": null,                      # optional: every doc this principal may preview (external oracle)
      "tags": {"kind": "multi_hop", "department": "rd", "file_type": "docx", "length": "medium"},
      "as_of": null,                        # ISO time: ask the drive as it stood then
-     "answer_facts": ["王芳"]}
+     "answer_facts": ["王芳"],             # strings a correct answer contains
+     "anchors": ["TP-2026-004"]}           # strings naming the entity whose attribute is asked
 
 Run, one query per line::
 
@@ -57,6 +58,9 @@ class EvalQuery(BaseModel):
     tags: dict[str, str] = Field(default_factory=dict)
     as_of: datetime | None = None
     answer_facts: list[str] = Field(default_factory=list)
+    # What identifies the entity the answer belongs to (a code, a name): the gold linter reads every other
+    # document that names all of them and checks what it says in the answer's role.
+    anchors: list[str] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_principal(self) -> EvalQuery:
