@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import errno
+import os
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
@@ -111,7 +112,14 @@ def test_a_small_corpus_exports_completely(tmp_path: Path) -> None:
     docs = {r["doc_id"]: r for r in _rows(out / "documents.csv")}
     assert docs["d2"]["path"] == "/reports/plan.md" and docs["d2"]["trashed_at"]
     assert sorted(p.name for p in out.parent.iterdir()) == ["export"]  # no partial directory left behind
-    assert out.stat().st_mode & 0o055 == 0o055  # readable like any directory, not mkdtemp's 0700
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~umask  # as mkdir makes it, not mkdtemp's 0700
+
+
+# everything an export holds, sorted
+EXPORT_ENTRIES = ["departments.csv", "documents.csv", "drive", "folders.csv", "grants.csv", "id_map.csv"]
+EXPORT_ENTRIES += ["projects.csv", "trash", "users.csv", "versions.csv"]
 
 
 def _fail_after(n: int, exc: BaseException, real: Callable[..., object]) -> Callable[..., object]:
@@ -203,6 +211,14 @@ CLASHES = {
         ["/reports/Plan.md = /reports/plan.md", "d1 (current file)", "d7 (current file)"],
     ),
     "a file where a folder is": ([_doc("d7", "reports", "/")], ["/reports: d7 (current file) is where a folder is"]),
+    "a name that climbs out of the export": (
+        [_doc("d7", "../../escaped.md", "/reports")],
+        ["documents whose name is not a file name", "d7"],
+    ),
+    "a trashed document's id that climbs out": (
+        [_doc("../d7", "plan.md", "/reports", trashed_at=NOW)],
+        ["trashed documents whose id is not a folder name", "../d7"],
+    ),
 }
 
 
@@ -244,6 +260,28 @@ def test_cli_refuses_duplicate_paths_with_an_error_and_exit_1(tmp_path: Path) ->
     assert "Traceback" not in done.output
     assert "error: cannot export" in done.output and "/reports/plan.md: d1, d7" in done.output
     assert not out.exists()
+
+
+def test_an_existing_directory_is_filled_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--out .`` or a mount point: the directory itself stays (a shell inside it still sees the export, and
+    a mount point cannot be renamed); a failure leaves it as it was."""
+    corpus = tiny_corpus(tmp_path / "corpus", GOOD)
+    out = tmp_path / "export"
+    out.mkdir()
+    inode = out.stat().st_ino
+    monkeypatch.chdir(out)
+    real = shutil.copyfile  # export_module.shutil is shutil: patched below for everyone
+    monkeypatch.setattr(export_module.shutil, "copyfile", _fail_after(2, KeyboardInterrupt(), real))
+    with pytest.raises(KeyboardInterrupt):
+        export_drive(corpus, ".")
+    assert list(out.iterdir()) == []
+    monkeypatch.setattr(export_module.shutil, "copyfile", real)
+    export_drive(corpus, ".")
+    (out / "drive" / "left-over.txt").write_text("old", encoding="utf-8")
+    export_drive(corpus, ".", force=True)
+    assert sorted(p.name for p in Path(".").iterdir()) == EXPORT_ENTRIES  # no left-over, no hidden directory
+    assert out.stat().st_ino == inode and len(_files_under(Path("drive"))) == 6
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "export"]
 
 
 def test_cli_existing_target_and_force(tmp_path: Path) -> None:

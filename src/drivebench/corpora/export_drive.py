@@ -32,12 +32,15 @@ that differ only in case or Unicode form (one file on a case-insensitive drive o
 into a temporary directory beside ``out`` (``.<name>.partial-*``) and renames it to ``out`` only when
 complete; on any error or interruption it removes it and re-raises, so ``out`` does not exist afterwards.
 An existing ``out`` is refused unless it is an empty directory, or ``force=True`` and it is an earlier
-export (``drive/`` and ``documents.csv``): that is replaced only once the new export is complete, never
-merged with it.
+export (``drive/`` and ``documents.csv``). Into an existing directory (it may be a mount point, which
+cannot be renamed) the export is written in a temporary directory inside it, and its entries are moved up
+only when complete, an earlier export's set aside first and deleted after (put back on a failure): never
+merged with the new one, and a failure leaves the directory as it was.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
@@ -112,15 +115,26 @@ def _shown(rel: str) -> str:
     return rel[len(DRIVE_DIR) :] if rel.startswith(DRIVE_DIR + "/") else rel
 
 
+def _unsafe(name: str) -> bool:
+    return name in ("", ".", "..") or any(c in name for c in "/\\\x00")
+
+
 def _refusals(m: Manifest, files: list[_File]) -> list[str]:
     """What stops the export, one line each (empty when it can be written)."""
-    bad_names = sorted(
-        d.doc_id for d in m.documents if d.name in ("", ".", "..") or any(c in d.name for c in "/\\\x00")
-    )
+    trashed = {f.doc.doc_id for f in files if f.rel.startswith(TRASH_DIR + "/")}
+    bad_names = sorted(d.doc_id for d in m.documents if _unsafe(d.name))
+    bad_ids = sorted(doc_id for doc_id in trashed if _unsafe(doc_id))  # a trashed document's folder is its id
+    unsafe = []
     if bad_names:
-        return [
-            f"document names that are not a file name (empty, ., .., or holding /, \\ or NUL): {', '.join(bad_names)}"
-        ]
+        unsafe.append(
+            f"documents whose name is not a file name (empty, ., .., or holding /, \\ or NUL): {', '.join(bad_names)}"
+        )
+    if bad_ids:
+        unsafe.append(
+            f"trashed documents whose id is not a folder name (their folder under trash/): {', '.join(bad_ids)}"
+        )
+    if unsafe:
+        return unsafe
     by_key: dict[str, list[_File]] = {}
     for f in files:
         by_key.setdefault(_fold(f.rel), []).append(f)
@@ -132,7 +146,7 @@ def _refusals(m: Manifest, files: list[_File]) -> list[str]:
         shown = sorted({_shown(f.rel) for f in group})
         line = f"{' = '.join(shown)}: {', '.join(f.describe() for f in group)}"
         if len(shown) == 1 and all(f.current and f.rel.startswith(DRIVE_DIR + "/") for f in group):
-            live_dups.append(f"{shown[0]}: {', '.join(f.doc.doc_id for f in group)}")
+            live_dups.append(f"{shown[0]}: {', '.join(sorted(f.doc.doc_id for f in group))}")
         else:
             other.append(line)
     dirs = {_fold(f"{DRIVE_DIR}{fo.path.rstrip('/')}") for fo in m.folders}
@@ -144,7 +158,7 @@ def _refusals(m: Manifest, files: list[_File]) -> list[str]:
         out.append(f"{len(live_dups)} path(s) held by two or more live documents (a drive holds one file per path):")
         out += [f"  {line}" for line in sorted(live_dups)]
     if other:
-        out.append(f"{len(other)} other path(s) where two files would land:")
+        out.append(f"{len(other)} other path(s) where two files, or a file and a folder, would land:")
         out += [f"  {line}" for line in sorted(other)]
     return out
 
@@ -153,10 +167,11 @@ def _looks_like_export(path: Path) -> bool:
     return (path / DRIVE_DIR).is_dir() and (path / "documents.csv").is_file()
 
 
-def _check_target(out: Path, force: bool) -> None:
+def _check_target(out: Path, force: bool, ours: Path | None = None) -> None:
+    """Refuse an ``out`` the export may not fill (``ours``: the export's own temporary directory inside it)."""
     if not out.exists() and not out.is_symlink():
         return
-    if out.is_dir() and not out.is_symlink() and not any(out.iterdir()):
+    if out.is_dir() and not out.is_symlink() and all(p == ours for p in out.iterdir()):
         return  # an empty directory holds nothing to lose
     if not force:
         raise ExportRefused(f"{out} already exists; choose another --out, or --force to replace an earlier export")
@@ -173,17 +188,28 @@ def _default_mode() -> int:
     return 0o777 & ~mask
 
 
-def _move_into_place(tmp: Path, out: Path) -> None:
-    """Rename the finished ``tmp`` to ``out``; an earlier export there is set aside first and deleted after."""
-    if not (out.exists() and any(out.iterdir())):
-        os.replace(tmp, out)  # onto nothing or an empty directory: one rename
-        return
-    aside = Path(tempfile.mkdtemp(dir=out.parent, prefix=_REPLACED_PREFIX.format(name=out.name)))
-    os.replace(out, aside / out.name)
+def _fill_directory(tmp: Path, out: Path) -> None:
+    """Move the finished export in ``tmp`` (inside the existing directory ``out``) up into ``out``: an earlier
+    export's entries are set aside first and deleted after; on any failure everything goes back as it was.
+    ``out`` itself stays (its owner, mode, a shell inside it, a mount point: none of which a rename keeps)."""
+    aside = Path(tempfile.mkdtemp(dir=out, prefix=_REPLACED_PREFIX.format(name=out.name)))
+    old = [p.name for p in out.iterdir() if p not in (tmp, aside)]
+    moved_old: list[str] = []
+    moved_new: list[str] = []
     try:
-        os.replace(tmp, out)
+        for name in old:
+            os.rename(out / name, aside / name)
+            moved_old.append(name)
+        for entry in sorted(tmp.iterdir()):
+            os.rename(entry, out / entry.name)
+            moved_new.append(entry.name)
     except BaseException:
-        os.replace(aside / out.name, out)  # the earlier export back where it was
+        for name in moved_new:
+            with contextlib.suppress(OSError):
+                os.rename(out / name, tmp / name)
+        for name in moved_old:
+            with contextlib.suppress(OSError):
+                os.rename(aside / name, out / name)
         shutil.rmtree(aside, ignore_errors=True)
         raise
     shutil.rmtree(aside, ignore_errors=True)
@@ -195,20 +221,28 @@ def export_drive(corpus_dir: str | Path, out: str | Path, *, force: bool = False
     ``ExportRefused`` (nothing written) when two files would land on one path or ``out`` exists (see the
     module docs for ``force``); any other error (a missing version file, a full disk, an interruption)
     removes the partial export and is re-raised."""
-    corpus_dir, out = Path(corpus_dir), Path(out)
+    corpus_dir, out = Path(corpus_dir), Path(os.path.abspath(out))  # "." and "a/.." name their directory
     _check_target(out, force)
     m: Manifest = load_manifest(corpus_dir)
     files = _plan(corpus_dir, m)
     refusals = _refusals(m, files)
     if refusals:
         raise ExportRefused("\n".join([f"cannot export {corpus_dir} (nothing was written):", *refusals]))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=PARTIAL_PREFIX.format(name=out.name)))
+    # Beside a new target (one rename puts it in place); inside an existing directory, which may be a mount
+    # point: the only place sure to be on its file system.
+    existing = out.is_dir()
+    if not existing:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out if existing else out.parent, prefix=PARTIAL_PREFIX.format(name=out.name)))
     try:
         counts = _write(corpus_dir, m, files, tmp)
-        tmp.chmod(_default_mode())  # mkdtemp's 0700 would make the export private to its writer
-        _check_target(out, force)  # something may have appeared there while it was written
-        _move_into_place(tmp, out)
+        _check_target(out, force, tmp)  # something may have appeared there while it was written
+        if existing:
+            _fill_directory(tmp, out)
+            tmp.rmdir()
+        else:
+            tmp.chmod(_default_mode())  # mkdtemp's 0700 would make the export private to its writer
+            os.rename(tmp, out)  # fails (nothing replaced) if a non-empty directory appeared there meanwhile
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
