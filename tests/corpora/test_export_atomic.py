@@ -215,6 +215,14 @@ CLASHES = {
         [_doc("d7", "../../escaped.md", "/reports")],
         ["documents whose name is not a file name", "d7"],
     ),
+    "a version file outside the corpus": (
+        [
+            _doc("d1", "plan.md", "/reports").model_copy(
+                update={"versions": [Version(version_id="d1-v1", version=1, file="../secret.md", created_at=T0)]}
+            )
+        ],
+        ["documents with a version file outside the corpus directory: d1"],
+    ),
     "a trashed document's id that climbs out": (
         [_doc("../d7", "plan.md", "/reports", trashed_at=NOW)],
         ["trashed documents whose id is not a folder name", "../d7"],

@@ -28,7 +28,8 @@ offset, as in the corpus (simulated clock).
 The export is all or nothing. Before writing anything it refuses (``ExportRefused``) a corpus that puts two
 files at one path: two live documents at one folder + name (a drive holds one file per path), an older
 version's ``<stem>.v<N><ext>`` that is another document's file name, a file where a folder is, or paths
-that differ only in case or Unicode form (one file on a case-insensitive drive or file system). It writes
+that differ only in case or Unicode form (one file on a case-insensitive drive or file system); and names
+that are not a file name, or version files outside the corpus directory (never copied out). It writes
 into a temporary directory beside ``out`` (``.<name>.partial-*``) and renames it to ``out`` only when
 complete; on any error or interruption it removes it and re-raises, so ``out`` does not exist afterwards.
 An existing ``out`` is refused unless it is an empty directory, or ``force=True`` and it is an earlier
@@ -119,7 +120,7 @@ def _unsafe(name: str) -> bool:
     return name in ("", ".", "..") or any(c in name for c in "/\\\x00")
 
 
-def _refusals(m: Manifest, files: list[_File]) -> list[str]:
+def _refusals(corpus_dir: Path, m: Manifest, files: list[_File]) -> list[str]:
     """What stops the export, one line each (empty when it can be written)."""
     trashed = {f.doc.doc_id for f in files if f.rel.startswith(TRASH_DIR + "/")}
     bad_names = sorted(d.doc_id for d in m.documents if _unsafe(d.name))
@@ -133,6 +134,10 @@ def _refusals(m: Manifest, files: list[_File]) -> list[str]:
         unsafe.append(
             f"trashed documents whose id is not a folder name (their folder under trash/): {', '.join(bad_ids)}"
         )
+    root = corpus_dir.resolve()
+    outside = sorted({f.doc.doc_id for f in files if not f.src.resolve().is_relative_to(root)})
+    if outside:  # a version file like ../../.ssh/id_rsa would copy a local file into what is uploaded
+        unsafe.append(f"documents with a version file outside the corpus directory: {', '.join(outside)}")
     if unsafe:
         return unsafe
     by_key: dict[str, list[_File]] = {}
@@ -225,7 +230,7 @@ def export_drive(corpus_dir: str | Path, out: str | Path, *, force: bool = False
     _check_target(out, force)
     m: Manifest = load_manifest(corpus_dir)
     files = _plan(corpus_dir, m)
-    refusals = _refusals(m, files)
+    refusals = _refusals(corpus_dir, m, files)
     if refusals:
         raise ExportRefused("\n".join([f"cannot export {corpus_dir} (nothing was written):", *refusals]))
     # Beside a new target (one rename puts it in place); inside an existing directory, which may be a mount
