@@ -18,7 +18,7 @@ from drivebench.corpora.acme2.distractors import perturb
 from drivebench.corpora.acme2.scenario import SCENARIO_DIR, fields, load
 from drivebench.corpora.builtin import corpus_version
 from drivebench.corpora.checksums import tree_checksums
-from drivebench.corpora.validate import validate_corpus
+from drivebench.corpora.validate import DUPLICATE_PATH, validate_corpus
 from drivebench.formats.corpus import EVALSET_NAME, load_manifest
 from drivebench.formats.evalset import load_evalset
 
@@ -30,9 +30,16 @@ def small(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return out
 
 
+# Paths two live documents share in the small builds, as measured: acme@2 is frozen, so they stay (the default
+# builds' counts are asserted in test_validate.py). Every other check passes.
+SMALL_DUPLICATE_PATHS = {"zh": 5, "en": 6}
+
+
 def test_valid_versioned_and_reported(small: Path) -> None:
-    assert [str(p) for p in validate_corpus(small) if p.level == "error"] == []
     m = load_manifest(small)
+    problems = [p for p in validate_corpus(small) if p.level == "error"]
+    assert [str(p) for p in problems if p.kind != DUPLICATE_PATH] == []
+    assert len([p for p in problems if p.kind == DUPLICATE_PATH]) == SMALL_DUPLICATE_PATHS[m.language]
     assert m.corpus_version == 2 and corpus_version(small) == f"{m.name}@2"
     report = json.loads((small / GENERATION_REPORT).read_text(encoding="utf-8"))
     assert report["contradictions"] == 0

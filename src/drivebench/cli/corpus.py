@@ -232,16 +232,29 @@ def import_beir_cmd(
 def export_drive_cmd(
     path: str = typer.Argument(..., help="A corpus directory or built-in name."),
     out: Path = typer.Option(..., "--out", help="Directory for drive/ and the CSVs (users, departments, grants, ...)."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an earlier export at --out, once the new one is complete (never merged)."
+    ),
 ) -> None:
-    """Export the folder tree (current files, older versions beside them) and users/departments/grants
-    CSVs, to load the synthetic enterprise into a test space of a real drive (evaluate with match = "path")."""
+    """Export the folder tree (current files, older versions beside them, trashed documents under trash/) and
+    users/departments/grants CSVs, to load the synthetic enterprise into a test space of a real drive (evaluate
+    with match = "path"). All or nothing: refused before writing when two files would share a path."""
     from drivebench.cli.common import resolve_with_progress, status
-    from drivebench.corpora.export_drive import export_drive
+    from drivebench.corpora.export_drive import ExportRefused, export_drive
 
     try:
         corpus_dir = resolve_with_progress(path)
-        with status(f"exporting {corpus_dir.name} to {out} …"):  # a spinner while it runs
-            counts = export_drive(corpus_dir, out)
-    except (KeyError, OSError, ValueError) as exc:
+    except KeyError as exc:
         raise typer.BadParameter(str(exc)) from None
+    try:
+        with status(f"exporting {corpus_dir.name} to {out} …"):  # a spinner while it runs
+            counts = export_drive(corpus_dir, out, force=force)
+    except ExportRefused as exc:
+        err_console.print(f"error: {exc}", markup=False, highlight=False, soft_wrap=True)
+        raise typer.Exit(1) from None
+    except (OSError, ValueError) as exc:  # a missing file, a full disk, a manifest that does not parse
+        err_console.print(
+            f"error: export-drive failed, {out} was not written: {exc}", markup=False, highlight=False, soft_wrap=True
+        )
+        raise typer.Exit(1) from None
     console.print(f"exported {counts} → {out}")
