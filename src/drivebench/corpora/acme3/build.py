@@ -20,7 +20,7 @@ from typing import Any
 
 from drivebench.corpora.acme3.lexical import WholeDriveBM25
 from drivebench.corpora.acme3.questions import Draw, build_evalset
-from drivebench.corpora.acme3.scenario import words
+from drivebench.corpora.acme3.scenario import languages, words
 from drivebench.corpora.acme3.world import World, build_world
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import assemble, write_files
@@ -67,6 +67,7 @@ def generate(language: str, seed: int = 7, scale: str | int = "default") -> tupl
         index=WholeDriveBM25(docs),
         simulator_index=WholeDriveBM25(docs, tokenize),
         words=words(language),
+        other_words=words("en" if language == "zh" else "zh") if len(languages()) > 1 else {"ask": {}},
         rng=sub_rng(seed, "v3:evalset"),
         visible=visible,
         askers=askers,

@@ -21,6 +21,7 @@ administrators and auditors do not ask.
 from __future__ import annotations
 
 import random
+import re
 import string
 from collections import Counter
 from dataclasses import dataclass, field
@@ -34,6 +35,34 @@ from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, office_time
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 PER_ASKER = 14
+
+
+CROSS_LANGUAGE = 0.12
+TYPO = 0.06
+_PROTECTED = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z-]*")  # numbers, dates' digits, codes
+
+
+def _typo(text: str, names: list[str], keep: list[str], rng: random.Random) -> str:
+    """``text`` with two neighbouring letters of one of ``names`` swapped (a slip of the keyboard or of
+    the input method), where the swap touches no digit, no code and nothing of ``keep``."""
+    spots = []
+    for name in names:
+        start = text.find(name)
+        if start < 0:
+            continue
+        for i in range(start, start + len(name) - 1):
+            a, b = text[i], text[i + 1]
+            if a == b or not (a.isalpha() and b.isalpha()):
+                continue
+            if any(m.start() <= i + 1 and i < m.end() for m in _PROTECTED.finditer(text)):
+                continue
+            if any(k and k in text and text.find(k) <= i + 1 < text.find(k) + len(k) + 1 for k in keep):
+                continue
+            spots.append(i)
+    if not spots:
+        return text
+    i = rng.choice(spots)
+    return text[:i] + text[i + 1] + text[i] + text[i + 2 :]
 
 
 def _fields(template: str) -> set[str]:
@@ -66,7 +95,9 @@ class Draw:
     asked: Counter[str] = field(default_factory=Counter)
     report: Counter[str] = field(default_factory=Counter)
     queries: list[EvalQuery] = field(default_factory=list)
+    other_words: dict[str, Any] = field(default_factory=dict)
     kin: dict[tuple[str, str], list[Fact]] = field(default_factory=dict)
+    last_tags: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for f in self.world.facts:
@@ -101,13 +132,49 @@ class Draw:
 
     def ask(self, fact: Fact, version: int | None = None) -> str | None:
         """A question about ``fact`` (of the 0-based ``version``, default the head) in one of the data's
-        wordings that names exactly one document of its kind and does not state the answer; None if none does."""
+        wordings that names exactly one document of its kind and does not state the answer; None if none does.
+        About ``CROSS_LANGUAGE`` of them are asked in the scenario's other language where the wording needs
+        only language-neutral values (codes, model numbers) or none; about ``TYPO`` get a typo in a word
+        that names the entity (never in a number, a code or the answer)."""
         doc = fact.doc
         k = len(doc.versions) - 1 if version is None else version
         values = described(doc, k, fact.key)
         answer = doc.versions[k].facts[fact.key]
+        key = f"{doc.kind}.{fact.key}"
+        own = self.fitting(self.words["ask"][key], fact, values, answer)
+        other = [
+            t
+            for t in self.fitting(self.other_words["ask"].get(key, ()), fact, values, answer)
+            if all(values[f].isascii() for f in _fields(t))
+        ]
+        self.last_tags = {}
+        if other and self.rng.random() < CROSS_LANGUAGE:
+            self.last_tags = {"phrasing": "cross_language"}
+            return self.rng.choice(other).format(**values)
+        if not own:
+            self.report["no_unambiguous_wording"] += 1
+            return None
+        template = self.rng.choice(own)
+        text = template.format(**values)
+        if self.rng.random() < TYPO:
+            names = [values[f] for f in _fields(template) if not values[f].isascii() or values[f].isalpha()]
+            typo = _typo(text, names, [answer, *fact.anchors], self.rng)
+            if typo != text:
+                self.last_tags = {"noise": "typo"}
+                return typo
+        return text
+
+    def version_words(self) -> dict[str, str]:
+        """How to say "as of" and "now" in the language the last question was asked in."""
+        cross = self.last_tags.get("phrasing") == "cross_language"
+        return dict((self.other_words if cross else self.words)["version"])
+
+    def fitting(self, templates: tuple[str, ...], fact: Fact, values: dict[str, str], answer: str) -> list[str]:
+        """The templates whose fields ``values`` fill, that do not state the answer and that fit no other
+        document of the fact's kind (at any of its versions)."""
+        doc = fact.doc
         fits = []
-        for t in self.words["ask"][f"{doc.kind}.{fact.key}"]:
+        for t in templates:
             fields = _fields(t)
             if not fields <= values.keys() or any(answer in values[f] for f in fields):
                 continue
@@ -118,14 +185,12 @@ class Draw:
             ]
             if not same:
                 fits.append(t)
-        if not fits:
-            self.report["no_unambiguous_wording"] += 1
-            return None
-        return self.rng.choice(fits).format(**values)
+        return fits
 
     def add(self, query: str, user: str, *, kind: str, gold: list[GoldDoc], fact: Fact | None, **extra: Any) -> None:
         self.asked[user] += 1
-        tags = {"kind": kind, **{k: v for k, v in extra.pop("tags", {}).items()}}
+        tags = {"kind": kind, **self.last_tags, **{k: v for k, v in extra.pop("tags", {}).items()}}
+        self.last_tags = {}
         if fact is not None:
             tags.setdefault("file_type", fact.doc.file_type)
             tags.setdefault("department", fact.doc.department)
@@ -200,7 +265,6 @@ class Draw:
                 if vs[k].facts[f.key] != vs[k + 1].facts[f.key]:
                     changes.append((f, k))
         self.rng.shuffle(changes)
-        fmt = self.words["version"]
         as_of = latest = 0
         seen_latest: set[int] = set()
         for f, k in changes:
@@ -212,7 +276,7 @@ class Draw:
                     user = self.asker([f.doc], t)
                     q = self.ask(f, k)
                     if user is not None and q is not None:
-                        text = fmt["as_of"].format(
+                        text = self.version_words()["as_of"].format(
                             month=t.month, day=t.day, month_name=t.strftime("%B"), q=q, q_lower=q[:1].lower() + q[1:]
                         )
                         self.add(
@@ -234,7 +298,7 @@ class Draw:
                 if user is None or q is None:
                     continue
                 self.add(
-                    fmt["latest"].format(q=q, q_lower=q[:1].lower() + q[1:]),
+                    self.version_words()["latest"].format(q=q, q_lower=q[:1].lower() + q[1:]),
                     user,
                     kind="version",
                     gold=[GoldDoc(doc_id=f.doc.doc_id, version_id=f.doc.version_id(len(vs)), grade=2)],
