@@ -1,18 +1,23 @@
-"""The gold linter and the composition counts, on hand-made inputs (pure functions: no simulator, no corpus).
+"""The gold linter and the composition counts, on hand-made inputs (pure functions: no simulator, no corpus),
+then once end to end through ``audit_corpus`` on the seed corpus.
 
 The readable documents stand for what the audit hands the linter: the passages of every document the asker
 may preview at the query's time, in the version current then (``Simulator.visible_chunks``); a document the
-asker may not preview, or trashed then, is simply absent from them, so it is never read.
+asker may not preview, or trashed then, is absent from them, so it is never read (the end-to-end test checks
+that wiring with a document hidden from one asker and not yet written at another time).
 """
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
+from pathlib import Path
 
-from drivebench.experiments.corpus_audit import acceptance, composition
+from drivebench.corpora.builtin import resolve_corpus
+from drivebench.experiments.corpus_audit import acceptance, audit_corpus, composition
 from drivebench.experiments.gold_lint import LintInput, fact_roles, lint_gold, lint_query
-from drivebench.formats.corpus import Document, Version
-from drivebench.formats.evalset import EvalQuery, GoldDoc
+from drivebench.formats.corpus import EVALSET_NAME, Document, Version
+from drivebench.formats.evalset import EvalQuery, GoldDoc, write_jsonl
 
 GOLD_TEXT = "项目立项审批单 PRJ-2026-003 · 项目立项审批单.docx\n项目编号：PRJ-2026-003\n审批人：林晓峰\n预算：120 万元"
 
@@ -57,6 +62,8 @@ def test_the_anchor_is_matched_across_whitespace_and_latin_case() -> None:
 def test_another_entity_with_another_value_is_not_flagged() -> None:
     other = "项目立项审批单 PRJ-2026-004 · 项目立项审批单.docx\n项目编号：PRJ-2026-004\n审批人：韩梅"
     assert _lint(_q(), {"other": [other]}) == ("linted", [], [])
+    longer_code = "PRJ-2026-0031 · a.docx\n审批人：韩梅"  # the anchor inside a longer code names another entity
+    assert _lint(_q(), {"other": [longer_code]}) == ("linted", [], [])
 
 
 def test_every_anchor_must_be_in_one_passage() -> None:
@@ -65,6 +72,16 @@ def test_every_anchor_must_be_in_one_passage() -> None:
     assert _lint(q, {"list": split}) == ("linted", [], [])
     together = ["名单 · a.md\n项目：PRJ-2026-003 智能仓储\n审批人：韩梅"]
     assert len(_lint(q, {"list": together})[1]) == 1
+
+
+def test_roles_are_read_in_the_passages_naming_the_anchor() -> None:
+    """A part drawing that names its assembly (the anchor) under related documents gives its own approver in
+    its title block, another passage: not a contradiction. A document titled with the anchor names it from
+    every passage (each chunk starts with the title), so its approver in a later passage is read."""
+    part = ["零件图 DWG-9 · DWG-9.dxf\n审批人：韩梅", "零件图 DWG-9 · DWG-9.dxf\n所属项目：PRJ-2026-003"]
+    assert _lint(_q(), {"part": part}) == ("linted", [], [])
+    titled = ["PRJ-2026-003 周报 · 周报.md\n本周进展", "PRJ-2026-003 周报 · 周报.md\n审批人：韩梅"]
+    assert [c["value"] for c in _lint(_q(), {"weekly": titled})[1]] == ["韩梅"]
 
 
 def test_same_anchor_same_value_outside_gold_is_missing_gold() -> None:
@@ -80,6 +97,14 @@ def test_same_anchor_same_value_outside_gold_is_missing_gold() -> None:
 def test_the_answer_in_another_role_or_as_a_byline_is_neither() -> None:
     other = "PRJ-2026-003 会议纪要 · 纪要.md\n*林晓峰*\n记录人：林晓峰\n审批人签字：（空）"
     assert _lint(_q(), {"minutes": [other]}) == ("linted", [], [])
+
+
+def test_table_rows_give_no_role_and_headers_no_value() -> None:
+    gold_text = "记录 PRJ-2026-003 · r.pdf\n审批人  林晓峰\n版本  审批人  日期\nv2.0  林晓峰  2026-09-12"
+    assert fact_roles(gold_text, "林晓峰") == {("审批人", "space")}  # not "v2.0" from the data row
+    other = "PRJ-2026-003 · o.pdf\n版本  审批人  日期\nv2.0  韩梅  2026-09-12\n审批人  韩梅  有条件同意"
+    found = lint_query(LintInput(_q(), gold_text, {"o": [other]}))[1]
+    assert [(c["role"], c["value"]) for c in found] == [("审批人", "韩梅")]
 
 
 def test_latin_values_and_numbers() -> None:
@@ -219,3 +244,40 @@ def test_new_acceptance_checks_fail_when_unmeasured_or_crossed() -> None:
         target[path[-1]] = value
         failed = [c["check"] for c in acceptance(fake) if not c["ok"]]
         assert len(failed) == 1, (path, failed)
+
+
+def test_the_audit_lints_what_the_asker_reads_then(tmp_path: Path) -> None:
+    """End to end on the seed corpus: 项目X技术方案 (d0014) named 李强 as approver in v1 (June) and 王芳 in v2
+    (September); its approval record d0015 (September, 审批人 王芳) is readable by u001, not by u007 (q037
+    forbids both). A question pinned to v1 (answer 李强) asked today by u001 is contradicted by d0015; asked by
+    u007, or as of August (d0015 not written yet), it is not. A question pinned to d0015 (王芳) finds d0014's
+    current version saying the same: missing gold."""
+    seed = resolve_corpus("seed")
+    corpus = tmp_path / "c"
+    shutil.copytree(seed, corpus)
+    common = {"query": "项目X技术方案谁审批的？", "anchors": ["项目X技术方案"], "tags": {"kind": "single"}}
+    v1 = {"gold": [{"doc_id": "d0014", "version_id": "d0014-v1"}], "answer_facts": ["李强"]}
+    queries = [
+        EvalQuery.model_validate({**common, **v1, "query_id": "today", "user_id": "u001"}),
+        EvalQuery.model_validate({**common, **v1, "query_id": "hidden", "user_id": "u007"}),
+        EvalQuery.model_validate(
+            {**common, **v1, "query_id": "august", "user_id": "u001", "as_of": "2026-08-01T00:00:00Z"}
+        ),
+        EvalQuery.model_validate(
+            {
+                **common,
+                "query_id": "record",
+                "user_id": "u001",
+                "gold": [{"doc_id": "d0015", "version_id": "d0015-v1"}],
+                "answer_facts": ["王芳"],
+            }
+        ),
+        EvalQuery.model_validate({**common, "query_id": "bare", "user_id": "u001", "anchors": [], **v1}),
+    ]
+    write_jsonl(corpus / EVALSET_NAME, queries)
+    lint = audit_corpus(corpus, embedder="hash", pipelines=("bm25",))["gold_lint"]
+    assert lint["linted"] == 4 and lint["not_linted_by_reason"] == {"no_anchors": 1}
+    flagged = {(c["query_id"], c["doc_id"], c["value"]) for c in lint["contradiction_examples"]}
+    # d0015's table header row "方案版本  审批人  日期  结论" is not read as 审批人 = 日期
+    assert flagged == {("today", "d0015", "王芳（技术总监）")}
+    assert [(m["query_id"], m["doc_id"]) for m in lint["missing_gold_examples"]] == [("record", "d0014")]

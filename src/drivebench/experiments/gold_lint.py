@@ -11,22 +11,26 @@ For a query with ``anchors`` and ``answer_facts``, over every readable document 
 a co-gold document is gold):
 
 * **names the anchor**: one passage holds every anchor string (whitespace-insensitive, case-insensitive for
-  Latin). A passage, not the whole document: with two anchors (a person and a project), a document that
-  names the person in one place and the project in an unrelated one is not about the pair. It costs nothing
-  for the common case: every chunk the simulator indexes starts with its document's title and file name,
-  so an anchor in the title names the document from each of its passages.
+  Latin, not inside a longer Latin code: ``PRJ-2026-0031`` does not name ``PRJ-2026-003``).
 * **roles**: what each answer fact is in ``gold_text``: the words just before it in its clause
   (``corpus_audit._roles``: ``审批人：林晓峰`` -> ``审批人``), with the separator between role and value
-  (a colon, a space, nothing). A fact with no role (a name alone on a line) cannot be checked.
-* **contradiction**: a document naming the anchor with a line where a gold role is followed (with the same
+  (a colon, a space, nothing). A fact with no role (a name alone on a line) cannot be checked. A table row of
+  three or more cells (cells apart by two spaces or a tab) gives no role: the words before a cell are other
+  cells, not its label.
+* **contradiction**: a passage naming the anchor with a line where a gold role is followed (with the same
   separator) by a value that does not start with the answer: ``审批人：韩梅`` where gold says
-  ``审批人：林晓峰``. Reported with doc id, role, the value it gives and the answer. The role is matched as
-  a string: ``原审批人：韩梅`` counts (a careful reader would have to ask which of the two holds). Every line
-  of the document is read, not only the passage naming the anchor (the anchor sits in the title; the role
-  further down). A list of several entities on separate lines with the anchor's on one of them would be
-  flagged: the examples say which.
-* **missing gold**: a document naming the anchor that gives every checkable answer fact in a gold role (same
-  role, same separator, same value) and is not gold: it answers the question as well as the gold does.
+  ``审批人：林晓峰``. Reported once per document, role and value, with the answer. The role is matched as a
+  string: ``原审批人：韩梅`` counts (a careful reader would have to ask which of the two holds). In a table row
+  of three or more cells, only a role in the first cell counts: elsewhere it is a column header.
+
+  Passages, not the whole document, are read, both for naming the anchor and for roles: a part drawing
+  whose "related documents" section names its assembly drawing (the anchor) gives its own approver in its
+  title block, which is not the assembly's; a document that names a person in one section and a project in
+  another is not about the pair. Nothing is lost when the anchor is in the title: every chunk the simulator
+  indexes starts with its document's title and file name, so such a document names the anchor from each of
+  its passages and all of its lines are read.
+* **missing gold**: a document whose passages naming the anchor give every checkable answer fact in a gold
+  role (same role, same separator, same value), not gold: it answers the question as well as the gold does.
 
 A query without anchors or without answer facts, or whose facts have no role in ``gold_text``, is counted as
 not linted (per reason); a permission query with no gold (only ``forbidden``) is skipped and counted apart.
@@ -50,6 +54,7 @@ _GAP = re.compile(r"[\s:：]*")
 # a value ends at a clause break, a line end, or a wide gap (table cells); a comma or full stop followed by a
 # digit is part of a number (369,600; 3.5)
 _VALUE_END = re.compile(r"[。；;！？!?，、\n]|[,.](?!\d)|\s{2,}|\t")
+_CELL = re.compile(r"\s{2,}|\t")  # table cells as the extractors lay them out
 _LATIN_ALNUM = re.compile(r"[A-Za-z0-9]")
 _WORD = re.compile(r"[\w\u3400-\u9fff]")
 
@@ -75,6 +80,27 @@ def _loose(s: str) -> re.Pattern[str]:
     return re.compile(r"\s*".join(re.escape(ch) for ch in s), re.IGNORECASE)
 
 
+@lru_cache(maxsize=4096)
+def _anchor_pattern(anchor: str) -> re.Pattern[str]:
+    """``anchor`` (folded) with any whitespace between its characters, any case, and not inside a longer Latin
+    word or code: ``PRJ-2026-003`` is not named by ``PRJ-2026-0031`` nor ``GW-111`` by ``GW-1110``."""
+    lead = r"(?<![A-Za-z0-9])" if _LATIN_ALNUM.match(anchor[0]) else ""
+    tail = r"(?![A-Za-z0-9])" if _LATIN_ALNUM.match(anchor[-1]) else ""
+    return re.compile(lead + _loose(anchor).pattern + tail, re.IGNORECASE)
+
+
+def _names(passage: str, anchors: list[str]) -> bool:
+    """Does ``passage`` hold every (folded) anchor? The substring test first: it rules out nearly every passage."""
+    folded = _fold(passage)
+    return all(a in folded for a in anchors) and all(_anchor_pattern(a).search(passage) for a in anchors)
+
+
+def _is_table_row(line: str) -> bool:
+    """Three or more cells: the words before a cell are other cells, not its label (``v2.0  王芳  2026-09-12``
+    does not make ``v2.0`` a role), and a role met past the first cell is a column header."""
+    return len(_CELL.split(line.strip())) >= 3
+
+
 def _gap_kind(gap: str) -> str:
     return "colon" if (":" in gap or "：" in gap) else "space" if gap else "none"
 
@@ -94,6 +120,8 @@ def fact_roles(gold_text: str, fact: str) -> set[tuple[str, str]]:
     out: set[tuple[str, str]] = set()
     for role in _roles(gold_text, fact):
         for line in gold_text.splitlines():
+            if _is_table_row(line):
+                continue
             for m in _loose(role).finditer(line):
                 gap = _GAP.match(line, m.end())
                 assert gap is not None  # the pattern matches the empty string
@@ -105,7 +133,10 @@ def fact_roles(gold_text: str, fact: str) -> set[tuple[str, str]]:
 def _values(line: str, role: str, kind: str) -> Iterator[str]:
     """The rest of ``line`` after each occurrence of ``role`` followed by the separator ``kind`` and a value
     (``_cut``: the text up to a clause break)."""
+    table = _is_table_row(line)
     for m in _loose(role).finditer(line):
+        if table and line[: m.start()].strip():
+            continue  # a column header names the role: the next cell is another column's name
         gap = _GAP.match(line, m.end())
         assert gap is not None
         if _gap_kind(gap.group(0)) != kind:
@@ -148,11 +179,12 @@ def lint_query(item: LintInput) -> tuple[str, list[dict[str, Any]], list[dict[st
     missing: list[dict[str, Any]] = []
     for doc_id in sorted(item.readable):
         passages = item.readable[doc_id]
-        if doc_id in gold or not any(all(a in _fold(p) for a in anchors) for p in passages):
+        naming = [] if doc_id in gold else [p for p in passages if _names(p, anchors)]
+        if not naming:
             continue
         agrees: set[str] = set()
         seen: set[tuple[str, str]] = set()
-        for line in _lines(passages):
+        for line in _lines(naming):
             for fact, pairs in roles.items():
                 for role, kind in sorted(pairs):
                     for rest in _values(line, role, kind):
