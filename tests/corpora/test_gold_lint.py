@@ -99,6 +99,20 @@ def test_the_answer_in_another_role_or_as_a_byline_is_neither() -> None:
     assert _lint(_q(), {"minutes": [other]}) == ("linted", [], [])
 
 
+def test_two_answers_in_one_role_and_facts_with_spaces() -> None:
+    gold_text = "PRJ-2026-003 · g.docx\n审批人：林晓峰\n审批人：韩梅\n材料：SPCC 冷轧钢板"
+    q = _q(answer_facts=["林晓峰", "韩梅", "SPCC 冷轧钢板"])
+    other = "PRJ-2026-003 · o.docx\n审批人：韩梅\n审批人：林晓峰\n材料：SPCC冷轧钢板"
+    assert lint_query(LintInput(q, gold_text, {"o": [other]})) == (
+        "linted",
+        [],
+        [{"query_id": "q1", "doc_id": "o", "facts": ["SPCC 冷轧钢板", "林晓峰", "韩梅"]}],
+    )
+    swapped = "PRJ-2026-003 · s.docx\n材料：6061-T6 铝合金"
+    found = lint_query(LintInput(q, gold_text, {"s": [swapped]}))[1]
+    assert [(c["role"], c["value"]) for c in found] == [("材料", "6061-T6 铝合金")]
+
+
 def test_table_rows_give_no_role_and_headers_no_value() -> None:
     gold_text = "记录 PRJ-2026-003 · r.pdf\n审批人  林晓峰\n版本  审批人  日期\nv2.0  林晓峰  2026-09-12"
     assert fact_roles(gold_text, "林晓峰") == {("审批人", "space")}  # not "v2.0" from the data row

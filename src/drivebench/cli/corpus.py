@@ -196,7 +196,7 @@ def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
     )
     for c in lint["contradiction_examples"][:10]:
         console.print(
-            f"  contradiction {c['query_id']}: {c['doc_id']} says {c['role']} {c['value']} (gold: {c['answer']})",
+            f"  contradiction {c['query_id']}: {c['doc_id']} says {c['role']} = {c['value']} (gold: {c['answer']})",
             markup=False,
         )
     for m in lint["missing_gold_examples"][:10]:

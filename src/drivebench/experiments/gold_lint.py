@@ -76,8 +76,8 @@ def _fold(text: str) -> str:
 
 @lru_cache(maxsize=4096)
 def _loose(s: str) -> re.Pattern[str]:
-    """``s`` (already without whitespace) matched with any whitespace between its characters, any case."""
-    return re.compile(r"\s*".join(re.escape(ch) for ch in s), re.IGNORECASE)
+    """``s`` matched with any whitespace (or none) between its characters, any case."""
+    return re.compile(r"\s*".join(re.escape(ch) for ch in _norm(s)), re.IGNORECASE)
 
 
 @lru_cache(maxsize=4096)
@@ -111,6 +111,7 @@ def _starts_with(rest: str, fact: str) -> bool:
     m = _loose(fact).match(rest)
     if not m:
         return False
+    fact = _norm(fact)
     return not (_LATIN_ALNUM.match(fact[-1:]) and _LATIN_ALNUM.match(rest[m.end() : m.end() + 1]))
 
 
@@ -190,6 +191,8 @@ def lint_query(item: LintInput) -> tuple[str, list[dict[str, Any]], list[dict[st
                     for rest in _values(line, role, kind):
                         if _starts_with(rest, fact):
                             agrees.add(fact)
+                        elif any(_starts_with(rest, f) for f in q.answer_facts):
+                            continue  # another answer fact in this role (two approvers): not a contradiction
                         elif (role, value := _cut(rest)) not in seen:
                             seen.add((role, value))
                             contradictions.append(
