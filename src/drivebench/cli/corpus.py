@@ -115,7 +115,9 @@ def audit(
     pipelines: str = typer.Option("bm25,dense,hybrid", "--pipelines", help="Comma-separated pipelines to run."),
 ) -> None:
     """Difficulty report of the eval set: title-only BM25, BM25/dense/hybrid Hit@1/Hit@10/MRR@10 per kind and
-    phrasing, chain shortcut rate, missing-gold candidates, near-duplicate pairs, acceptance checks."""
+    phrasing, chain shortcut rates (the asker's view; the whole corpus by BM25 and by dense), the eval set's
+    composition, the gold lint (contradicting and missing gold), missing-gold candidates, near-duplicate pairs,
+    acceptance checks (--strict: exit 1 when one fails)."""
     from drivebench.cli.common import progress_bar, quiet_libraries
     from drivebench.experiments.corpus_audit import audit_corpus
     from drivebench.search.retrieval.pipelines import PIPELINES
@@ -173,9 +175,32 @@ def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
     console.print(table)
     chains = report["chains"]
     console.print(
-        f"chain shortcut rate: {_fmt(chains['shortcut_rate'])} ({chains['shortcuts']} of {chains['multi_hop_queries']}"
-        " multi-hop queries have a hop k >= 2 in BM25's top 3 over the question alone)"
+        f"chain shortcut rate, asker's view: {_fmt(chains['shortcut_rate'])} ({chains['shortcuts']} of "
+        f"{chains['multi_hop_queries']} multi-hop queries have a hop k >= 2 in BM25's top 3 over the question alone, "
+        "among what the asker may see)"
     )
+    whole = report["chain_shortcuts_whole_corpus"]
+    console.print(
+        f"chain shortcut rate, whole corpus (no permission filter): BM25 {_fmt(whole['bm25']['shortcut_rate'])} "
+        f"({whole['bm25']['shortcuts']}), dense {_fmt(whole['dense']['shortcut_rate'])} ({whole['dense']['shortcuts']})"
+        f" of {whole['multi_hop_queries']}"
+    )
+    _print_composition(report["composition"])
+    lint = report["gold_lint"]
+    reasons = ", ".join(f"{k} {v}" for k, v in lint["not_linted_by_reason"].items()) or "none"
+    console.print(
+        f"gold lint: {lint['linted']} queries linted, {lint['not_linted']} not linted ({reasons}), "
+        f"{lint['permission_only']} permission-only skipped; contradictions {_fmt(lint['contradictions'])} "
+        f"(in {_fmt(lint['queries_with_contradictions'])} queries), missing gold {_fmt(lint['missing_gold'])} "
+        f"(in {_fmt(lint['queries_with_missing_gold'])} queries)"
+    )
+    for c in lint["contradiction_examples"][:10]:
+        console.print(
+            f"  contradiction {c['query_id']}: {c['doc_id']} says {c['role']} = {c['value']} (gold: {c['answer']})",
+            markup=False,
+        )
+    for m in lint["missing_gold_examples"][:10]:
+        console.print(f"  missing gold {m['query_id']}: {m['doc_id']} gives {', '.join(m['facts'])}", markup=False)
     console.print(
         f"missing-gold candidates: {report['missing_gold']['count']} (in {report['missing_gold']['queries']} queries); "
         f"answer facts not in the pinned gold version: {report['answer_facts_missing']['count']}; "
@@ -192,6 +217,33 @@ def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
     for c in report["acceptance"]:
         checks.add_row(c["check"], _fmt(c["value"]), c["threshold"], "[green]ok[/]" if c["ok"] else "[red]FAIL[/]")
     console.print(checks)
+
+
+def _print_composition(comp: dict) -> None:  # type: ignore[type-arg]
+    table = Table(title="composition of the eval set")
+    table.add_column("figure")
+    table.add_column("value", justify="right")
+    hops = ", ".join(f"{h} hops {n}" for h, n in comp["by_hops"].items())
+    types = ", ".join(f"{t} {n}" for t, n in comp["gold_documents_by_file_type"].items())
+    rows = [
+        ("questions", comp["questions"]),
+        ("multi-hop questions", f"{comp['multi_hop']} ({hops})"),
+        ("permission questions (forbidden non-empty)", comp["permission"]),
+        (
+            "  forbidden document in unfiltered BM25's top 5",
+            f"{_fmt(comp['permission_strong_match'])} (share {_fmt(comp['permission_strong_match_share'])})",
+        ),
+        (
+            "versioned live documents",
+            f"{comp['versioned_documents']} of {comp['live_documents']} (share {_fmt(comp['versioned_share'])})",
+        ),
+        ("version questions", comp["version_questions"]),
+        ("gold documents per file type", types),
+        ("duplicate live paths", comp["duplicate_live_paths"]),
+    ]
+    for name, value in rows:
+        table.add_row(name, str(value))
+    console.print(table)
 
 
 @app.command("export-beir")
