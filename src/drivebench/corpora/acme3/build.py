@@ -45,7 +45,9 @@ def _product_grants(world: World, start: int) -> list[Any]:
     return g.grants
 
 
-def generate(language: str, seed: int = 7, scale: str | int = "default") -> tuple[Manifest, list[EvalQuery], list[DocPlan], dict[str, Any]]:
+def generate(
+    language: str, seed: int = 7, scale: str | int = "default"
+) -> tuple[Manifest, list[EvalQuery], list[DocPlan], dict[str, Any]]:
     """(manifest, queries, documents, report) without writing anything."""
     world = build_world(language, seed, scale)
     docs = world.docs
@@ -109,5 +111,7 @@ def build_acme3(out_dir: Path, *, language: str, seed: int = 7, scale: str | int
     write_files(out, docs)
     write_manifest(manifest, out)
     write_jsonl(out / EVALSET_NAME, queries)
-    (out / GENERATION_REPORT).write_text(json.dumps(rep, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out / GENERATION_REPORT).write_text(
+        json.dumps(rep, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
+    )
     return manifest

@@ -20,6 +20,7 @@ administrators and auditors do not ask.
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 import string
@@ -38,13 +39,25 @@ PER_ASKER = 14
 
 
 CROSS_LANGUAGE = 0.12
-TYPO = 0.06
+TYPO = 0.08
 _PROTECTED = re.compile(r"[0-9A-Za-z]*[0-9][0-9A-Za-z-]*")  # numbers, dates' digits, codes
 
 
-def _typo(text: str, names: list[str], keep: list[str], rng: random.Random) -> str:
-    """``text`` with two neighbouring letters of one of ``names`` swapped (a slip of the keyboard or of
-    the input method), where the swap touches no digit, no code and nothing of ``keep``."""
+def _typo(text: str, names: list[str], keep: list[str], rng: random.Random, homophones: dict[str, str]) -> str:
+    """``text`` with one slip in one of ``names``: a character typed as its homophone (``homophones``: what an
+    input method offers first by mistake) where the data has one, else two neighbouring letters swapped;
+    never in a digit, a code or anything of ``keep``."""
+    sounds = []
+    for name in names:
+        start = text.find(name)
+        for i in range(start, start + len(name)) if start >= 0 else ():
+            if text[i] in homophones and not any(
+                k and text.find(k) <= i < text.find(k) + len(k) for k in keep if k in text
+            ):
+                sounds.append(i)
+    if sounds:
+        i = rng.choice(sounds)
+        return text[:i] + homophones[text[i]] + text[i + 1 :]
     spots = []
     for name in names:
         start = text.find(name)
@@ -65,6 +78,22 @@ def _typo(text: str, names: list[str], keep: list[str], rng: random.Random) -> s
     return text[:i] + text[i + 1] + text[i] + text[i + 2 :]
 
 
+# How people name what they ask about: by a code they copy from somewhere, by the entity's name, or by what
+# they remember of it (who, when, where). Weights of the styles a question is drawn in.
+STYLES = {"code": 0.2, "name": 0.3, "description": 0.5}
+CODE_FIELDS = frozenset({"no", "po", "iqc", "dwg", "pn", "model", "code", "cost_center"})
+NAME_FIELDS = frozenset({"project", "supplier", "candidate", "event", "topic"})
+
+
+def _style(template: str) -> str:
+    fields = _fields(template)
+    if fields & CODE_FIELDS:
+        return "code"
+    if fields & NAME_FIELDS:
+        return "name"
+    return "description"
+
+
 def _fields(template: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
@@ -72,6 +101,8 @@ def _fields(template: str) -> set[str]:
 def _says(doc: DocPlan, key: str, value: str) -> bool:
     """Some version of ``doc`` has ``value`` for ``key``: a wording that fits it at any time is ambiguous."""
     return any(v.facts.get(key) == value for v in doc.versions)
+
+
 SHORTCUT_DEPTH = 3  # a later hop in the top 3 over the question alone: the chain can be skipped
 # the same among what the asker sees, with the simulator's tokenizer, deeper: a margin for what the
 # simulator does differently (chunks, statistics over the visible set)
@@ -111,8 +142,8 @@ class Draw:
         return all(self.model.decide(user, d.doc_id, at) for d in docs)
 
     def asker(self, docs: list[DocPlan], at: datetime = CLOCK_NOW, forbidden: DocPlan | None = None) -> str | None:
-        """One of the users who may preview ``docs`` at ``at`` (and may not preview ``forbidden``), more
-        likely the less they see."""
+        """One of the users who may preview ``docs`` at ``at`` (and may not preview ``forbidden``), at random
+        among those who asked fewer than ``PER_ASKER`` questions."""
         ok = [
             u
             for u in self.askers
@@ -121,8 +152,7 @@ class Draw:
         fresh = [u for u in ok if self.asked[u] < PER_ASKER] or ok
         if not fresh:
             return None
-        weights = [1.0 / max(1, self.visible.get(u, 1)) for u in fresh]
-        return self.rng.choices(fresh, weights=weights)[0]
+        return self.rng.choice(fresh)
 
     def phrase(self, templates: tuple[str, ...], values: dict[str, str]) -> str:
         usable = [t for t in templates if _fields(t) <= values.keys()]
@@ -154,15 +184,26 @@ class Draw:
         if not own:
             self.report["no_unambiguous_wording"] += 1
             return None
-        template = self.rng.choice(own)
+        template = self.choose(own)
         text = template.format(**values)
         if self.rng.random() < TYPO:
             names = [values[f] for f in _fields(template) if not values[f].isascii() or values[f].isalpha()]
-            typo = _typo(text, names, [answer, *fact.anchors], self.rng)
+            typo = _typo(text, names, [answer, *fact.anchors], self.rng, dict(self.words.get("homophones", {})))
             if typo != text:
-                self.last_tags = {"noise": "typo"}
+                self.last_tags["noise"] = "typo"
                 return typo
         return text
+
+    def choose(self, templates: list[str]) -> str:
+        """A template, its style first (``STYLES``: naming a code, naming the entity, describing it by people,
+        dates and places), then one of that style; styles the fact has no wording for drop out."""
+        by_style: dict[str, list[str]] = {}
+        for t in templates:
+            by_style.setdefault(_style(t), []).append(t)
+        styles = sorted(by_style)
+        style = self.rng.choices(styles, weights=[STYLES[x] for x in styles])[0]
+        self.last_tags = {"style": style}
+        return self.rng.choice(by_style[style])
 
     def version_words(self) -> dict[str, str]:
         """How to say "as of" and "now" in the language the last question was asked in."""
@@ -214,8 +255,13 @@ class Draw:
         for c in self.world.chains:
             by_len.setdefault(len(c.hops), []).append(c)
         for n in sorted(by_len):
-            pool = list(by_len[n])
-            self.rng.shuffle(pool)
+            # round-robin over the chain kinds of this length, each kind's chains in a seeded order
+            kinds: dict[str, list[Chain]] = {}
+            for c in by_len[n]:
+                kinds.setdefault(c.kind, []).append(c)
+            for chains in kinds.values():
+                self.rng.shuffle(chains)
+            pool = [c for group in itertools.zip_longest(*kinds.values()) for c in group if c is not None]
             taken = 0
             ends: set[str] = set()
             for c in pool:
@@ -328,11 +374,11 @@ class Draw:
             text = self.ask(f)
             if text is None:
                 continue
-            if f.doc.doc_id not in {d.doc_id for d in self.index.top(text, STRONG_MATCH)}:
+            strong = [{d.doc_id for d in index.top(text, STRONG_MATCH)} for index in (self.index, self.simulator_index)]
+            if not all(f.doc.doc_id in top for top in strong):
                 self.report["permission_rejected_weak_match"] += 1
                 continue
-            self.add(text, user, kind="permission", gold=[], fact=f, forbidden=[f.doc.doc_id],
-                     anchors=list(f.anchors))
+            self.add(text, user, kind="permission", gold=[], fact=f, forbidden=[f.doc.doc_id], anchors=list(f.anchors))
             docs_used[f.doc.doc_id] += 1
             taken += 1
         self.report["permission"] = taken

@@ -152,8 +152,10 @@ class Builder:
             department=owner.department,
             subject=title,
         )
+        pool = list(self.W["boiler"][kind])
+        extra = sub_rng(self.seed, f"v3:boiler:{len(self.w.docs)}").sample(pool, min(len(pool), 3))
         for when, facts, note in versions:
-            f = {**facts, "title": title, "author": owner.name}
+            f = {**facts, "title": title, "author": owner.name, "boiler": extra}
             spec = self.W["module"].document(kind, f)
             spec.file_type = file_type
             spec.language = self.s.lang
@@ -264,7 +266,9 @@ class Builder:
         if rng.random() < 0.6:
             end2 = end1 + timedelta(days=rng.randint(30, 75))
             cv.append((self.when(kickoff, 40, 90, rng), {**charter_f, "end": self.date(end2)}, "end"))
-        charter = self.doc("charter", "docx", proot, self.fmt("charter", project=name, code=code), "internal", leader, cv)
+        charter = self.doc(
+            "charter", "docx", proot, self.fmt("charter", project=name, code=code), "internal", leader, cv
+        )
         pd = {"project": name, "code": code}
         self.fact(charter, "leader", [code], **pd)
         self.fact(charter, "sponsor", [code], **pd)
@@ -279,7 +283,9 @@ class Builder:
             rows2 = list(rows)
             j = rng.randrange(len(rows2))
             rows2[j] += rng.randint(2, 9) * 10000
-            bv.append((self.when(kickoff, 30, 70, rng), self._budget_facts(budget_no, rows2, accountant, cfo), "budget"))
+            bv.append(
+                (self.when(kickoff, 30, 70, rng), self._budget_facts(budget_no, rows2, accountant, cfo), "budget")
+            )
         budget = self.doc("budget", "xlsx", pfin, self.fmt("budget", no=budget_no), "confidential", accountant, bv)
         self.fact(budget, "total", [budget_no], no=budget_no, **pd)
         self.fact(budget, "preparer", [budget_no], no=budget_no, **pd)
@@ -287,46 +293,134 @@ class Builder:
         # kickoff meeting
         room = rng.choice(self.W["names"]["rooms"])
         m1, m2 = day(kickoff + timedelta(days=rng.randint(25, 40))), day(kickoff + timedelta(days=rng.randint(60, 90)))
-        kf = {**base, "date": self.date(kickoff), "room": room, "host": leader.name,
-              "attendees": str(rng.randint(9, 24)), "m1": self.date(m1), "m2": self.date(m2)}
-        ko = self.doc("kickoff", "pptx", proot, self.fmt("kickoff", project=name, code=code), "internal", assistant, [(kickoff, kf, "")])
+        kf = {
+            **base,
+            "date": self.date(kickoff),
+            "room": room,
+            "host": leader.name,
+            "attendees": str(rng.randint(9, 24)),
+            "m1": self.date(m1),
+            "m2": self.date(m2),
+        }
+        ko = self.doc(
+            "kickoff",
+            "pptx",
+            proot,
+            self.fmt("kickoff", project=name, code=code),
+            "internal",
+            assistant,
+            [(kickoff, kf, "")],
+        )
         self.fact(ko, "room", [code], **pd)
         self.fact(ko, "attendees", [code], **pd)
         self.fact(ko, "m1", [code], **pd)
 
-        # two weekly reports
-        progress = sorted(rng.sample(range(12, 78), 2))
+        # six weekly reports, two weeks apart, progress rising
+        progress = sorted(rng.sample(range(5, 95), 6))
         risks = list(self.W["names"]["risks"])
         for n, pct in enumerate(progress):
-            wk_t = kickoff + timedelta(days=14 + 21 * n + rng.randint(0, 5))
+            wk_t = kickoff + timedelta(days=14 + 14 * n + rng.randint(0, 3))
             week = f"{wk_t.isocalendar()[1]:02d}"
             owner = rng.choice([eng, designer, assistant])
-            wf = {**base, "week": week, "progress": f"{pct}%", "reporter": assistant.name,
-                  "risk": risks[(i + n) % len(risks)], "risk_owner": owner.name, "date": self.date(wk_t)}
-            wd = self.doc("weekly", "md", pweek, self.fmt("weekly", project=name, week=week), "internal", assistant,
-                          [(wk_t, wf, "")])
+            wf = {
+                **base,
+                "week": week,
+                "progress": f"{pct}%",
+                "reporter": assistant.name,
+                "risk": risks[(i + n) % len(risks)],
+                "risk_owner": owner.name,
+                "date": self.date(wk_t),
+            }
+            wv = [(wk_t, wf, "")]
+            if rng.random() < 0.3:  # the figure is corrected after the report was filed
+                hi = progress[n + 1] if n + 1 < len(progress) else 98
+                fixed = (
+                    rng.randint(progress[n - 1] + 1 if n else 1, hi - 1)
+                    if hi - (progress[n - 1] if n else 0) > 2
+                    else pct
+                )
+                if fixed != pct:
+                    wv.append((wk_t + timedelta(days=1, hours=2), {**wf, "progress": f"{fixed}%"}, "edit"))
+            wd = self.doc("weekly", "md", pweek, self.fmt("weekly", project=name, week=week), "internal", assistant, wv)
             week_anchor = self.fmt("weekly_anchor", week=week)
             self.fact(wd, "progress", [code, week_anchor])
             self.fact(wd, "risk_owner", [code, week_anchor])
+
+        # the prototype's test report
+        tested = self.when(kickoff, 50, 80, rng)
+        cases = rng.randint(60, 240)
+        passed = cases - rng.randint(2, max(3, cases // 8))
+        tf = {
+            **base,
+            "no": f"TR-{code[-3:]}-01",
+            "date": self.date(tested),
+            "tester": rng.choice([eng, designer]).name,
+            "cases": str(cases),
+            "passed": str(passed),
+            "rate": f"{100 * passed / cases:.1f}%",
+        }
+        tv = [(tested, tf, "")]
+        if rng.random() < 0.5:  # a retest after fixes: more cases pass
+            again = self.when(tested, 7, 20, rng)
+            passed2 = rng.randint(passed + 1, cases)
+            tv.append(
+                (
+                    again,
+                    {**tf, "passed": str(passed2), "rate": f"{100 * passed2 / cases:.1f}%", "date": self.date(again)},
+                    "edit",
+                )
+            )
+        tr = self.doc(
+            "test_report", "docx", proot, self.fmt("test_report", date=self.date(tested)), "internal", eng, tv
+        )
+        self.fact(tr, "rate", [code, tf["no"]])
+        self.fact(tr, "tester", [code, tf["no"]])
 
         # design review, then the minutes of its follow-up meeting
         review_no = f"RV-2026-{i + 41:03d}"
         review_t = self.when(kickoff, 30, 55, rng)
         chair = rng.choice([org.head("rd"), org.head("rd-platform" if team == "rd-product" else "rd-product")])
         verdicts = self.W["names"]["verdicts"]
-        rf = {**base, "no": review_no, "date": self.date(review_t), "chair": chair.name,
-              "verdict": verdicts[rng.randrange(len(verdicts))], "actions": str(rng.randint(2, 7))}
-        rv = self.doc("review", "pdf", s.sub(team, "reviews"), self.fmt("review", no=review_no, project=name),
-                      "internal", leader, [(review_t, rf, "")])
+        rf = {
+            **base,
+            "no": review_no,
+            "date": self.date(review_t),
+            "chair": chair.name,
+            "verdict": verdicts[rng.randrange(len(verdicts))],
+            "actions": str(rng.randint(2, 7)),
+        }
+        rv = self.doc(
+            "review",
+            "pdf",
+            s.sub(team, "reviews"),
+            self.fmt("review", no=review_no, project=name),
+            "internal",
+            leader,
+            [(review_t, rf, "")],
+        )
         self.fact(rv, "chair", [review_no], no=review_no, **pd)
         self.fact(rv, "verdict", [review_no], no=review_no, **pd)
         min_t = self.when(review_t, 2, 6, rng)
         owner = rng.choice([eng, designer])
         due = day(min_t + timedelta(days=rng.randint(10, 25)))
-        mf = {**base, "date": self.date(min_t), "recorder": assistant.name, "owner": owner.name,
-              "due": self.date(due), "review_no": review_no, "item": rng.choice(self.W["names"]["actions"])}
-        mn = self.doc("minutes", "txt", pmeet, self.fmt("minutes", project=name, date=self.date(min_t)), "internal",
-                      assistant, [(min_t, mf, "")])
+        mf = {
+            **base,
+            "date": self.date(min_t),
+            "recorder": assistant.name,
+            "owner": owner.name,
+            "due": self.date(due),
+            "review_no": review_no,
+            "item": rng.choice(self.W["names"]["actions"]),
+        }
+        mn = self.doc(
+            "minutes",
+            "txt",
+            pmeet,
+            self.fmt("minutes", project=name, date=self.date(min_t)),
+            "internal",
+            assistant,
+            [(min_t, mf, "")],
+        )
         self.fact(mn, "owner", [code, mf["item"]], item=mf["item"], **pd)
         self.fact(mn, "due", [code, mf["item"]], item=mf["item"], **pd)
 
@@ -343,8 +437,16 @@ class Builder:
             "cost_center": f"CC-{no[-3:]}",
         }
 
-    def product(self, i: int, base: dict[str, str], pid: str, kickoff: datetime, designer: Person,
-                charter: DocPlan, rng: random.Random) -> None:
+    def product(
+        self,
+        i: int,
+        base: dict[str, str],
+        pid: str,
+        kickoff: datetime,
+        designer: Person,
+        charter: DocPlan,
+        rng: random.Random,
+    ) -> None:
         s, org = self.s, self.s.org
         model = base["model"]
         drawings = self.folder(s.sub("design", "drawings"), model, owner="design")
@@ -359,36 +461,56 @@ class Builder:
         asm_no = f"DWG-A{i + 1:03d}"
         parts = []
         for k, pi in enumerate(part_idx, 1):
-            parts.append({"pn": f"{model}-{k:02d}", "part": parts_pool[pi], "dwg": f"DWG-{(i * 3 + k) * 37 % 900 + 100:03d}{k}"})
+            parts.append(
+                {"pn": f"{model}-{k:02d}", "part": parts_pool[pi], "dwg": f"DWG-{(i * 3 + k) * 37 % 900 + 100:03d}{k}"}
+            )
         L, W_, H = rng.randint(18, 60) * 10, rng.randint(12, 40) * 10, rng.randint(4, 20) * 10
-        af = {**base, "no": asm_no, "dims": f"{L} x {W_} x {H} mm", "designer": designer.name,
-              "checker": checker.name, "date": self.date(drawn),
-              "parts": [[str(n), p["pn"], p["part"]] for n, p in enumerate(parts, 1)]}
-        asm = self.doc("assembly", "dxf", drawings, self.fmt("assembly", no=asm_no), "internal", designer,
-                       [(drawn, af, "")])
-        self.fact(asm, "dims", [model], model=model, family=base["family"], project=base["project"])
+        af = {
+            **base,
+            "no": asm_no,
+            "dims": f"{L} x {W_} x {H} mm",
+            "designer": designer.name,
+            "checker": checker.name,
+            "date": self.date(drawn),
+            "parts": [[str(n), p["pn"], p["part"]] for n, p in enumerate(parts, 1)],
+        }
+        asm = self.doc(
+            "assembly", "dxf", drawings, self.fmt("assembly", no=asm_no), "internal", designer, [(drawn, af, "")]
+        )
+        dims = self.fact(asm, "dims", [model])
+        start = {"project": base["project"], "code": base["code"]}
+        self.w.chains.append(Chain("project_assembly_dims", [charter, asm], dims, start))
         materials, finishes = list(s.pool("materials")), list(s.pool("finishes"))
         bom_rows = []
         for k, p in enumerate(parts):
             mat = rng.randrange(len(materials))
-            pf = {**base, **p, "material": materials[mat], "finish": rng.choice(finishes),
-                  "thickness": f"{rng.choice([1.5, 2.0, 2.5, 3.0])} mm", "designer": designer.name,
-                  "checker": checker.name, "date": self.date(drawn), "rev": "A",
-                  "supplier": self.suppliers[(i * 3 + k) % len(self.suppliers)], "asm_no": asm_no}
+            pf = {
+                **base,
+                **p,
+                "material": materials[mat],
+                "finish": rng.choice(finishes),
+                "thickness": f"{rng.choice([1.5, 2.0, 2.5, 3.0])} mm",
+                "designer": designer.name,
+                "checker": checker.name,
+                "date": self.date(drawn),
+                "rev": "A",
+                "supplier": self.suppliers[(i * 3 + k) % len(self.suppliers)],
+                "asm_no": asm_no,
+            }
             pv = [(drawn, pf, "")]
             if rng.random() < 0.55:
                 rev_t = self.when(drawn, 20, 60, rng)
                 new_mat = materials[(mat + 1 + rng.randrange(len(materials) - 1)) % len(materials)]
                 pv.append((rev_t, {**pf, "material": new_mat, "rev": "B", "date": self.date(rev_t)}, "material"))
-            part = self.doc("part", "dxf", drawings, self.fmt("part", dwg=p["dwg"]), "internal",
-                            designer, pv)
+            part = self.doc("part", "dxf", drawings, self.fmt("part", dwg=p["dwg"]), "internal", designer, pv)
             pdesc = {"pn": p["pn"], "part": p["part"], "model": model, "project": base["project"]}
             material = self.fact(part, "material", [p["pn"]], **pdesc)
             self.fact(part, "finish", [p["pn"]], **pdesc)
             qty = rng.choice([200, 300, 500, 800, 1000, 1200])
             unit = rng.randint(8, 160)
-            bom_rows.append([p["pn"], p["part"], str(qty), self.s.common.fmt_money(unit),
-                             self.s.common.fmt_money(qty * unit)])
+            bom_rows.append(
+                [p["pn"], p["part"], str(qty), self.s.common.fmt_money(unit), self.s.common.fmt_money(qty * unit)]
+            )
             contract, ctf = self.contract(i, k, p, pf, qty, unit, part, contracts, rng)
             acc = self.acceptance(i, k, p, pf, ctf, contract, accept, rng)
             self.payment(i, k, pf, ctf, acc, payments, rng)
@@ -410,62 +532,135 @@ class Builder:
             ]
         bom_total = sum(int(r[2]) * int(r[3].replace(",", "")) for r in bom_rows)
         bom_no = f"BOM-2026-{i + 61:03d}"
-        bf = {**base, "no": bom_no, "rows": bom_rows, "total": self.s.common.fmt_money(bom_total),
-              "preparer": designer.name, "date": self.date(drawn)}
+        bf = {
+            **base,
+            "no": bom_no,
+            "rows": bom_rows,
+            "total": self.s.common.fmt_money(bom_total),
+            "preparer": designer.name,
+            "date": self.date(drawn),
+        }
         bom = self.doc("bom", "xlsx", drawings, self.fmt("bom", no=bom_no), "internal", designer, [(drawn, bf, "")])
-        self.fact(bom, "total", [bom_no], model=model, family=base["family"], project=base["project"])
+        bom_total = self.fact(bom, "total", [bom_no])
+        self.w.chains.append(Chain("project_bom_total", [charter, bom], bom_total, start))
 
-    def contract(self, i: int, k: int, p: dict[str, str], pf: dict[str, Any], qty: int, unit: int, part: DocPlan,
-                 folder: str, rng: random.Random) -> tuple[DocPlan, dict[str, Any]]:
+    def contract(
+        self,
+        i: int,
+        k: int,
+        p: dict[str, str],
+        pf: dict[str, Any],
+        qty: int,
+        unit: int,
+        part: DocPlan,
+        folder: str,
+        rng: random.Random,
+    ) -> tuple[DocPlan, dict[str, Any]]:
         org = self.s.org
         po = f"PO-2026-{i * 3 + k + 101:03d}"
         signer = rng.choice(org.in_dept("finance-procurement", "finance"))
         signed = self.when(part.versions[0].created_at, 5, 20, rng)
         deliver = day(signed + timedelta(days=rng.randint(15, 35)))
-        f = {"po": po, "supplier": pf["supplier"], "part": p["part"], "dwg": p["dwg"], "qty": str(qty),
-             "unit": self.s.common.fmt_money(unit), "total": self.s.common.fmt_money(qty * unit),
-             "signer": signer.name, "rep": self.s.outsiders[-1 - (i * 3 + k) % len(self.s.outsiders)], "signed": self.date(signed), "deliver": self.date(deliver),
-             "deliver_at": deliver}
+        f = {
+            "po": po,
+            "supplier": pf["supplier"],
+            "part": p["part"],
+            "dwg": p["dwg"],
+            "qty": str(qty),
+            "unit": self.s.common.fmt_money(unit),
+            "total": self.s.common.fmt_money(qty * unit),
+            "signer": signer.name,
+            "rep": self.s.outsiders[-1 - (i * 3 + k) % len(self.s.outsiders)],
+            "signed": self.date(signed),
+            "deliver": self.date(deliver),
+            "deliver_at": deliver,
+        }
         versions = [(signed, f, "")]
         if rng.random() < 0.5:
             amend = self.when(signed, 7, 14, rng)
             deliver2 = day(deliver + timedelta(days=rng.randint(10, 25)))
             versions.append((amend, {**f, "deliver": self.date(deliver2), "deliver_at": deliver2}, "term"))
-        d = self.doc("contract", "pdf", folder, self.fmt("contract", po=po), "internal", signer,
-                     [(t, {k2: v for k2, v in ff.items() if k2 != "deliver_at"}, n) for t, ff, n in versions])
+        d = self.doc(
+            "contract",
+            "pdf",
+            folder,
+            self.fmt("contract", po=po),
+            "internal",
+            signer,
+            [(t, {k2: v for k2, v in ff.items() if k2 != "deliver_at"}, n) for t, ff, n in versions],
+        )
         desc = {"po": po, "supplier": pf["supplier"], "part": p["part"]}
         self.fact(d, "total", [po], **desc)
         self.fact(d, "signer", [po], **desc)
         self.fact(d, "deliver", [po], **desc)
         return d, versions[-1][1]
 
-    def acceptance(self, i: int, k: int, p: dict[str, str], pf: dict[str, Any], ctf: dict[str, Any],
-                   contract: DocPlan, folder: str, rng: random.Random) -> DocPlan:
+    def acceptance(
+        self,
+        i: int,
+        k: int,
+        p: dict[str, str],
+        pf: dict[str, Any],
+        ctf: dict[str, Any],
+        contract: DocPlan,
+        folder: str,
+        rng: random.Random,
+    ) -> DocPlan:
         org = self.s.org
         iqc = f"IQC-2026-{i * 3 + k + 201:03d}"
         inspector = rng.choice(org.in_dept("rd-product", "engineer")[1:] + org.in_dept("design-mech", "designer"))
         at = self.when(ctf["deliver_at"], 1, 4, rng)
         results = self.W["names"]["results"]
-        f = {"iqc": iqc, "po": ctf["po"], "supplier": pf["supplier"], "part": p["part"], "qty": ctf["qty"],
-             "inspector": inspector.name, "result": results[rng.randrange(len(results))],
-             "sample": str(rng.choice([13, 20, 32, 50])), "date": self.date(at)}
-        d = self.doc("acceptance", "zip", folder, self.fmt("acceptance", iqc=iqc), "internal",
-                     org.in_dept("finance-procurement", "finance")[-1], [(at, f, "")])
+        f = {
+            "iqc": iqc,
+            "po": ctf["po"],
+            "supplier": pf["supplier"],
+            "part": p["part"],
+            "qty": ctf["qty"],
+            "inspector": inspector.name,
+            "result": results[rng.randrange(len(results))],
+            "sample": str(rng.choice([13, 20, 32, 50])),
+            "date": self.date(at),
+        }
+        d = self.doc(
+            "acceptance",
+            "zip",
+            folder,
+            self.fmt("acceptance", iqc=iqc),
+            "internal",
+            org.in_dept("finance-procurement", "finance")[-1],
+            [(at, f, "")],
+        )
         desc = {"iqc": iqc, "po": ctf["po"], "supplier": pf["supplier"], "part": p["part"]}
         self.fact(d, "inspector", [iqc], **desc)
         self.fact(d, "result", [iqc], **desc)
         return d
 
-    def payment(self, i: int, k: int, pf: dict[str, Any], ctf: dict[str, Any], acc: DocPlan, folder: str,
-                rng: random.Random) -> None:
+    def payment(
+        self, i: int, k: int, pf: dict[str, Any], ctf: dict[str, Any], acc: DocPlan, folder: str, rng: random.Random
+    ) -> None:
         org = self.s.org
         no = f"FK-2026-{i * 3 + k + 301:03d}"
         at = self.when(acc.versions[0].created_at, 3, 12, rng)
         approver = rng.choice([org.head("finance"), org.in_dept("finance-accounting", "finance")[0]])
-        f = {"no": no, "po": ctf["po"], "supplier": pf["supplier"], "amount": ctf["total"],
-             "approver": approver.name, "date": self.date(at), "iqc": acc.versions[0].facts["iqc"]}
-        d = self.doc("payment", "xlsx", folder, self.fmt("payment", no=no), "confidential",
-                     org.in_dept("finance-accounting", "finance")[1], [(at, f, "")])
+        f = {
+            "no": no,
+            "po": ctf["po"],
+            "supplier": pf["supplier"],
+            "amount": ctf["total"],
+            "approver": approver.name,
+            "date": self.date(at),
+            "iqc": acc.versions[0].facts["iqc"],
+        }
+        d = self.doc(
+            "payment",
+            "xlsx",
+            folder,
+            self.fmt("payment", no=no),
+            "confidential",
+            org.in_dept("finance-accounting", "finance")[1],
+            [(at, f, "")],
+        )
         self.fact(d, "approver", [no], no=no, po=ctf["po"], supplier=pf["supplier"])
         self.fact(d, "date", [no], no=no, po=ctf["po"], supplier=pf["supplier"])
 
@@ -477,12 +672,21 @@ class Builder:
         hr_dir, recruiter = org.head("hr"), org.in_dept("hr-recruiting", "hr")[0]
         positions = list(s.pool("positions"))
         for n in range(self.n + 8):
-            who = s.outsiders[n % len(s.outsiders)] + (f" ({n // len(s.outsiders) + 1})" if n >= len(s.outsiders) else "")
+            who = s.outsiders[n % len(s.outsiders)] + (
+                f" ({n // len(s.outsiders) + 1})" if n >= len(s.outsiders) else ""
+            )
             start = day(CLOCK_START + timedelta(days=30 + (n * 17) % 230 + rng.randint(0, 6)))
             sent = office_time(rng, start - timedelta(days=rng.randint(14, 30)))
-            f = {"no": f"OL-2026-{n + 1:03d}", "candidate": who, "position": positions[n % len(positions)],
-                 "salary": self.s.common.fmt_money(rng.randint(14, 60) * 1000), "start": self.date(start),
-                 "contact": recruiter.name, "signed_by": hr_dir.name, "date": self.date(sent)}
+            f = {
+                "no": f"OL-2026-{n + 1:03d}",
+                "candidate": who,
+                "position": positions[n % len(positions)],
+                "salary": self.s.common.fmt_money(rng.randint(14, 60) * 1000),
+                "start": self.date(start),
+                "contact": recruiter.name,
+                "signed_by": hr_dir.name,
+                "date": self.date(sent),
+            }
             ov = [(sent, f, "")]
             if rng.random() < 0.3:  # the start date moves by agreement before the candidate starts
                 moved = start + timedelta(days=rng.randint(7, 21))
@@ -496,15 +700,22 @@ class Builder:
             trainer = rng.choice(org.in_dept("hr-recruiting", "hr") + org.in_dept("rd-platform", "engineer")[:3])
             course = courses[n % len(courses)]
             tno = f"TR-2026-{n + 1:02d}"
-            f = {"no": tno, "course": course, "trainer": trainer.name, "date": self.date(when),
-                 "hours": str(rng.choice([2, 3, 4, 6, 8])), "place": rng.choice(self.W["names"]["rooms"])}
+            f = {
+                "no": tno,
+                "course": course,
+                "trainer": trainer.name,
+                "date": self.date(when),
+                "hours": str(rng.choice([2, 3, 4, 6, 8])),
+                "place": rng.choice(self.W["names"]["rooms"]),
+            }
             tv = [(when - timedelta(days=7), f, "")]
             if rng.random() < 0.4:  # another trainer takes the session
-                other = rng.choice([p for p in org.in_dept("hr-recruiting", "hr") if p.name != trainer.name]
-                                   + org.in_dept("rd-platform", "engineer")[3:5])
+                other = rng.choice(
+                    [p for p in org.in_dept("hr-recruiting", "hr") if p.name != trainer.name]
+                    + org.in_dept("rd-platform", "engineer")[3:5]
+                )
                 tv.append((when - timedelta(days=3), {**f, "trainer": other.name}, "edit"))
-            d = self.doc("training", "pptx", training, self.fmt("training", no=tno), "internal",
-                         recruiter, tv)
+            d = self.doc("training", "pptx", training, self.fmt("training", no=tno), "internal", recruiter, tv)
             self.fact(d, "trainer", [tno], course=course, no=tno, date=f["date"])
             self.fact(d, "hours", [tno], course=course, no=tno, date=f["date"])
 
@@ -517,8 +728,12 @@ class Builder:
             t = office_time(rng, CLOCK_START + timedelta(days=3 + n * 5))
             versions = []
             for v in range(3):
-                f = {"no": f"POL-{n + 1:02d}", "name": pol["name"], "date": self.date(t),
-                     **{f"v{j}": str(x) for j, x in enumerate(values)}}
+                f = {
+                    "no": f"POL-{n + 1:02d}",
+                    "name": pol["name"],
+                    "date": self.date(t),
+                    **{f"v{j}": str(x) for j, x in enumerate(values)},
+                }
                 versions.append((t, f, "edit" if v else ""))
                 j = rng.randrange(len(values))
                 values[j] += int(pol["step"][j])
@@ -536,11 +751,20 @@ class Builder:
             window = office_time(rng, CLOCK_START + timedelta(days=10 + n * 19 % 290))
             contact = rng.choice(org.in_dept("it"))
             no = f"IT-2026-{n + 1:03d}"
-            f = {"no": no, "system": system, "date": self.date(window), "start": f"{rng.choice([20, 21, 22])}:00",
-                 "hours": str(rng.randint(2, 6)), "contact": contact.name, "ext": str(rng.randint(6100, 6999))}
+            f = {
+                "no": no,
+                "system": system,
+                "date": self.date(window),
+                "start": f"{rng.choice([20, 21, 22])}:00",
+                "hours": str(rng.randint(2, 6)),
+                "contact": contact.name,
+                "ext": str(rng.randint(6100, 6999)),
+            }
             nv = [(window - timedelta(days=3), f, "")]
             if rng.random() < 0.4:  # the window is extended after planning
-                nv.append((window - timedelta(days=1), {**f, "hours": str(int(f["hours"]) + rng.randint(1, 3))}, "edit"))
+                nv.append(
+                    (window - timedelta(days=1), {**f, "hours": str(int(f["hours"]) + rng.randint(1, 3))}, "edit")
+                )
             d = self.doc("notice", "txt", folder, self.fmt("notice", no=no), "public", contact, nv)
             self.fact(d, "contact", [no], system=system, no=no, date=f["date"])
             self.fact(d, "hours", [no], system=system, no=no, date=f["date"])
@@ -559,20 +783,40 @@ class Builder:
             planned = held - timedelta(days=rng.randint(30, 45))
             owner = rng.choice(owners)
             vi = rng.randrange(len(venues))
-            f = {"event": event, "city": cities[ci], "date": self.date(held), "venue": venues[vi],
-                 "budget": self.s.common.fmt_money(rng.randint(8, 60) * 10000), "owner": owner.name,
-                 "guests": str(rng.randint(80, 600))}
+            f = {
+                "event": event,
+                "city": cities[ci],
+                "date": self.date(held),
+                "venue": venues[vi],
+                "budget": self.s.common.fmt_money(rng.randint(8, 60) * 10000),
+                "owner": owner.name,
+                "guests": str(rng.randint(80, 600)),
+            }
             pv = [(planned, f, "")]
             if rng.random() < 0.5:
-                pv.append((planned + timedelta(days=rng.randint(8, 20)),
-                           {**f, "venue": venues[(vi + 1) % len(venues)]}, "venue"))
-            d = self.doc("event", "pptx", plans, self.fmt("event_plan", no=f"EV-2026-{n + 1:02d}"), "internal", owner, pv)
+                pv.append(
+                    (
+                        planned + timedelta(days=rng.randint(8, 20)),
+                        {**f, "venue": venues[(vi + 1) % len(venues)]},
+                        "venue",
+                    )
+                )
+            d = self.doc(
+                "event", "pptx", plans, self.fmt("event_plan", no=f"EV-2026-{n + 1:02d}"), "internal", owner, pv
+            )
             self.fact(d, "venue", [event], event=event, city=cities[ci])
             self.fact(d, "budget", [event], event=event, city=cities[ci])
             rel = held + timedelta(days=1)
-            pf = {"event": event, "date": self.date(held), "attended": str(rng.randint(60, int(f["guests"]))),
-                  "speaker": org.head("marketing").name, "city": cities[ci]}
-            pr = self.doc("press", "md", news, self.fmt("press", no=f"NR-2026-{n + 1:02d}"), "public", owner, [(rel, pf, "")])
+            pf = {
+                "event": event,
+                "date": self.date(held),
+                "attended": str(rng.randint(60, int(f["guests"]))),
+                "speaker": org.head("marketing").name,
+                "city": cities[ci],
+            }
+            pr = self.doc(
+                "press", "md", news, self.fmt("press", no=f"NR-2026-{n + 1:02d}"), "public", owner, [(rel, pf, "")]
+            )
             self.fact(pr, "attended", [event], event=event, city=cities[ci])
 
 
