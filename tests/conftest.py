@@ -50,6 +50,7 @@ HEAVY_MODULES = frozenset(
         "drivebench.corpora.builtin",
         "drivebench.corpora.generator.build",
         "drivebench.corpora.acme2.build",
+        "drivebench.corpora.acme3.build",
         "drivebench.experiments.corpus_audit",
         "drivebench.experiments.vector_packs",
         "drivebench.search.index.embedders",

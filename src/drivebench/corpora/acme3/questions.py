@@ -139,7 +139,9 @@ class Draw:
         return {d.doc_id for d in self.world.docs if self.model.decide(user, d.doc_id, at)}
 
     def sees(self, user: str, docs: list[DocPlan], at: datetime) -> bool:
-        return all(self.model.decide(user, d.doc_id, at) for d in docs)
+        """``user`` may preview ``docs`` at ``at`` and still may now: a revoked grant takes effect at once, also
+        for questions asked as of a past time, so an asker who lost access since would see nothing."""
+        return all(self.model.decide(user, d.doc_id, at) and self.model.decide(user, d.doc_id, CLOCK_NOW) for d in docs)
 
     def asker(self, docs: list[DocPlan], at: datetime = CLOCK_NOW, forbidden: DocPlan | None = None) -> str | None:
         """One of the users who may preview ``docs`` at ``at`` (and may not preview ``forbidden``), at random

@@ -352,7 +352,7 @@ class Builder:
         passed = cases - rng.randint(2, max(3, cases // 8))
         tf = {
             **base,
-            "no": f"TR-{code[-3:]}-01",
+            "no": f"TST-{code[-3:]}-01",
             "date": self.date(tested),
             "tester": rng.choice([eng, designer]).name,
             "cases": str(cases),
@@ -506,10 +506,17 @@ class Builder:
             pdesc = {"pn": p["pn"], "part": p["part"], "model": model, "project": base["project"]}
             material = self.fact(part, "material", [p["pn"]], **pdesc)
             self.fact(part, "finish", [p["pn"]], **pdesc)
-            qty = rng.choice([200, 300, 500, 800, 1000, 1200])
-            unit = rng.randint(8, 160)
+            qty = rng.choice([200, 300, 500, 800, 1000, 1200])  # the batch bought
+            unit = rng.randint(8, 160)  # the contract's unit price, which the BOM costs a unit at
+            per_set = rng.choice([1, 1, 2, 4])
             bom_rows.append(
-                [p["pn"], p["part"], str(qty), self.s.common.fmt_money(unit), self.s.common.fmt_money(qty * unit)]
+                [
+                    p["pn"],
+                    p["part"],
+                    str(per_set),
+                    self.s.common.fmt_money(unit),
+                    self.s.common.fmt_money(per_set * unit),
+                ]
             )
             contract, ctf = self.contract(i, k, p, pf, qty, unit, part, contracts, rng)
             acc = self.acceptance(i, k, p, pf, ctf, contract, accept, rng)
