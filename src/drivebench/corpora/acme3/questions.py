@@ -94,6 +94,12 @@ def _style(template: str) -> str:
     return "description"
 
 
+def _ambiguous(answer: str, others: dict[str, str]) -> bool:
+    """The answer is part of another value the document states (``17`` people on a meeting held on March 17):
+    a reader, or a linter, could not tell which one the question means."""
+    return any(answer in v for v in others.values())
+
+
 def _fields(template: str) -> set[str]:
     return {f for _, f, _, _ in string.Formatter().parse(template) if f}
 
@@ -173,6 +179,9 @@ class Draw:
         values = described(doc, k, fact.key)
         answer = doc.versions[k].facts[fact.key]
         key = f"{doc.kind}.{fact.key}"
+        if _ambiguous(answer, values):
+            self.report["ambiguous_answer"] += 1
+            return None
         own = self.fitting(self.words["ask"][key], fact, values, answer)
         other = [
             t
@@ -286,6 +295,9 @@ class Draw:
                     self.report["chains_rejected_shortcut_visible"] += 1
                     continue
                 last = c.hops[-1]
+                if _ambiguous(last.versions[-1].facts[c.fact.key], described(last, len(last.versions) - 1, c.fact.key)):
+                    self.report["ambiguous_answer"] += 1
+                    continue
                 gold = [
                     GoldDoc(doc_id=h.doc_id, version_id=h.version_id(len(h.versions)), grade=2 if h is last else 1)
                     for h in c.hops

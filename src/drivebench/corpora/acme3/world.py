@@ -39,7 +39,7 @@ from drivebench.corpora.generator.grants import structural
 from drivebench.corpora.generator.model import CLOCK_START, DocPlan, VersionPlan, day, office_time, sub_rng
 from drivebench.corpora.generator.names import story
 from drivebench.corpora.generator.organisation import Person, build_org
-from drivebench.formats.corpus import Project, ProjectMember
+from drivebench.formats.corpus import Move, Project, ProjectMember
 
 SCALES: dict[str, int] = {"small": 4, "default": 12, "large": 60}  # projects; documents ~27 per project
 
@@ -205,8 +205,27 @@ class Builder:
         self.policies(sub_rng(self.seed, "v3:policies"))
         self.notices(sub_rng(self.seed, "v3:notices"))
         self.events(sub_rng(self.seed, "v3:events"))
+        self.lifecycle(sub_rng(self.seed, "v3:lifecycle"))
         structural(s)  # creates the folders version 1's structural grants name (the grants come later)
         return self.w
+
+    def lifecycle(self, rng: random.Random) -> None:
+        """What happens to documents after they are written: signed contracts are filed into a subfolder of
+        their product's contract folder (the same grants reach it), and a few notices, press releases, training
+        decks and weekly reports are deleted into the trash. Nothing is asked of a trashed document, and no
+        chain runs through one."""
+        for d in self.w.docs:
+            if d.kind == "contract" and rng.random() < 0.4:
+                at = office_time(rng, min(d.versions[-1].created_at + timedelta(days=rng.randint(20, 40)), LATEST))
+                target = self.folder(d.folder, self.fmt("filed_folder"), owner="finance-procurement")
+                d.moves.append(Move(at=at, from_folder=d.folder, to_folder=target))
+                d.folder = target
+        trashable = [d for d in self.w.docs if d.kind in ("notice", "press", "training", "weekly")]
+        for d in rng.sample(trashable, max(1, len(trashable) // 12)):
+            d.trashed_at = office_time(rng, min(d.versions[-1].created_at + timedelta(days=rng.randint(10, 60)), LATEST))
+        gone = {id(d) for d in self.w.docs if d.trashed_at is not None}
+        self.w.facts = [f for f in self.w.facts if id(f.doc) not in gone]
+        self.w.chains = [c for c in self.w.chains if not any(id(h) in gone for h in c.hops)]
 
     def project(self, i: int, root: str, rng: random.Random) -> None:
         s, org = self.s, self.s.org

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from drivebench.resources import package_dir
 
-PACKED_CORPORA = ("acme-zh@2", "acme-en@2")
+PACKED_CORPORA = ("acme-zh@2", "acme-en@2", "acme-zh@3", "acme-en@3")
 PACK_DIR = package_dir("drivebench.corpora.vectors")
 
 
