@@ -90,6 +90,7 @@ _V1_SOURCES = ("corpora/generator", "corpora/render", "formats/corpus.py")
 # version 2 builds on version 1's story and plants overshares from its own spec
 _V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
 
+
 def _acme_v3(language: str) -> Builder:
     def build(out: Path, seed: int | None, scale: str | int | None) -> None:
         from drivebench.corpora.acme3.build import build_acme3
@@ -115,8 +116,12 @@ _REGISTRY: tuple[BuiltinCorpus, ...] = (
     BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),
     BuiltinCorpus("acme-zh", 2, _acme_v2("zh"), _V2_SOURCES, "acme-zh with distractors and realistic questions"),
     BuiltinCorpus("acme-en", 2, _acme_v2("en"), _V2_SOURCES, "acme-en with distractors and realistic questions"),
-    BuiltinCorpus("acme-zh", 3, _acme_v3("zh"), _V3_SOURCES, "acme-zh, one consistent world: gold a careful reader accepts"),
-    BuiltinCorpus("acme-en", 3, _acme_v3("en"), _V3_SOURCES, "acme-en, one consistent world: gold a careful reader accepts"),
+    BuiltinCorpus(
+        "acme-zh", 3, _acme_v3("zh"), _V3_SOURCES, "acme-zh, one consistent world: gold a careful reader accepts"
+    ),
+    BuiltinCorpus(
+        "acme-en", 3, _acme_v3("en"), _V3_SOURCES, "acme-en, one consistent world: gold a careful reader accepts"
+    ),
 )
 
 

@@ -80,7 +80,7 @@ def _typo(text: str, names: list[str], keep: list[str], rng: random.Random, homo
 
 # How people name what they ask about: by a code they copy from somewhere, by the entity's name, or by what
 # they remember of it (who, when, where). Weights of the styles a question is drawn in.
-STYLES = {"code": 0.2, "name": 0.3, "description": 0.5}
+STYLES = {"code": 0.2, "name": 0.2, "description": 0.6}
 CODE_FIELDS = frozenset({"no", "po", "iqc", "dwg", "pn", "model", "code", "cost_center"})
 NAME_FIELDS = frozenset({"project", "supplier", "candidate", "event", "topic"})
 
@@ -113,7 +113,9 @@ SHORTCUT_DEPTH = 3  # a later hop in the top 3 over the question alone: the chai
 # the same among what the asker sees, with the simulator's tokenizer, deeper: a margin for what the
 # simulator does differently (chunks, statistics over the visible set)
 VISIBLE_SHORTCUT_DEPTH = 5
-STRONG_MATCH = 5  # a permission question's forbidden source is in the whole-drive top 5
+STRONG_MATCH = (
+    2  # the forbidden source is in the whole-drive top 2 (the audit asks for its top 5 of the extracted text)
+)
 TARGET = {"multi_hop": 32, "as_of": 32, "latest": 20, "permission": 72}  # multi_hop: per hop count
 MIN_GOLD_PER_TYPE = 22
 TOTAL = 340

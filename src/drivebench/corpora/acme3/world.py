@@ -222,7 +222,9 @@ class Builder:
                 d.folder = target
         trashable = [d for d in self.w.docs if d.kind in ("notice", "press", "training", "weekly")]
         for d in rng.sample(trashable, max(1, len(trashable) // 12)):
-            d.trashed_at = office_time(rng, min(d.versions[-1].created_at + timedelta(days=rng.randint(10, 60)), LATEST))
+            d.trashed_at = office_time(
+                rng, min(d.versions[-1].created_at + timedelta(days=rng.randint(10, 60)), LATEST)
+            )
         gone = {id(d) for d in self.w.docs if d.trashed_at is not None}
         self.w.facts = [f for f in self.w.facts if id(f.doc) not in gone]
         self.w.chains = [c for c in self.w.chains if not any(id(h) in gone for h in c.hops)]
