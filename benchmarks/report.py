@@ -537,7 +537,26 @@ def _pipelines(data: Mapping[str, Any]) -> list[str]:
             "encode chunks/s",
         ]
         intro = f"{fmt(c.get('queries'))} queries, {fmt(c.get('chunks'))} chunks."
-        out.append(f"## {corpus}\n\n{intro}\n\n{table(header, rows)}")
+        section = f"## {corpus}\n\n{intro}\n\n{table(header, rows)}"
+        bars = c.get("bar") or {}
+        if bars:
+            bar_rows = [
+                [e, b.get("max_hit@10"), b.get("max_hit@1"), b.get("mrr_spread"), "met" if b.get("ok") else "NOT MET"]
+                for e, b in bars.items()
+            ]
+            section += "\n\nThe bar (no pipeline at Hit@10 >= 0.95 or Hit@1 >= 0.85; MRR@10 spread >= 0.15):\n\n"
+            section += table(["embedder", "max Hit@10", "max Hit@1", "MRR@10 spread", "bar"], bar_rows)
+        hops = sorted(c.get("chains_by_hops") or {})
+        if hops:
+            comp_rows = [
+                [e, p, *[(m.get("multi_hop_completeness") or {}).get(h) for h in hops]]
+                for e, pipes in c.get("results", {}).items()
+                for p, m in pipes.items()
+            ]
+            counts = ", ".join(f"{c['chains_by_hops'][h]} of {h} hops" for h in hops)
+            section += f"\n\nMulti-hop completeness@10 per hop count ({counts}):\n\n"
+            section += table(["embedder", "pipeline", *[f"{h} hops" for h in hops]], comp_rows)
+        out.append(section)
     return [*generic(_without(data, "corpora", "readme_table")), *out]
 
 
