@@ -64,3 +64,19 @@ def test_gold_survives_the_linter_and_chains_need_every_hop(audited: tuple[str, 
     whole = report["chain_shortcuts_whole_corpus"]
     assert whole["bm25"]["shortcut_rate"] <= 0.10 and whole["dense"]["shortcut_rate"] <= 0.10
     assert report["chains"]["shortcut_rate"] <= 0.10  # the asker's own view, the simulator's BM25
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["seed", "acme-zh@1", "acme-en@1"])
+def test_the_linter_runs_on_every_other_builtin(label: str) -> None:
+    """The older sets carry no anchors: the linter reads them and says it could not lint them ("not measured",
+    never 0 contradictions), and the strict audit fails on that check (acme@2 likewise, test_acme_v2_audit.py)."""
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.experiments.corpus_audit import audit_corpus
+
+    report = audit_corpus(resolve_corpus(label), embedder="hash", pipelines=("bm25", "dense"))
+    lint = report["gold_lint"]
+    assert lint["linted"] == 0 and lint["contradictions"] is None and lint["missing_gold"] is None
+    assert lint["not_linted_by_reason"].get("no_anchors", 0) + lint["permission_only"] == report["queries"]
+    checks = {c["check"]: c for c in report["acceptance"]}
+    assert not checks["gold lint: contradictions"]["ok"] and checks["gold lint: contradictions"]["value"] is None
