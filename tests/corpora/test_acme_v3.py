@@ -287,7 +287,7 @@ def test_every_question_is_answerable_by_its_asker(world: World) -> None:
         assert q.gold and set(q.gold_ids) <= seen, q.query_id
         last = q.gold[-1] if not q.hops else next(g for g in q.gold if g.doc_id == q.hops[-1])
         text = re.sub(r"\s+", "", world.version_text[last.version_id]).lower()  # type: ignore[index]
-        for s in [*q.answer_facts, *q.anchors]:
+        for s in [*q.answer_facts, *(q.anchors or [])]:
             assert re.sub(r"\s+", "", s).lower() in text, (q.query_id, s)
 
 

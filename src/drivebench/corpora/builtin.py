@@ -59,59 +59,50 @@ def _build_seed(out: Path, seed: int | None, scale: str | int | None) -> None:
     build_seed(out)
 
 
-def _acme_v1(language: str) -> Builder:
+def _generator(module: str, function: str, language: str) -> Builder:
+    """A builder calling ``drivebench.corpora.<module>.build.<function>(out, language=..., [seed], [scale])``
+    (imported on first build: listing the built-ins loads no generator)."""
+
     def build(out: Path, seed: int | None, scale: str | int | None) -> None:
-        from drivebench.corpora.generator.build import build_acme
+        import importlib
 
         kwargs: dict[str, object] = {"language": language}
         if seed is not None:
             kwargs["seed"] = seed
         if scale is not None:
             kwargs["scale"] = scale
-        build_acme(out, **kwargs)  # type: ignore[arg-type]
+        getattr(importlib.import_module(f"drivebench.corpora.{module}.build"), function)(out, **kwargs)
 
     return build
+
+
+def _acme_v1(language: str) -> Builder:
+    return _generator("generator", "build_acme", language)
 
 
 def _acme_v2(language: str) -> Builder:
-    def build(out: Path, seed: int | None, scale: str | int | None) -> None:
-        from drivebench.corpora.acme2.build import build_acme2
-
-        kwargs: dict[str, object] = {"language": language}
-        if seed is not None:
-            kwargs["seed"] = seed
-        if scale is not None:
-            kwargs["scale"] = scale
-        build_acme2(out, **kwargs)  # type: ignore[arg-type]
-
-    return build
+    return _generator("acme2", "build_acme2", language)
 
 
-_V1_SOURCES = ("corpora/generator", "corpora/render", "formats/corpus.py")
+def _acme_v3(language: str) -> Builder:
+    return _generator("acme3", "build_acme3", language)
+
+
+_V1_SOURCES = ("corpora/generator", "corpora/render", "formats/corpus.py", "formats/evalset.py")
 # version 2 builds on version 1's story and plants overshares from its own spec
 _V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
 
 
-def _acme_v3(language: str) -> Builder:
-    def build(out: Path, seed: int | None, scale: str | int | None) -> None:
-        from drivebench.corpora.acme3.build import build_acme3
-
-        kwargs: dict[str, object] = {"language": language}
-        if seed is not None:
-            kwargs["seed"] = seed
-        if scale is not None:
-            kwargs["scale"] = scale
-        build_acme3(out, **kwargs)  # type: ignore[arg-type]
-
-    return build
-
-
 # version 3 keeps version 1's organisation, folder tree, grant rules and renderers; its world is its own
-_V3_SOURCES = ("corpora/acme3", *_V1_SOURCES)
+_V3_SOURCES = ("corpora/acme3", "corpora/acme2/lexical.py", *_V1_SOURCES)
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
     BuiltinCorpus(
-        "seed", 1, _build_seed, ("corpora/seed", "corpora/render", "formats/corpus.py"), "29 hand-written documents"
+        "seed",
+        1,
+        _build_seed,
+        ("corpora/seed", "corpora/render", "formats/corpus.py", "formats/evalset.py"),
+        "29 hand-written documents",
     ),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
     BuiltinCorpus("acme-en", 1, _acme_v1("en"), _V1_SOURCES, "generated English enterprise (frozen)"),

@@ -59,8 +59,9 @@ class EvalQuery(BaseModel):
     as_of: datetime | None = None
     answer_facts: list[str] = Field(default_factory=list)
     # What identifies the entity the answer belongs to (a code, a name): the gold linter reads every other
-    # document that names all of them and checks what it says in the answer's role.
-    anchors: list[str] = Field(default_factory=list)
+    # document that names all of them and checks what it says in the answer's role. None (absent from the
+    # file) when the set has none: the eval sets written before the field existed keep their bytes.
+    anchors: list[str] | None = None
 
     @model_validator(mode="after")
     def _check_principal(self) -> EvalQuery:

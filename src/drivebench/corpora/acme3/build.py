@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from drivebench.corpora.acme3.lexical import WholeDriveBM25
+from drivebench.corpora.acme3.lexical import whole_drive_bm25
 from drivebench.corpora.acme3.questions import Draw, build_evalset
 from drivebench.corpora.acme3.scenario import languages, words
 from drivebench.corpora.acme3.world import World, build_world
@@ -66,8 +66,8 @@ def generate(
     draw = Draw(
         world=world,
         model=model,
-        index=WholeDriveBM25(docs),
-        simulator_index=WholeDriveBM25(docs, tokenize),
+        index=whole_drive_bm25(docs),
+        simulator_index=whole_drive_bm25(docs, tokenize),
         words=words(language),
         other_words=words("en" if language == "zh" else "zh") if len(languages()) > 1 else {"ask": {}},
         rng=sub_rng(seed, "v3:evalset"),

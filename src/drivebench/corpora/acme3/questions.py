@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from drivebench.corpora.acme3.lexical import WholeDriveBM25
+from drivebench.corpora.acme2.lexical import TextIndex
 from drivebench.corpora.acme3.world import Chain, Fact, World, described
 from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, office_time
@@ -125,8 +125,8 @@ TOTAL = 340
 class Draw:
     world: World
     model: AccessModel
-    index: WholeDriveBM25
-    simulator_index: WholeDriveBM25
+    index: TextIndex
+    simulator_index: TextIndex
     words: dict[str, Any]
     rng: random.Random
     visible: dict[str, int]
