@@ -324,3 +324,48 @@ def test_export_drive_writes_every_file_of_the_default_corpora(world: World, tmp
         assert (tmp_path / "export" / "drive" / d.folder.lstrip("/") / d.name).is_file(), d.doc_id
     id_map = (tmp_path / "export" / "id_map.csv").read_text(encoding="utf-8")
     assert all(f"{d.folder.rstrip('/')}/{d.name}" in id_map for d in world.live)
+
+
+V3_CHECKSUMS = Path(__file__).parent / "data" / "acme_v3_checksums.json"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("label", ["acme-zh@3", "acme-en@3"])
+def test_version_3_builds_the_committed_bytes(label: str) -> None:
+    """A released version never changes: the build equals the committed checksum list, file for file."""
+    import json
+
+    from drivebench.corpora.checksums import tree_checksums, tree_digest
+
+    expected = json.loads(V3_CHECKSUMS.read_text(encoding="utf-8"))["corpora"][label]
+    got = tree_checksums(resolve_corpus(label))
+    assert sorted(set(got) ^ set(expected["files"])) == []
+    assert [p for p in expected["files"] if got[p] != expected["files"][p]] == []
+    assert tree_digest(got) == expected["digest"]
+
+
+@pytest.mark.slow
+def test_the_build_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
+    """Two processes with different string-hash seeds build the same bytes (a set's order once chose where a
+    typo went, so a build differed from process to process)."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path; from drivebench.corpora.acme3.build import build_acme3; "
+        "from drivebench.corpora.checksums import tree_checksums, tree_digest; "
+        "out = Path(sys.argv[1]); build_acme3(out, language='zh', scale='small'); print(tree_digest(tree_checksums(out)))"
+    )
+    digests = set()
+    for seed in ("1", "2"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(tmp_path / seed)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+        digests.add(done.stdout.strip().splitlines()[-1])
+    assert len(digests) == 1, digests

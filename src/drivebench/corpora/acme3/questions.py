@@ -200,7 +200,7 @@ class Draw:
         template = self.choose(own)
         text = template.format(**values)
         if self.rng.random() < TYPO:
-            names = [values[f] for f in _fields(template) if not values[f].isascii() or values[f].isalpha()]
+            names = [values[f] for f in sorted(_fields(template)) if not values[f].isascii() or values[f].isalpha()]
             typo = _typo(text, names, [answer, *fact.anchors], self.rng, dict(self.words.get("homophones", {})))
             if typo != text:
                 self.last_tags["noise"] = "typo"
