@@ -38,7 +38,7 @@ def test_corpus_build_counts_files_on_a_terminal_and_not_in_a_pipe(tmp_path: Pat
     )
     assert piped.returncode == 0, piped.stderr
     assert "files written" not in piped.stderr and "\r" not in piped.stderr and not ANSI.search(piped.stderr)
-    assert "built seed@1 in" in piped.stdout
+    assert re.search(r"(built|copied from the cache): seed@1 in", piped.stdout), piped.stdout
     # the same corpus either way
     assert (tmp_path / "tty" / "corpus.json").read_bytes() == (tmp_path / "pipe" / "corpus.json").read_bytes()
 
@@ -64,3 +64,40 @@ def test_export_beir_shows_a_bar_with_counts_and_eta(tmp_path: Path) -> None:
     )
     assert piped.returncode == 0 and BAR not in piped.stderr and "eta" not in piped.stderr
     assert "exported" in piped.stdout
+
+
+def test_corpus_build_out_copies_the_cached_build(tmp_path: Path) -> None:
+    """``corpus build NAME --out DIR`` copies the cache's build of the same version, seed, scale and sources
+    instead of building again: the same bytes, said as such."""
+    from drivebench.corpora.checksums import tree_checksums
+
+    env = {**terminal_env(), "DRIVEBENCH_CACHE": str(tmp_path / "cache")}
+    first = subprocess.run(
+        [DRIVEBENCH, "corpus", "build", "seed", "--out", str(tmp_path / "a")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert first.returncode == 0 and "built: seed@1" in first.stdout, first.stdout + first.stderr
+    cached = subprocess.run(
+        [DRIVEBENCH, "corpus", "build", "seed"], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert cached.returncode == 0 and "built: seed@1" in cached.stdout
+    copied = subprocess.run(
+        [DRIVEBENCH, "corpus", "build", "seed", "--out", str(tmp_path / "b")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert copied.returncode == 0 and "copied from the cache: seed@1" in copied.stdout, copied.stdout
+    assert tree_checksums(tmp_path / "a") == tree_checksums(tmp_path / "b")
+    other_seed = subprocess.run(
+        [DRIVEBENCH, "corpus", "build", "seed", "--seed", "3", "--out", str(tmp_path / "c")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert other_seed.returncode == 0 and "built: seed@1" in other_seed.stdout  # another key is built

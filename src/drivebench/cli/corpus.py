@@ -35,13 +35,14 @@ def build(
     """Build a built-in corpus into a directory."""
     import time
 
-    from drivebench.corpora.builtin import build_corpus, lookup_builtin, resolve_corpus
+    from drivebench.corpora.builtin import build_corpus, cached_build, lookup_builtin, resolve_corpus
 
     try:
         label = lookup_builtin(name).label
     except KeyError as exc:
         raise typer.BadParameter(str(exc.args[0])) from None
     started = time.perf_counter()
+    copied = out is not None and cached_build(label, seed=seed, scale=_scale(scale)) is not None
     from drivebench.cli.common import build_progress
     from drivebench.corpora.builtin import corpus_cache_root
 
@@ -52,7 +53,8 @@ def build(
             if out
             else resolve_corpus(label, seed=seed, scale=_scale(scale))
         )
-    console.print(f"built {label} in {time.perf_counter() - started:.1f} s → {path}")
+    how = "copied from the cache" if copied else "built"
+    console.print(f"{how}: {label} in {time.perf_counter() - started:.1f} s → {path}")
 
 
 @app.command("validate")
