@@ -63,7 +63,8 @@ def test_export_beir_shows_a_bar_with_counts_and_eta(tmp_path: Path) -> None:
         env=terminal_env(),
     )
     assert piped.returncode == 0 and BAR not in piped.stderr and "eta" not in piped.stderr
-    assert "exported" in piped.stdout
+    assert re.search(r"exported [\d,]+ documents, [\d,]+ queries", piped.stdout), piped.stdout
+    assert "{" not in piped.stdout and "'" not in piped.stdout  # a sentence, not a Python dict
 
 
 def test_corpus_build_out_copies_the_cached_build(tmp_path: Path) -> None:

@@ -263,7 +263,12 @@ def export_beir_cmd(
     bar, step = counting_bar("export-beir: extracting documents")  # progress with counts and ETA
     with bar:
         counts = export_beir(corpus_dir, out, progress=step)
-    console.print(f"exported {counts} → {out}")
+    console.print(f"exported {_counted(counts)} → {out}", highlight=False)
+
+
+def _counted(counts: dict[str, int]) -> str:
+    """``{'documents': 29, 'queries': 55}`` as ``29 documents, 55 queries``: what a person reads."""
+    return ", ".join(f"{n:,} {what.replace('_', ' ')}" for what, n in counts.items())
 
 
 @app.command("import-beir")
@@ -311,4 +316,4 @@ def export_drive_cmd(
             f"error: export-drive failed, {out} was not written: {exc}", markup=False, highlight=False, soft_wrap=True
         )
         raise typer.Exit(1) from None
-    console.print(f"exported {counts} → {out}")
+    console.print(f"exported {_counted(counts)} → {out}", highlight=False)
