@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -23,7 +24,7 @@ def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> No
     assert code == 0, screen[-2000:]
     frames = [f for f in re.split(r"[\r\n]", screen) if "over HTTP" in f]
     assert frames, screen[-2000:]
-    final = re.search(r"recall × (\d+) over HTTP .*" + BAR + r".* (\d+)/(\d+) .*eta", frames[-1])
+    final = re.search(r"(?:recall|answer) × (\d+) over HTTP .*" + BAR + r".* (\d+)/(\d+) .*eta", frames[-1])
     assert final and final[1] == final[2] == final[3], frames[-1]  # the bar ends full, e.g. 23/23
     scoring = [f for f in re.split(r"[\r\n]", screen) if f"scoring {final[1]} queries" in f]
     done = re.search(r"scoring (\d+) queries .*" + BAR + r".* (\d+)/(\d+)", scoring[-1]) if scoring else None
@@ -45,6 +46,12 @@ def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
         assert "\r" not in stream and not ANSI.search(stream)
     assert "loaded seed:" in done.stderr  # the one-line summaries stay
     assert "hit_rate" in done.stdout or "Hit" in done.stdout
+    # the article's three metrics come first, and the demo asks for answers, so all three are measured
+    first = done.stdout.index("The article's three metrics")
+    assert first < done.stdout.index("Hit Rate@K") and "Source Recall Coverage" in done.stdout[first:]
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))["metrics"]
+    assert metrics["source_coverage"] is not None and metrics["citation_precision"] is not None
+    assert metrics["multi_hop_completeness"] and "not measured" not in done.stdout[first : first + 2000]
 
 
 def test_quiet_on_a_terminal_shows_no_bars(tmp_path: Path) -> None:

@@ -25,7 +25,11 @@ def demo(
         "--fault",
         help="Also evaluate under these faults (NAME[:k=v][,NAME]) and show the damage beside a clean run.",
     ),
-    answers: bool = typer.Option(False, "--answers", help="Call /api/mcp/answer: score citations too."),
+    answers: bool = typer.Option(
+        True,
+        "--answers/--no-answers",
+        help="Call /api/mcp/answer too (the default): Source Recall Coverage and citation precision are scored.",
+    ),
 ) -> None:
     """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
     if fault:  # clean vs faulted comparison
@@ -37,6 +41,7 @@ def demo(
     from drivebench.corpora.builtin import corpus_version
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
+    from drivebench.evaluator.report.headline import print_headline
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
     from drivebench.evaluator.targets.http import HttpTarget
@@ -56,7 +61,7 @@ def demo(
         err_console.print(f"simulator listening on {server.url}")
         target = HttpTarget(server.url, sim.tokens.eval_token)
         with progress_bar() as bar:
-            task = bar.add_task(f"recall × {len(queries)} over HTTP", total=len(queries))
+            task = bar.add_task(f"{'answer' if answers else 'recall'} × {len(queries)} over HTTP", total=len(queries))
             evaluation = evaluate(
                 target,
                 queries,
@@ -76,6 +81,7 @@ def demo(
                 },
             )
     out_dir = write_outputs(evaluation, out or default_out_dir())
+    print_headline(evaluation.result, console)  # the article's three metrics first, then the rest
     print_summary(evaluation.result, console)
     finish_run(evaluation.result, out_dir, history)  # report.md, report.html, history
     console.print(
