@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -21,7 +20,6 @@ from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.report.markdown import render_markdown
 from drivebench.evaluator.report.sample import sample_result
 from drivebench.evaluator.report.terminal import print_summary
-
 from drivebench.testing import ServedSimulator
 from tests.support.sims import client_for
 
@@ -198,7 +196,7 @@ def test_a_gate_failed_run_shows_the_gate_everywhere(tmp_path: Path, drivebench_
     assert done.exit_code == 1, done.output
 
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
-    assert list(metrics)[0] == "verdict"
+    assert next(iter(metrics)) == "verdict"
     verdict, gates = metrics["verdict"], {g["expr"]: g for g in metrics["gates"]}
     assert verdict["state"] == "failed" and verdict["exit_code"] == 1 and verdict["gates_failed"] == 1
     hit = metrics["metrics"]["hit_rate@10"]
@@ -220,6 +218,9 @@ def test_a_gate_failed_run_shows_the_gate_everywhere(tmp_path: Path, drivebench_
     (row,) = HistoryStore(history).runs()
     assert row.verdict == "failed" and row.status == "ok"
     assert [(g["expr"], g["message"]) for g in row.failed_gates] == [(FAILING, failing["message"])]
+    listed = CliRunner().invoke(app, ["eval", "history", "--history", str(history), "--json", "-"])
+    (listed_run,) = json.loads(listed.stdout)["runs"]
+    assert listed_run["verdict"] == "failed" and listed_run["failed_gates"] == [FAILING]
 
     client = client_for(sim)
     client.app.state.ui_history = history  # type: ignore[attr-defined]

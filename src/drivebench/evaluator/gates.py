@@ -40,7 +40,14 @@ OPS: dict[str, Callable[[float, float], bool]] = {
 SPECIAL = ("error_rate", "errors", "unmapped", "queries_with_leak")
 COUNTS = ("errors", "unmapped", "queries_with_leak")  # whole numbers: shown without decimals
 # what an operator says of the value when it holds, and the operator that holds when it does not
-_SAYS = {"<": "is below", "<=": "is at most", ">": "is above", ">=": "is at least", "==": "equals", "!=": "differs from"}
+_SAYS = {
+    "<": "is below",
+    "<=": "is at most",
+    ">": "is above",
+    ">=": "is at least",
+    "==": "equals",
+    "!=": "differs from",
+}
 _NOT = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 EXIT_OK, EXIT_GATE, EXIT_RUN_FAILED = 0, 1, 3
 
@@ -155,7 +162,9 @@ def check_gates(result: Mapping[str, Any], gates: Sequence[Gate]) -> list[GateRe
     return out
 
 
-def leak_gates(result: Mapping[str, Any], *, allow_no_oracle: bool = False, allow_leaks: bool = False) -> list[GateResult]:
+def leak_gates(
+    result: Mapping[str, Any], *, allow_no_oracle: bool = False, allow_leaks: bool = False
+) -> list[GateResult]:
     """The gates every ``eval run``/``eval score`` adds: ``no leaks`` (a leak fails the run unless ``allow_leaks``)
     and ``leak oracle`` (leaks that could not be measured fail it unless ``allow_no_oracle``). A failed run gets
     neither: its figures are not the target's."""

@@ -82,7 +82,9 @@ def print_verdict(result: dict[str, Any], console: Console) -> None:
         return
     failed = v.is_failed(result)
     console.print(
-        f"[{'bold red' if failed else 'bold green'}]{escape(v.verdict_line(result))}[/]", highlight=False, soft_wrap=True
+        f"[{'bold red' if failed else 'bold green'}]{escape(v.verdict_line(result))}[/]",
+        highlight=False,
+        soft_wrap=True,
     )
     rows = v.gate_rows(result)
     if rows:
