@@ -214,6 +214,8 @@ def test_a_gate_failed_run_shows_the_gate_everywhere(tmp_path: Path, drivebench_
     assert html.index('<section id="verdict">') < html.index('<section id="errors">')
     assert '<tr class="gate-failed"><td class="text status-failed">hit_rate@10&lt;1.01</td>' in html
     assert "Verdict: FAILED (exit 1)" in done.stdout  # the terminal summary opens with it
+    said = " ".join(done.output.split())
+    assert f"{failing['message']} ({FAILING})" in said and "verdict FAILED (exit 1): 1 of 2 gates failed" in said
 
     (row,) = HistoryStore(history).runs()
     assert row.verdict == "failed" and row.status == "ok"
@@ -230,3 +232,5 @@ def test_a_gate_failed_run_shows_the_gate_everywhere(tmp_path: Path, drivebench_
     assert tr is not None, page.text[-3000:]
     assert "<strong>FAILED</strong>" in tr[1] and "<code>hit_rate@10&lt;1.01</code>" in tr[1]
     assert f"hit_rate@10 = {hit:.2f} is below 1.01" in tr[1]
+    report = client.get(f"/ui/runs/{row.id}/report", headers={"Authorization": f"Bearer {sim.tokens.admin_token}"})
+    assert report.status_code == 200 and report.text.index('id="verdict"') < report.text.index('id="errors"')
