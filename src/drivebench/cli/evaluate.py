@@ -211,7 +211,8 @@ def finish_with_gates(
         err_console.print(f"[red]run FAILED[/] (exit 3): {reason}", highlight=False, soft_wrap=True)
     elif code == EXIT_GATE:
         failed = sum(g.failed for g in gate_results)
-        err_console.print(f"[red]verdict FAILED[/] (exit 1): {failed} of {len(gate_results)} gates failed")
+        n = len(gate_results)
+        err_console.print(f"[red]verdict FAILED[/] (exit 1): {failed} of {n} gate{'s' if n != 1 else ''} failed")
     raise typer.Exit(code)
 
 
