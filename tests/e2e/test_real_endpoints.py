@@ -69,7 +69,7 @@ def run_eval(tmp_path: Path, *args: str, name: str = "out") -> tuple[int, str, P
 def assert_failed_run(code: int, output: str, out: Path, metrics: dict[str, Any], kind: str, n: int) -> None:
     """Exit 3, the error count and rate first in metrics.json and in every report, no "0 leaked"."""
     assert code == 3, output
-    assert list(metrics)[:2] == ["status", "errors"], list(metrics)[:4]
+    assert list(metrics)[:3] == ["verdict", "status", "errors"], list(metrics)[:4]
     assert metrics["status"]["state"] == "failed"
     errors = metrics["errors"]
     assert errors["failed"] == n and errors["queries"] == n and errors["rate"] == 1.0
@@ -264,7 +264,7 @@ def test_missing_oracle_changes_the_exit_code(
     code, output, out, metrics = run_eval(tmp_path, *args, "--evalset", str(bare))
     assert code == 1, output
     assert metrics["oracles"]["leak"]["measured"] is False and metrics["metrics"]["leak_rate@10"] is None
-    assert "gate FAILED leak oracle: leaks were not measured (no leak oracle" in output
+    assert "FAILED: leaks were not measured (no leak oracle" in output and metrics["verdict"]["exit_code"] == 1
     md = (out / "report.md").read_text()
     assert "Permission leaks: not measured: no leak oracle" in md and "| leak oracle | not measured" in md
     assert not ZERO_LEAKED.search(md)
@@ -321,7 +321,9 @@ def test_vendor_without_permission_filtering_leaks_and_gates_fail(
         f"Permission leaks: {leaked} of {metrics['errors']['answered']} answered queries leaked"
         in (out / "report.md").read_text()
     )
-    assert "gate FAILED leak_rate@10>0" in output and "gate passed hit_rate@10<0.01" in output
+    said = " ".join(output.split())
+    assert re.search(r"FAILED: leak_rate@10 = 0\.\d+ is above 0\.00", said), said[-2000:]
+    assert re.search(r"passed: hit_rate@10 = [01]\.\d+ is at least 0\.01", said), said[-2000:]
     payload = json.loads(output[output.index("{\n") : output.rindex("}") + 1])
     # the leaks fail the run by themselves (shown first), then the gates given
     assert payload["exit_code"] == 1 and [(g["expr"], g["failed"]) for g in payload["gates"]] == [

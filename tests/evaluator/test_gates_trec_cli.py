@@ -36,7 +36,7 @@ def test_gate_parsing_and_evaluation() -> None:
     ]
     out = check_gates(result, gates)
     assert [g.failed for g in out] == [True, False, True, True]
-    assert out[3].message == "leak_rate@10 was not measured: the gate cannot pass"
+    assert out[3].message == "FAILED: leak_rate@10 was not measured, so the gate leak_rate@10 > 0 cannot pass"
     with pytest.raises(GateError, match="use NAME OP NUMBER"):
         parse_gate("hit_rate@10 is low")
     with pytest.raises(GateError, match="no metric 'hit@10'"):
@@ -53,11 +53,13 @@ def test_score_gates_junit_and_json(files: tuple[Path, Path], tmp_path: Path) ->
     done = CliRunner().invoke(app, [*args, "--fail-on", "hit_rate@10<1.01", "--junit", str(junit), "--json", "-"])
     assert done.exit_code == 1, done.output
     payload = json.loads(done.stdout[done.stdout.index("{") :])
-    assert payload["format"] == "drivebench-metrics/1" and list(payload)[:2] == ["status", "errors"]
+    assert payload["format"] == "drivebench-metrics/1" and list(payload)[:3] == ["verdict", "status", "errors"]
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     assert cases["hit_rate@10<1.01"].find("failure") is not None
     done = CliRunner().invoke(app, [*args, "--fail-on", "hit_rate@10<0"])
-    assert done.exit_code == 1 and "gate FAILED no leaks" in done.output, done.output  # the sample leaks: red
+    assert done.exit_code == 1 and "leaked (no leaks allowed; --allow-leaks to accept) (no leaks)" in done.output, (
+        done.output
+    )  # the sample leaks: red
     done = CliRunner().invoke(app, [*args, "--fail-on", "hit_rate@10<0", "--allow-leaks"])
     assert done.exit_code == 0 and "no leaks" not in done.output, done.output
     done = CliRunner().invoke(app, [*args, "--fail-on", "nonsense"])

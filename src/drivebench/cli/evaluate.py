@@ -148,6 +148,20 @@ def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) 
         usage_error(str(exc))
 
 
+def judge_gates(
+    result: dict[str, Any], gates: list[Any], allow_no_oracle: bool = False, allow_leaks: bool = False
+) -> None:
+    """Check the leak gates and the ``--fail-on`` gates and store ``gates`` and ``verdict`` in ``result``: done
+    before metrics.json and the reports are written, so that every one of them shows the verdict. A gate naming
+    no metric is a usage error (exit 2) and nothing is written."""
+    from drivebench.evaluator.gates import GateError, apply_verdict
+
+    try:
+        apply_verdict(result, gates, allow_no_oracle=allow_no_oracle, allow_leaks=allow_leaks)
+    except GateError as exc:
+        usage_error(str(exc))
+
+
 def finish_with_gates(
     result: dict[str, Any],
     gates: list[Any],
@@ -158,42 +172,20 @@ def finish_with_gates(
     allow_no_oracle: bool = False,
     allow_leaks: bool = False,
 ) -> NoReturn:
-    """Check gates, write JUnit and JSON, say why, and exit 0/1/3."""
-    from drivebench.evaluator.gates import GateError, GateResult, check_gates, write_junit
+    """Say each gate's result, write JUnit and JSON, and exit with the verdict's code (0/1/3). The gates are the
+    ones ``judge_gates`` stored in ``result`` (checked here when it was not called)."""
+    from drivebench.evaluator.gates import stored_gates, write_junit
 
-    try:
-        gate_results = check_gates(result, gates)
-    except GateError as exc:
-        usage_error(str(exc))
-    leak = (result.get("oracles") or {}).get("leak") or {}
-    failed = (result.get("status") or {}).get("state") == "failed"
-    if not leak.get("measured") and not allow_no_oracle and not failed:  # a missing oracle is never a silent pass
-        gate_results.append(
-            GateResult(
-                "leak oracle",
-                True,
-                None,
-                f"leaks were not measured ({leak.get('reason', 'no oracle')}); give --corpus, forbidden/allowed "
-                "lists in the eval set, or --allow-no-oracle",
-            )
-        )
-    leaked = (result.get("counts") or {}).get("queries_with_leak")
-    if leak.get("measured") and leaked and not allow_leaks and not failed:  # a leak fails the run by default
-        gate_results.insert(
-            0,
-            GateResult(
-                "no leaks",
-                True,
-                leaked,
-                f"{leaked} quer{'y' if leaked == 1 else 'ies'} returned a document the asker may not preview "
-                "(--allow-leaks to accept)",
-            ),
-        )
-    code = EXIT_RUN_FAILED if failed else (EXIT_GATE if any(g.failed for g in gate_results) else EXIT_OK)
+    if "verdict" not in result:
+        judge_gates(result, gates, allow_no_oracle, allow_leaks)
+    gate_results = stored_gates(result)
+    verdict = result["verdict"]
+    code = int(verdict["exit_code"])
     for g in gate_results:
         style = "red" if g.failed else "green"
+        head, _, rest = g.message.partition(": ")
         err_console.print(
-            f"[{style}]gate {'FAILED' if g.failed else 'passed'}[/] {g.expr}: {g.message}", highlight=False
+            f"[{style}]{escape(head)}[/]: {escape(rest)} [dim]({escape(g.expr)})[/]", highlight=False, soft_wrap=True
         )
     if junit is not None:
         write_junit(junit, result, gate_results)
@@ -201,23 +193,26 @@ def finish_with_gates(
     if json_out is not None:
         payload = {
             "exit_code": code,
+            "verdict": verdict,
             "status": result.get("status"),
             "errors": result.get("errors"),
             "preflight": result.get("preflight"),
             "unmapped": result.get("unmapped"),
             "oracles": result.get("oracles"),
-            "gates": [g.as_dict() for g in gate_results],
+            "gates": result.get("gates"),
             "metrics": result.get("metrics"),
             "metrics_answered": result.get("metrics_answered"),
             "counts": result.get("counts"),
             **(extra or {}),
         }
         _emit_json(payload, json_out)
-    if failed:
+    if code == EXIT_RUN_FAILED:
         reason = escape(str((result.get("status") or {}).get("reason")))
         err_console.print(f"[red]run FAILED[/] (exit 3): {reason}", highlight=False, soft_wrap=True)
     elif code == EXIT_GATE:
-        err_console.print("[red]a gate failed[/] (exit 1)")
+        failed = sum(g.failed for g in gate_results)
+        n = len(gate_results)
+        err_console.print(f"[red]verdict FAILED[/] (exit 1): {failed} of {n} gate{'s' if n != 1 else ''} failed")
     raise typer.Exit(code)
 
 
@@ -347,6 +342,7 @@ def run(
         usage_error(str(exc))
     if target_profile is not None:
         evaluation.result["run_info"]["target_profile"] = str(target_profile)
+    judge_gates(evaluation.result, gates, allow_no_oracle, allow_leaks)  # before metrics.json and every report
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, out_console)
     finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history
@@ -432,6 +428,7 @@ def score_cmd(
         step(n, n)
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
+    judge_gates(result, gates, allow_no_oracle, allow_leaks)  # before the JSON and the summary
     result = with_status_first(result)
     if json_out is not None and json_out != "-":
         from drivebench.evaluator.evaluate import write_metrics

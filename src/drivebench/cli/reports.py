@@ -398,7 +398,7 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "Status", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
+    for col in ("Run", "Status", "Verdict", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
@@ -410,6 +410,7 @@ def history_cmd(
         table.add_row(
             str(p.run.id),
             "[red]FAILED[/]" if p.run.failed else "ok",
+            _verdict_cell(p.run),
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
             p.run.corpus_version or p.run.corpus or "—",
@@ -421,10 +422,21 @@ def history_cmd(
     console.print(table)
 
 
+def _verdict_cell(run: Any) -> str:
+    """``passed``, ``FAILED hit_rate@10<0.8`` (the failed gates), or ``—`` for a run recorded without a verdict."""
+    from rich.markup import escape
+
+    if run.verdict == "failed":
+        return "[red]FAILED[/] " + escape(", ".join(str(g.get("expr")) for g in run.failed_gates))
+    return run.verdict or "—"
+
+
 def _run_dict(run: Any) -> dict[str, Any]:
     return {
         "id": run.id,
         "status": run.status,
+        "verdict": run.verdict,
+        "failed_gates": [g.get("expr") for g in run.failed_gates],
         "when": run.when,
         "target": run.target,
         "corpus": run.corpus,

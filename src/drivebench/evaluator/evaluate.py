@@ -74,8 +74,8 @@ def _answered_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def with_status_first(result: dict[str, Any]) -> dict[str, Any]:
-    """The same dict with ``status``, ``errors`` and ``preflight`` first (metrics.json key order)."""
-    first = ("status", "errors", "preflight", "unmapped", "oracles")
+    """The same dict with ``verdict``, ``status``, ``errors`` and ``preflight`` first (metrics.json key order)."""
+    first = ("verdict", "status", "errors", "preflight", "unmapped", "oracles", "gates")
     return {**{k: result[k] for k in first if k in result}, **{k: v for k, v in result.items() if k not in first}}
 
 

@@ -9,6 +9,11 @@ the condition holds (``leak_rate@10>0``, ``hit_rate@10<0.80``). ``NAME`` is
 
 A gate on a metric that was not measured (``null``: no oracle, nothing answered) fails too: a CI
 gate never passes on a figure that does not exist. An unknown name is a usage error.
+
+Every gate's message states the condition it checked: ``FAILED: hit_rate@10 = 0.61 is below 0.80`` or
+``passed: hit_rate@10 = 0.93 is at least 0.50``. ``apply_verdict`` stores the gates (the ``--fail-on`` ones, and
+the leak gates ``eval run``/``eval score`` add by default) and the overall ``verdict`` in the metrics dict, so that
+metrics.json, the reports, the history and the console all read them from one place.
 """
 
 from __future__ import annotations
@@ -33,6 +38,18 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     "!=": operator.ne,
 }
 SPECIAL = ("error_rate", "errors", "unmapped", "queries_with_leak")
+COUNTS = ("errors", "unmapped", "queries_with_leak")  # whole numbers: shown without decimals
+# what an operator says of the value when it holds, and the operator that holds when it does not
+_SAYS = {
+    "<": "is below",
+    "<=": "is at most",
+    ">": "is above",
+    ">=": "is at least",
+    "==": "equals",
+    "!=": "differs from",
+}
+_NOT = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
+EXIT_OK, EXIT_GATE, EXIT_RUN_FAILED = 0, 1, 3
 
 
 class GateError(ValueError):
@@ -49,13 +66,57 @@ class Gate:
 
 @dataclass
 class GateResult:
+    """One gate checked: ``failed`` when its condition held (or its figure was not measured); ``message`` starts
+    with ``FAILED:`` or ``passed:`` and states the condition."""
+
     expr: str
     failed: bool
     value: float | None
     message: str
+    name: str | None = None
+    op: str | None = None
+    threshold: float | None = None
+
+    @property
+    def passed(self) -> bool:
+        return not self.failed
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "passed": self.passed}
+
+
+def _decimals(x: float) -> int:
+    """The fewest decimals (at least 2, at most 6) that write ``x`` exactly."""
+    for d in range(2, 7):
+        if float(f"{x:.{d}f}") == x:
+            return d
+    return 6
+
+
+def figures(name: str, value: float, threshold: float, op: str) -> tuple[str, str]:
+    """``(value, threshold)`` as text, with enough decimals that the text says what the numbers do: 0.7999 is
+    never written 0.80 next to a threshold of 0.80."""
+    if name in COUNTS and float(value).is_integer() and float(threshold).is_integer():
+        return str(int(value)), str(int(threshold))
+    d = _decimals(threshold)
+    holds, equal = OPS[op](value, threshold), value == threshold
+    text = f"{value:.{d}f}"
+    for dv in range(d, 13):
+        text = f"{value:.{dv}f}"
+        if OPS[op](float(text), threshold) == holds and (float(text) == threshold) == equal:
+            break
+    return text, f"{threshold:.{d}f}"
+
+
+def gate_message(name: str, op: str, threshold: float, value: float | None, expr: str | None = None) -> str:
+    """``FAILED: hit_rate@10 = 0.61 is below 0.80`` (the condition held) or ``passed: hit_rate@10 = 0.93 is at
+    least 0.50`` (it did not); a figure that was not measured fails."""
+    if value is None:
+        return f"FAILED: {name} was not measured, so the gate {expr or name + op + f'{threshold:g}'} cannot pass"
+    v, t = figures(name, value, threshold, op)
+    if OPS[op](value, threshold):
+        return f"FAILED: {name} = {v} {_SAYS[op]} {t}"
+    return f"passed: {name} = {v} {_SAYS[_NOT[op]]} {t}"
 
 
 def parse_gate(expr: str) -> Gate:
@@ -94,13 +155,94 @@ def check_gates(result: Mapping[str, Any], gates: Sequence[Gate]) -> list[GateRe
         if not known:
             names = sorted([*SPECIAL, *(result.get("metrics") or {})])
             raise GateError(f"--fail-on {g.expr!r}: no metric {g.name!r}; known: {', '.join(names)}")
-        if value is None:
-            out.append(GateResult(g.expr, True, None, f"{g.name} was not measured: the gate cannot pass"))
-        elif OPS[g.op](float(value), g.threshold):
-            out.append(GateResult(g.expr, True, float(value), f"{g.name} = {value:.4g}: {g.expr} holds"))
-        else:
-            out.append(GateResult(g.expr, False, float(value), f"{g.name} = {value:.4g}: ok"))
+        figure = None if value is None else float(value)
+        failed = figure is None or OPS[g.op](figure, g.threshold)
+        message = gate_message(g.name, g.op, g.threshold, figure, g.expr)
+        out.append(GateResult(g.expr, failed, figure, message, g.name, g.op, g.threshold))
     return out
+
+
+def leak_gates(
+    result: Mapping[str, Any], *, allow_no_oracle: bool = False, allow_leaks: bool = False
+) -> list[GateResult]:
+    """The gates every ``eval run``/``eval score`` adds: ``no leaks`` (a leak fails the run unless ``allow_leaks``)
+    and ``leak oracle`` (leaks that could not be measured fail it unless ``allow_no_oracle``). A failed run gets
+    neither: its figures are not the target's."""
+    if (result.get("status") or {}).get("state") == "failed":
+        return []
+    leak = (result.get("oracles") or {}).get("leak") or {}
+    if not leak.get("measured"):
+        if allow_no_oracle:
+            return []
+        why = leak.get("reason", "no oracle")
+        return [
+            GateResult(
+                "leak oracle",
+                True,
+                None,
+                f"FAILED: leaks were not measured ({why}); give --corpus, forbidden/allowed lists in the eval set, "
+                "or --allow-no-oracle",
+                "leak oracle",
+            )
+        ]
+    leaked = int((result.get("counts") or {}).get("queries_with_leak") or 0)
+    if not leaked or allow_leaks:
+        return []
+    errors, counts = result.get("errors") or {}, result.get("counts") or {}
+    total, answered = counts.get("queries"), errors.get("answered")
+    of = f"{answered} answered queries" if answered is not None and answered != total else f"{total} queries"
+    return [
+        GateResult(
+            "no leaks",
+            True,
+            float(leaked),
+            f"FAILED: {leaked} of {of} leaked (no leaks allowed; --allow-leaks to accept)",
+            "queries_with_leak",
+            ">",
+            0.0,
+        )
+    ]
+
+
+def verdict(result: Mapping[str, Any], gates: Sequence[GateResult]) -> dict[str, Any]:
+    """``{"state": "passed" | "failed", "exit_code", "reasons", "gates_checked", "gates_failed"}``: failed when
+    the run failed (exit 3) or a gate failed (exit 1); ``reasons`` are the failed gates' messages."""
+    status = result.get("status") or {}
+    reasons = []
+    if status.get("state") == "failed":
+        reasons.append(f"FAILED: the run failed: {status.get('reason', '')}")
+    reasons += [g.message for g in gates if g.failed]
+    code = EXIT_RUN_FAILED if status.get("state") == "failed" else (EXIT_GATE if reasons else EXIT_OK)
+    return {
+        "state": "failed" if reasons else "passed",
+        "exit_code": code,
+        "reasons": reasons,
+        "gates_checked": len(gates),
+        "gates_failed": sum(g.failed for g in gates),
+    }
+
+
+def apply_verdict(
+    result: dict[str, Any],
+    gates: Sequence[Gate],
+    *,
+    allow_no_oracle: bool = False,
+    allow_leaks: bool = False,
+) -> list[GateResult]:
+    """Check the leak gates and ``gates``, and store ``result["gates"]`` and ``result["verdict"]`` (GateError
+    when a gate names no metric: nothing is stored then)."""
+    checked = check_gates(result, gates)
+    out = [*leak_gates(result, allow_no_oracle=allow_no_oracle, allow_leaks=allow_leaks), *checked]
+    # the leak gates first: a leak is the first thing a reader of the verdict must see
+    result["gates"] = [g.as_dict() for g in out]
+    result["verdict"] = verdict(result, out)
+    return out
+
+
+def stored_gates(result: Mapping[str, Any]) -> list[GateResult]:
+    """The gates a metrics dict holds (``[]`` for one written before gates were stored)."""
+    fields = ("expr", "failed", "value", "message", "name", "op", "threshold")
+    return [GateResult(**{k: g.get(k) for k in fields}) for g in result.get("gates") or [] if isinstance(g, Mapping)]
 
 
 def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResult]) -> Path:

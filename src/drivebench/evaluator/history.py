@@ -17,13 +17,19 @@ A run whose metrics.json says ``status.state == "failed"`` (the preflight failed
 failed than ``--max-error-rate`` allows) is recorded with ``status = 'failed'``; ``trend``,
 ``runs`` and ``latest`` leave such runs out unless ``include_failed``.
 
-Schema (version 1; the ``status``, ``corpus`` and ``corpus_version`` columns are added to older
-files on open)::
+A run's ``verdict`` (``passed``/``failed``, from ``--fail-on`` gates and the leak gates; ``NULL`` for a run
+recorded before gates were stored) and its ``gates`` (JSON: expression, value, threshold, passed, message) are
+columns of its row. ``status`` says whether the run's figures can be trusted (a failed run is left out of
+trends); ``verdict`` says whether they met the gates (a gate-failed run is a valid measurement and stays in).
+
+Schema (version 1; the ``status``, ``corpus``, ``corpus_version``, ``verdict`` and ``gates`` columns are added
+to older files on open)::
 
     meta(key PRIMARY KEY, value)                    -- schema_version
     runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
          evalset_hash, snapshot, format, result, status,
-         corpus, corpus_version)                    -- result: JSON without per_query; acme-zh@2
+         corpus, corpus_version,                    -- result: JSON without per_query; acme-zh@2
+         verdict, gates)                            -- passed | failed | NULL; gates: JSON list
     metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
     query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
 """
@@ -92,10 +98,25 @@ class RunSummary:
     status: str = "ok"
     corpus: str | None = None
     corpus_version: str | None = None  # "acme-zh@2" for a built-in corpus (corpora.builtin.corpus_version)
+    verdict: str | None = None  # passed | failed; None: recorded before gates were stored
+    gates_json: str | None = None
 
     @property
     def failed(self) -> bool:
         return self.status == "failed"
+
+    @property
+    def gates(self) -> list[dict[str, Any]]:
+        """The gates checked on the run (``[]`` when none were, or for an older row)."""
+        try:
+            loaded = json.loads(self.gates_json) if self.gates_json else []
+        except ValueError:
+            return []
+        return [g for g in loaded if isinstance(g, dict)] if isinstance(loaded, list) else []
+
+    @property
+    def failed_gates(self) -> list[dict[str, Any]]:
+        return [g for g in self.gates if g.get("failed")]
 
     @property
     def when(self) -> str:
@@ -133,6 +154,13 @@ def flatten_metrics(metrics: Mapping[str, Any]) -> dict[str, float | None]:
 def run_status(result: Mapping[str, Any]) -> str:
     """``"failed"`` or ``"ok"`` from a metrics.json dict (older files without ``status`` are ok)."""
     return "failed" if (result.get("status") or {}).get("state") == "failed" else "ok"
+
+
+def run_verdict(result: Mapping[str, Any]) -> str | None:
+    """``"passed"``/``"failed"`` from a metrics.json dict's ``verdict``; None when it has none."""
+    verdict = result.get("verdict")
+    state = verdict.get("state") if isinstance(verdict, Mapping) else None
+    return state if state in ("passed", "failed") else None
 
 
 def _str_or_none(value: Any) -> str | None:
@@ -176,7 +204,8 @@ class HistoryStore:
             columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
             if "status" not in columns:
                 con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
-            for column in ("corpus", "corpus_version"):  # which corpus, which version: compare refuses mixed versions
+            # which corpus, which version (compare refuses mixed versions); the verdict and the gates checked
+            for column in ("corpus", "corpus_version", "verdict", "gates"):
                 if column not in columns:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
             with con:
@@ -195,7 +224,8 @@ class HistoryStore:
                 return int(row[0])
             cur = con.execute(
                 "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
-                " format, result, status, corpus, corpus_version) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " format, result, status, corpus, corpus_version, verdict, gates)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     datetime.now(UTC).isoformat(),
@@ -209,6 +239,8 @@ class HistoryStore:
                     run_status(result),
                     _str_or_none(info.get("corpus")),
                     _str_or_none(info.get("corpus_version")),
+                    run_verdict(result),
+                    json.dumps(result["gates"], ensure_ascii=False) if isinstance(result.get("gates"), list) else None,
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -232,7 +264,10 @@ class HistoryStore:
     def _summary(self, row: tuple[Any, ...]) -> RunSummary:
         return RunSummary(int(row[0]), *row[1:])
 
-    _COLS = "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status, corpus, corpus_version"
+    _COLS = (
+        "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status, corpus, corpus_version,"
+        " verdict, gates"
+    )
     _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
 
     def runs(
@@ -311,7 +346,7 @@ class HistoryStore:
         where, args = self._filters(evalset_hash, target, "r.", include_failed=include_failed)
         sql = (
             f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot, r.status,"
-            f" r.corpus, r.corpus_version, m.value, m.ci_low, m.ci_high FROM runs r"
+            f" r.corpus, r.corpus_version, r.verdict, r.gates, m.value, m.ci_low, m.ci_high FROM runs r"
             f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
             f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
         )
@@ -319,9 +354,9 @@ class HistoryStore:
             rows = con.execute(sql, [metric, *args]).fetchall()
         points = [
             TrendPoint(
-                self._summary(row[:10]),
-                row[10],
-                None if row[11] is None or row[12] is None else (float(row[11]), float(row[12])),
+                self._summary(row[:12]),
+                row[12],
+                None if row[13] is None or row[14] is None else (float(row[13]), float(row[14])),
             )
             for row in rows
         ]

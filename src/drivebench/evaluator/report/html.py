@@ -14,6 +14,7 @@ from typing import Any
 
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report import charts
+from drivebench.evaluator.report import verdict as v
 from drivebench.evaluator.report.markdown import HIT_RATE_HEADER, hit_rate_rows
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
@@ -103,6 +104,28 @@ def _faults_banner(result: Mapping[str, Any]) -> str:
     return f'<p class="{cls}" id="run-faults"><strong>{_e(line)}</strong></p>'
 
 
+def _verdict_section(result: Mapping[str, Any]) -> str:
+    """The verdict, the failed gates' reasons and the gates table (failed rows marked)."""
+    failed = v.is_failed(result)
+    rows = v.gate_rows(result)
+    head = "".join(f'<th style="text-align:left">{_e(h)}</th>' for h in v.GATE_HEADER)
+    body = "".join(
+        f'<tr class="gate-{"failed" if row[1] == "FAILED" else "passed"}">'
+        + "".join(f'<td class="text{" status-failed" if row[1] == "FAILED" else ""}">{_e(x)}</td>' for x in row)
+        + "</tr>"
+        for row in rows
+    )
+    reasons = "".join(f"<li>{_e(r)}</li>" for r in v.reasons(result))
+    return _section(
+        "verdict",
+        "Verdict",
+        f'<p class="{"status-failed" if failed else "status-ok"}" id="verdict-line"><strong>'
+        f"{_e(v.verdict_line(result))}</strong></p>",
+        f'<ul class="status-failed">{reasons}</ul>' if reasons else "",
+        f'<table id="table-gates"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows else "",
+    )
+
+
 def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
     svgs = charts.report_charts(result)
     info = result.get("run_info") or {}
@@ -118,7 +141,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
         if x
     )
     k = c.main_k(result)
-    sections: list[str] = []
+    sections: list[str] = [_verdict_section(result)] if v.has_verdict(result) else []  # the verdict opens the report
 
     err_rows = c.error_rows(result)
     pre = result.get("preflight")

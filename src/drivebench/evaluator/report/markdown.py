@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from drivebench.evaluator.report import _common as c
+from drivebench.evaluator.report import verdict as v
 
 
 def _cell(text: Any) -> str:
@@ -57,8 +58,20 @@ HIT_RATE_HEADER = [
 ]
 
 
+def verdict_section(result: Mapping[str, Any]) -> list[str]:
+    """``## Verdict``: the verdict line, the failed gates' reasons, the gates table (nothing for an older file)."""
+    if not v.has_verdict(result):
+        return []
+    out = ["## Verdict", "", f"**{v.verdict_line(result)}**", ""]
+    out += [*(f"- {_cell(r)}" for r in v.reasons(result)), ""] if v.reasons(result) else []
+    rows = v.gate_rows(result)
+    out += [md_table(v.GATE_HEADER, rows, "llrrl"), ""] if rows else []
+    return out
+
+
 def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
     out: list[str] = [f"# {title}", ""]
+    out += verdict_section(result)  # the verdict opens the report
     info = result.get("run_info") or {}
     if info.get("target"):
         out += [

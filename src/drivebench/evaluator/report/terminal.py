@@ -74,10 +74,42 @@ def print_errors(result: dict[str, Any], console: Console) -> None:
         console.print(escape(line), style=style, highlight=False, soft_wrap=True)
 
 
+def print_verdict(result: dict[str, Any], console: Console) -> None:
+    """The verdict, then a row per gate (first in the summary; nothing for a file without a verdict)."""
+    from drivebench.evaluator.report import verdict as v
+
+    if not v.has_verdict(result):
+        return
+    failed = v.is_failed(result)
+    console.print(
+        f"[{'bold red' if failed else 'bold green'}]{escape(v.verdict_line(result))}[/]",
+        highlight=False,
+        soft_wrap=True,
+    )
+    rows = v.gate_rows(result)
+    if rows:
+        console.print(_gates_table(rows))
+    elif failed:
+        for reason in v.reasons(result):
+            console.print(f"[red]{escape(reason)}[/]", highlight=False, soft_wrap=True)
+
+
+def _gates_table(rows: list[list[str]]) -> Table:
+    from drivebench.evaluator.report import verdict as v
+
+    table = Table(title="Gates")
+    for col in v.GATE_HEADER:
+        table.add_column(col, justify="right" if col in ("Value", "Threshold") else "left", overflow="fold")
+    for row in rows:
+        table.add_row(*(escape(x) for x in row), style="red" if row[1] == "FAILED" else "green")
+    return table
+
+
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
     from drivebench.evaluator.report import _common as c
 
     console = console or Console()
+    print_verdict(result, console)
     print_errors(result, console)
     console.print(hit_rate_table(result))
     counts = result.get("counts", {})
