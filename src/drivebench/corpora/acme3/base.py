@@ -7,7 +7,7 @@ import random
 from datetime import datetime, timedelta
 from typing import Any
 
-from drivebench.corpora.acme3.model import Fact, World, described, norm
+from drivebench.corpora.acme3.model import Fact, World, norm
 from drivebench.corpora.acme3.scenario import words
 from drivebench.corpora.generator.documents.base import LATEST, Scenario
 from drivebench.corpora.generator.folders import base_tree
@@ -31,9 +31,6 @@ class BuilderBase:
     # ------------------------------------------------------------------ helpers
     def date(self, d: datetime) -> str:
         return self.s.date(d)
-
-    def money(self, amount: int) -> str:
-        return self.s.money(amount)
 
     def fmt(self, key: str, **values: Any) -> str:
         return str(self.W["names"][key]).format(**values)
@@ -85,7 +82,7 @@ class BuilderBase:
         self.w.docs.append(d)
         return d
 
-    def fact(self, doc: DocPlan, key: str, anchors: list[str], **_: str) -> Fact:
+    def fact(self, doc: DocPlan, key: str, anchors: list[str]) -> Fact:
         """``key`` of ``doc`` is askable; what describes its entity is whatever the document itself says
         (``described``), so a question never names something only another document holds."""
         for v in doc.versions:
@@ -94,7 +91,7 @@ class BuilderBase:
             missing = [a for a in anchors if norm(a) not in norm(v.spec.plain_text())]
             if missing:
                 raise ValueError(f"{doc.title}: anchors {missing} are not in the document")
-        f = Fact(doc, key, anchors, described(doc, len(doc.versions) - 1, key))
+        f = Fact(doc, key, anchors)
         self.w.facts.append(f)
         return f
 

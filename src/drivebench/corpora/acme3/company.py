@@ -38,8 +38,8 @@ class CompanyDocs(BuilderBase):
                 moved = start + timedelta(days=rng.randint(7, 21))
                 ov.append((self.when(sent, 3, 10, rng), {**f, "start": self.date(moved)}, "edit"))
             d = self.doc("offer", "docx", payroll, self.fmt("offer", no=f["no"]), "confidential", recruiter, ov)
-            self.fact(d, "salary", [who], candidate=who, position=f["position"])
-            self.fact(d, "start", [who], candidate=who, position=f["position"])
+            self.fact(d, "salary", [who])
+            self.fact(d, "start", [who])
         courses = list(s.pool("courses"))
         for n in range(self.n // 2 + 4):
             when = office_time(rng, CLOCK_START + timedelta(days=20 + n * 23 % 270))
@@ -62,8 +62,8 @@ class CompanyDocs(BuilderBase):
                 )
                 tv.append((when - timedelta(days=3), {**f, "trainer": other.name}, "edit"))
             d = self.doc("training", "pptx", training, self.fmt("training", no=tno), "internal", recruiter, tv)
-            self.fact(d, "trainer", [tno], course=course, no=tno, date=f["date"])
-            self.fact(d, "hours", [tno], course=course, no=tno, date=f["date"])
+            self.fact(d, "trainer", [tno])
+            self.fact(d, "hours", [tno])
 
     def policies(self, rng: random.Random) -> None:
         s, org = self.s, self.s.org
@@ -86,7 +86,7 @@ class CompanyDocs(BuilderBase):
                 t = office_time(rng, t + timedelta(days=rng.randint(60, 110)))
             d = self.doc(f"policy_{pol['kind']}", "pdf", folder, pol["name"], "public", owner, versions)
             for j in range(len(values)):
-                self.fact(d, f"v{j}", [f"POL-{n + 1:02d}"], name=pol["name"], no=f"POL-{n + 1:02d}")
+                self.fact(d, f"v{j}", [f"POL-{n + 1:02d}"])
 
     def notices(self, rng: random.Random) -> None:
         s, org = self.s, self.s.org
@@ -112,8 +112,8 @@ class CompanyDocs(BuilderBase):
                     (window - timedelta(days=1), {**f, "hours": str(int(f["hours"]) + rng.randint(1, 3))}, "edit")
                 )
             d = self.doc("notice", "txt", folder, self.fmt("notice", no=no), "public", contact, nv)
-            self.fact(d, "contact", [no], system=system, no=no, date=f["date"])
-            self.fact(d, "hours", [no], system=system, no=no, date=f["date"])
+            self.fact(d, "contact", [no])
+            self.fact(d, "hours", [no])
 
     def events(self, rng: random.Random) -> None:
         s, org = self.s, self.s.org
@@ -150,8 +150,8 @@ class CompanyDocs(BuilderBase):
             d = self.doc(
                 "event", "pptx", plans, self.fmt("event_plan", no=f"EV-2026-{n + 1:02d}"), "internal", owner, pv
             )
-            self.fact(d, "venue", [event], event=event, city=cities[ci])
-            self.fact(d, "budget", [event], event=event, city=cities[ci])
+            self.fact(d, "venue", [event])
+            self.fact(d, "budget", [event])
             rel = held + timedelta(days=1)
             pf = {
                 "event": event,
@@ -163,4 +163,4 @@ class CompanyDocs(BuilderBase):
             pr = self.doc(
                 "press", "md", news, self.fmt("press", no=f"NR-2026-{n + 1:02d}"), "public", owner, [(rel, pf, "")]
             )
-            self.fact(pr, "attended", [event], event=event, city=cities[ci])
+            self.fact(pr, "attended", [event])

@@ -14,12 +14,12 @@ SCALES: dict[str, int] = {"small": 4, "default": 12, "large": 60}  # projects; d
 
 @dataclass
 class Fact:
-    """An askable fact: ``doc.versions[i].facts[key]`` for every version ``i``; ``anchors`` name its entity."""
+    """An askable fact: ``doc.versions[i].facts[key]`` for every version ``i``; ``anchors`` name its entity. A
+    question describes the entity with what the document itself states (``described``)."""
 
     doc: DocPlan
     key: str
     anchors: list[str]
-    subject: dict[str, str]  # values the question templates may use to describe the entity
 
 
 @dataclass

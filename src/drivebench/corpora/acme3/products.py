@@ -80,9 +80,8 @@ class ProductDocs(BuilderBase):
                 new_mat = materials[(mat + 1 + rng.randrange(len(materials) - 1)) % len(materials)]
                 pv.append((rev_t, {**pf, "material": new_mat, "rev": "B", "date": self.date(rev_t)}, "material"))
             part = self.doc("part", "dxf", drawings, self.fmt("part", dwg=p["dwg"]), "internal", designer, pv)
-            pdesc = {"pn": p["pn"], "part": p["part"], "model": model, "project": base["project"]}
-            material = self.fact(part, "material", [p["pn"]], **pdesc)
-            self.fact(part, "finish", [p["pn"]], **pdesc)
+            material = self.fact(part, "material", [p["pn"]])
+            self.fact(part, "finish", [p["pn"]])
             qty = rng.choice([200, 300, 500, 800, 1000, 1200])  # the batch bought
             unit = rng.randint(8, 160)  # the contract's unit price, which the BOM costs a unit at
             per_set = rng.choice([1, 1, 2, 4])
@@ -173,10 +172,10 @@ class ProductDocs(BuilderBase):
             signer,
             [(t, {k2: v for k2, v in ff.items() if k2 != "deliver_at"}, n) for t, ff, n in versions],
         )
-        desc = {"po": po, "supplier": pf["supplier"], "part": p["part"]}
-        self.fact(d, "total", [po], **desc)
-        self.fact(d, "signer", [po], **desc)
-        self.fact(d, "deliver", [po], **desc)
+        {"po": po, "supplier": pf["supplier"], "part": p["part"]}
+        self.fact(d, "total", [po])
+        self.fact(d, "signer", [po])
+        self.fact(d, "deliver", [po])
         return d, versions[-1][1]
 
     def acceptance(
@@ -215,9 +214,9 @@ class ProductDocs(BuilderBase):
             org.in_dept("finance-procurement", "finance")[-1],
             [(at, f, "")],
         )
-        desc = {"iqc": iqc, "po": ctf["po"], "supplier": pf["supplier"], "part": p["part"]}
-        self.fact(d, "inspector", [iqc], **desc)
-        self.fact(d, "result", [iqc], **desc)
+        {"iqc": iqc, "po": ctf["po"], "supplier": pf["supplier"], "part": p["part"]}
+        self.fact(d, "inspector", [iqc])
+        self.fact(d, "result", [iqc])
         return d
 
     def payment(
@@ -245,7 +244,7 @@ class ProductDocs(BuilderBase):
             org.in_dept("finance-accounting", "finance")[1],
             [(at, f, "")],
         )
-        self.fact(d, "approver", [no], no=no, po=ctf["po"], supplier=pf["supplier"])
-        self.fact(d, "date", [no], no=no, po=ctf["po"], supplier=pf["supplier"])
+        self.fact(d, "approver", [no])
+        self.fact(d, "date", [no])
 
     # ------------------------------------------------------------------ company-wide documents

@@ -77,10 +77,9 @@ class ProjectDocs(BuilderBase):
         charter = self.doc(
             "charter", "docx", proot, self.fmt("charter", project=name, code=code), "internal", leader, cv
         )
-        pd = {"project": name, "code": code}
-        self.fact(charter, "leader", [code], **pd)
-        self.fact(charter, "sponsor", [code], **pd)
-        self.fact(charter, "end", [code], **pd)
+        self.fact(charter, "leader", [code])
+        self.fact(charter, "sponsor", [code])
+        self.fact(charter, "end", [code])
 
         # budget: the rows add up; a revision changes rows and the total together
         accountant = org.in_dept("finance-accounting", "finance")[0]
@@ -95,8 +94,8 @@ class ProjectDocs(BuilderBase):
                 (self.when(kickoff, 30, 70, rng), self._budget_facts(budget_no, rows2, accountant, cfo), "budget")
             )
         budget = self.doc("budget", "xlsx", pfin, self.fmt("budget", no=budget_no), "confidential", accountant, bv)
-        self.fact(budget, "total", [budget_no], no=budget_no, **pd)
-        self.fact(budget, "preparer", [budget_no], no=budget_no, **pd)
+        self.fact(budget, "total", [budget_no])
+        self.fact(budget, "preparer", [budget_no])
 
         # kickoff meeting
         room = rng.choice(self.W["names"]["rooms"])
@@ -119,9 +118,9 @@ class ProjectDocs(BuilderBase):
             assistant,
             [(kickoff, kf, "")],
         )
-        self.fact(ko, "room", [code], **pd)
-        self.fact(ko, "attendees", [code], **pd)
-        self.fact(ko, "m1", [code], **pd)
+        self.fact(ko, "room", [code])
+        self.fact(ko, "attendees", [code])
+        self.fact(ko, "m1", [code])
 
         # six weekly reports, two weeks apart, progress rising
         progress = sorted(rng.sample(range(5, 95), 6))
@@ -206,8 +205,8 @@ class ProjectDocs(BuilderBase):
             leader,
             [(review_t, rf, "")],
         )
-        self.fact(rv, "chair", [review_no], no=review_no, **pd)
-        self.fact(rv, "verdict", [review_no], no=review_no, **pd)
+        self.fact(rv, "chair", [review_no])
+        self.fact(rv, "verdict", [review_no])
         min_t = self.when(review_t, 2, 6, rng)
         owner = rng.choice([eng, designer])
         due = day(min_t + timedelta(days=rng.randint(10, 25)))
@@ -229,8 +228,8 @@ class ProjectDocs(BuilderBase):
             assistant,
             [(min_t, mf, "")],
         )
-        self.fact(mn, "owner", [code, mf["item"]], item=mf["item"], **pd)
-        self.fact(mn, "due", [code, mf["item"]], item=mf["item"], **pd)
+        self.fact(mn, "owner", [code, mf["item"]])
+        self.fact(mn, "due", [code, mf["item"]])
 
         self.product(i, base, pid, kickoff, designer, charter, rng)
 
