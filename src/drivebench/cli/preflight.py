@@ -54,7 +54,7 @@ def check_url(url: str, what: str = "--target") -> None:
         )
     scheme = parts.scheme.lower()
     if scheme not in URL_SCHEMES:
-        close = difflib.get_close_matches(scheme, URL_SCHEMES, n=1, cutoff=0.5)
+        close = difflib.get_close_matches(scheme, URL_SCHEMES, n=1, cutoff=0.6)
         rest = url.strip()[len(parts.scheme) + 3 :]
         raise DrivebenchError(
             f"{what} {url!r}: unsupported URL scheme {parts.scheme + '://'!r} (accepted: {accepted})",

@@ -45,13 +45,15 @@ class CorpusIds:
         reads ``d0014-v2 (a version of d0014)``."""
         out: dict[str, None] = {}
         for q in queries:
-            for doc_id in (*(g.doc_id for g in q.gold), *(q.hops or ()), *q.forbidden, *(q.allowed or ())):
-                if doc_id not in self.versions:
-                    out[doc_id] = None
             for g in q.gold:
                 known = self.versions.get(g.doc_id)
-                if g.version_id is not None and known is not None and g.version_id not in known:
+                if known is None:
+                    out[g.doc_id] = None
+                elif g.version_id is not None and g.version_id not in known:
                     out[f"{g.version_id} (a version of {g.doc_id})"] = None
+            for doc_id in (*(q.hops or ()), *q.forbidden, *(q.allowed or ())):
+                if doc_id not in self.versions:
+                    out[doc_id] = None
         return list(out)
 
 
@@ -71,13 +73,11 @@ def _spelled(label: str) -> str:
     return name if len(builtin.VERSIONS.get(name, {})) == 1 else label
 
 
-def fitting_builtins(queries: Sequence[EvalQuery], skip: str | None = None) -> list[str]:
+def fitting_builtins(queries: Sequence[EvalQuery]) -> list[str]:
     """The built-in corpora (``seed``, ``acme-zh@2``) the eval set fits, among those built already or cheap to
     build."""
     fits: list[str] = []
     for label in builtin.builtin_labels():
-        if label == skip:
-            continue
         path = cached_builtin_dir(label)
         if path is None and label in CHEAP_BUILTINS:
             path = builtin.resolve_corpus(label)
@@ -95,7 +95,7 @@ def evalset_misfit(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: 
     shown = ", ".join(unknown[:SHOWN]) + (f" and {len(unknown) - SHOWN} more" if len(unknown) > SHOWN else "")
     n = len(unknown)
     message = f"the eval set names {n} id{'s' if n != 1 else ''} that corpus {label} does not have: {shown}"
-    fits = fitting_builtins(queries, skip=label)
+    fits = fitting_builtins(queries)
     if fits:
         message += f"; this eval set fits {' and '.join(fits)}"
         hint = f"give --corpus {fits[0]} (the corpus the eval set was written for), or an eval set of {label}"
