@@ -76,11 +76,15 @@ def check_evalset_fits(queries: Sequence[Any], corpus_dir: Path, corpus: str) ->
 
 def check_served_corpus(url: str, token: str | None, corpus: str) -> None:
     """Raise a DrivebenchError (exit 2) when the target says which corpus it serves and ``--corpus`` names
-    another built-in corpus or version. Quiet when ``corpus`` is a directory or the target does not say (the
-    simulator says so on /healthz, to the admin token)."""
+    another built-in corpus or version. Asked of a URL at the simulator's recall or MCP path only (the token
+    goes to no other path); quiet when ``corpus`` is a directory or the target does not say (the simulator says
+    so on /healthz, to the admin token)."""
     from drivebench.corpora.builtin import is_builtin, is_corpus_dir, lookup_builtin
     from drivebench.evaluator.preflight import served_corpus
+    from drivebench.evaluator.targets.profile import SIMULATOR_RECALL_PATH
 
+    if urlsplit(url).path.rstrip("/") not in (SIMULATOR_RECALL_PATH, "/mcp"):
+        return
     if is_corpus_dir(Path(corpus)) or not is_builtin(corpus):
         return
     named = lookup_builtin(corpus).label
