@@ -223,7 +223,7 @@ def evaluate(
 
     async def send_probe() -> Preflight:
         try:
-            return await probe(first, queries[0], top_k, mode)
+            return await probe(first, queries, top_k, mode)
         finally:
             await first.aclose()
 

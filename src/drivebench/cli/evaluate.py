@@ -78,13 +78,18 @@ def resolve_target(
 ) -> tuple[Any, str, str | None, dict[str, str]]:
     """The target profile, the URL, the single token and the per-principal tokens of ``eval run`` and ``probe``:
     CLI flags over the profile, the profile's ``[auth]`` over ``DRIVEBENCH_TOKEN``. Usage errors exit 2."""
+    from drivebench.cli.preflight import check_url
     from drivebench.evaluator.targets.profile import ProfileError, TargetProfile, load_profile, with_target
 
     try:
         profile = load_profile(target_profile) if target_profile is not None else TargetProfile()
+        if target:
+            check_url(target)  # a mistyped scheme is a usage error, not "is the server running?"
         url = (target if mcp else with_target(profile, target)) if target else profile.request.url
         if not url:
             usage_error("no target: give --target URL or a --target-profile with [request] url")
+        if not target:
+            check_url(url, f"[request] url of {target_profile}")
         single, per_principal = profile.tokens() if token is None else (token, {})
         if token is None and not single and not per_principal:
             single = os.environ.get("DRIVEBENCH_TOKEN") or None
@@ -292,10 +297,15 @@ def run(
     out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
     gates = _parse_gates(fail_on)
-    _load_queries(evalset)  # a bad eval set is a usage error before anything is sent
+    queries = _load_queries(evalset)  # a bad eval set is a usage error before anything is sent
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
     if corpus is not None:
-        _corpus_dir(corpus)  # built on first use with its progress shown; a bad name is a usage error
+        from drivebench.cli.preflight import check_evalset_fits, check_served_corpus
+
+        # built on first use with its progress shown; a bad name, an eval set of another corpus: usage errors
+        check_evalset_fits(queries, _corpus_dir(corpus), corpus)
+        if target_profile is None:  # the simulator's shape: its /healthz may say which corpus it serves
+            check_served_corpus(url, single, corpus)
 
     def show_preflight(pre: Any) -> None:
         style = "green" if pre.ok else ("red" if pre.fatal else "yellow")
@@ -408,6 +418,10 @@ def score_cmd(
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         usage_error(_one_line(exc))
     corpus_dir = _corpus_dir(corpus) if corpus is not None else None
+    if corpus is not None and corpus_dir is not None:
+        from drivebench.cli.preflight import check_evalset_fits
+
+        check_evalset_fits(queries, corpus_dir, corpus)  # an eval set of another corpus: a usage error
     if match is not None or corpus_dir is not None:
         records, _ = _id_mapper(match or "doc_id", corpus_dir).map_records(records)
     from drivebench.evaluator.oracle_progress import ProgressOracle

@@ -108,7 +108,7 @@ def evaluate(
     async def go() -> list[RunRecord]:
         try:
             if probe and queries and not pre:
-                pre.append(await preflight(target, queries[0], cfg.top_k, cfg.mode))
+                pre.append(await preflight(target, queries, cfg.top_k, cfg.mode))
             if pre and pre[0].fatal:
                 p = pre[0]
                 if p.fatal:
