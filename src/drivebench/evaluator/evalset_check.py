@@ -60,11 +60,7 @@ class CorpusIds:
 def cached_builtin_dir(label: str) -> Path | None:
     """The cached build of built-in ``label`` (default seed and scale, the sources as they are now), None when
     it is not built. The directory ``resolve_corpus`` would return, without building it."""
-    b = builtin.lookup_builtin(label)
-    # the key resolve_corpus builds (tests/evaluator/test_evalset_check.py holds the two equal)
-    key = f"{b.label}-seeddefault-default-{builtin._source_fingerprint(b.sources)}"
-    path = builtin.corpus_cache_root() / key
-    return path if builtin.is_corpus_dir(path) else None
+    return builtin.cached_build(label)
 
 
 def _spelled(label: str) -> str:
