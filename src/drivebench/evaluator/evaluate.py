@@ -98,8 +98,8 @@ def evaluate(
     by: Sequence[str] = (),
 ) -> Evaluation:
     """Run ``queries`` against ``target`` and score them (``by``: eval-set tags to break metrics down by, see
-    ``scoring.score``; an unknown one raises ``UnknownTagError`` before anything is sent). With ``probe`` the first query is sent once
-    first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
+    ``scoring.score``; an unknown one raises ``UnknownTagError`` before anything is sent). With ``probe`` the
+    first query is sent once first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
     preflight sends nothing else: every query is recorded as a ``preflight`` error. ``progress`` is called
     once per answered query; ``scoring_progress(done, total)`` with ``(0, n)`` when scoring starts, after each
     query the leak oracle has judged (scoring's slow part: a Casbin decision per returned document), and
