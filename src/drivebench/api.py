@@ -158,6 +158,7 @@ def evaluate(
     on_preflight: Callable[[Preflight], None] | None = None,
     loading: Callable[[str], AbstractContextManager[Any]] | None = None,
     on_run_start: Callable[[int], None] | None = None,
+    by: Sequence[str] = (),
 ) -> Evaluation:
     """Run ``evalset`` against ``target`` and score it: what ``drivebench eval run`` does (it is this function
     plus reports). ``.result`` is the metrics.json it writes; with ``out``, run.jsonl and metrics.json are written.
@@ -170,13 +171,21 @@ def evaluate(
     With ``preflight`` one query is sent first; a fatal answer sends nothing else (every query is recorded as a
     ``preflight`` error) and ``on_preflight`` sees it first. ``progress()`` per answered query,
     ``scoring_progress(done, total)`` while the leak oracle judges, ``loading(what)`` wraps the slow corpus load
-    (the CLI's spinner), ``on_run_start(n)`` comes before the first of the n queries is sent. Bad input raises ValueError (or ``IdMapError``, ``ProfileError``: both ValueErrors)."""
+    (the CLI's spinner), ``on_run_start(n)`` comes before the first of the n queries is sent.
+
+    ``by``: eval-set tags (``tags[TAG]``) to break metrics down by in ``result["strata"]``, besides the built-in
+    strata and ``phrasing``/``style``/``noise`` (included whenever the eval set has them); a tag no query carries
+    raises ``UnknownTagError`` (a ValueError naming the eval set's tags) before anything is sent.
+
+    Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``: all ValueErrors)."""
     from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.evaluate import evaluate as run_evaluation
     from drivebench.evaluator.preflight import preflight as probe
     from drivebench.evaluator.runner import RunConfig
+    from drivebench.evaluator.strata import tag_strata
 
     queries = load_queries(evalset)
+    tag_strata(queries, by)  # an unknown tag fails before the corpus is loaded or a query is sent
     info: dict[str, Any] = {}
     if isinstance(evalset, str | Path):
         info.update(evalset=str(evalset), evalset_hash=evalset_hash(Path(evalset)))
@@ -258,6 +267,7 @@ def evaluate(
         preflight_result=pre,
         max_error_rate=max_error_rate,
         scoring_progress=scoring_progress,
+        by=by,
     )
     if out is not None:
         write_outputs(evaluation, Path(out))

@@ -83,12 +83,13 @@ def test_a_target_serving_another_corpus_than_corpus_names_exits_2_naming_both(
     evalset = tmp_path / "fits-both.jsonl"  # d0001 is a document of seed and of acme-zh: the ids check passes
     line = {"query_id": "q1", "query": "年假怎么规定的", "user_id": "u001", "gold": [{"doc_id": "d0001"}]}
     evalset.write_text(json.dumps(line, ensure_ascii=False) + "\n", encoding="utf-8")
-    args = ["--target", drivebench_server.url, "--token", sim.tokens.admin_token, "--evalset", str(evalset)]
+    # the evaluation token (the one an evaluation uses) is told which corpus, with its version, is served
+    args = ["--target", drivebench_server.url, "--token", sim.tokens.eval_token, "--evalset", str(evalset)]
     code, err = eval_run(*args, "--corpus", "acme-zh", "--out", str(tmp_path / "mismatch"))
     assert code == 2, err
     first, hint = error_lines(err)
-    assert first == "error: the target serves corpus seed, but --corpus names acme-zh@3"
-    assert hint.startswith("hint: give --corpus seed ")
+    assert first == "error: the target serves corpus seed@1, but --corpus names acme-zh@3"
+    assert hint.startswith("hint: give --corpus seed@1 ")
     assert asked == []
     # the corpus it serves passes the check: the run goes on to the probe and the query
     code, err = eval_run(*args, "--corpus", "seed", "--out", str(tmp_path / "match"), "--allow-leaks")

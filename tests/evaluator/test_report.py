@@ -21,6 +21,7 @@ from drivebench.evaluator.report.outputs import load_metrics, write_reports
 from drivebench.evaluator.report.sample import sample_inputs, sample_result
 from drivebench.evaluator.report.terminal import print_details, strata_table
 from drivebench.evaluator.scoring import score
+from drivebench.evaluator.strata import STRATA
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +116,8 @@ def test_sample_exercises_every_section(result: dict[str, Any]) -> None:
     assert result["leaks"]["documents"], "no leaks"
     assert result["citations"] is not None
     assert set(result["metrics"]["multi_hop_completeness"]) == {"2", "3"}
-    assert set(result["strata"]) == set(c.STRATA_ORDER)
+    assert set(result["strata"]) == {*STRATA, "phrasing"}  # phrasing: a default tag stratum, the sample has it
+    assert result["strata"]["phrasing"]["cross_language"]["small"] is True
     assert result["counts"]["errors"] == 1 and result["counts"]["missing_from_run"] == 1
 
 

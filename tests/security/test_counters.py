@@ -72,9 +72,12 @@ def _feed(client: TestClient, sim: Simulator, who: str = USER, **params: int) ->
 
 
 def test_healthz_counts_need_the_admin_token(module_client: TestClient, module_sim: Simulator) -> None:
-    for headers in ({}, h(module_sim, USER), h(module_sim, "eval"), {"Authorization": "Bearer not-a-token"}):
+    for headers in ({}, h(module_sim, USER), {"Authorization": "Bearer not-a-token"}):
         r = module_client.get("/healthz", headers=headers)
         assert r.status_code == 200 and r.json() == {"status": "ok"}, r.text
+    # the evaluation token learns which corpus it evaluates against, and nothing counted
+    served = module_client.get("/healthz", headers=h(module_sim, "eval")).json()
+    assert served == {"status": "ok", "corpus": module_sim.drive.name, "corpus_version": "seed@1"}, served
     full = module_client.get("/healthz", headers=h(module_sim, "admin")).json()
     assert full["documents"] == len(module_sim.drive.documents) and full["chunks"] == module_sim.store.n_alive
 

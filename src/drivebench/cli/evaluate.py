@@ -43,6 +43,12 @@ AllowNoOracleOpt = typer.Option(
 AllowLeaksOpt = typer.Option(
     False, "--allow-leaks", help="Exit 0 although queries returned documents their askers may not preview."
 )
+ByOpt = typer.Option(
+    [],
+    "--by",
+    help="Also break metrics down by this eval-set tag (each query's tags[TAG]), repeatable; phrasing, style and "
+    "noise are included whenever the eval set has them.",
+)
 MatchOpt = typer.Option(
     None, "--match", help="Map result ids to the corpus: doc_id, path, name, or a CSV/JSONL map file (needs --corpus)."
 )
@@ -114,6 +120,16 @@ def _load_queries(evalset: Path) -> list[Any]:
     if not queries:
         usage_error(f"{evalset}: the eval set has no queries")
     return queries
+
+
+def _check_by(queries: list[Any], by: list[str]) -> None:
+    """``--by`` names tags of the eval set: one that no query carries is a usage error naming those it has."""
+    from drivebench.evaluator.strata import UnknownTagError, tag_strata
+
+    try:
+        tag_strata(queries, by)
+    except UnknownTagError as exc:
+        usage_error(f"--by: {exc}", "give --by a key of the eval set's query tags")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -283,6 +299,7 @@ def run(
     json_out: str | None = JsonOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
+    by: list[str] = ByOpt,
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports.
 
@@ -297,7 +314,8 @@ def run(
     out_console = err_console if json_out == "-" else console
     ks = parse_ks(k)
     gates = _parse_gates(fail_on)
-    queries = _load_queries(evalset)  # a bad eval set is a usage error before anything is sent
+    queries = _load_queries(evalset)  # a bad eval set or --by is a usage error before anything is sent
+    _check_by(queries, by)
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
     if corpus is not None:
         from drivebench.cli.preflight import check_evalset_fits, check_served_corpus
@@ -345,6 +363,7 @@ def run(
                 on_preflight=show_preflight,
                 loading=status,  # loading the leak oracle takes seconds: a spinner
                 on_run_start=run_starts,
+                by=by,
             )
         finally:
             bar.stop()
@@ -387,6 +406,7 @@ def score_cmd(
     junit: Path | None = JunitOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
+    by: list[str] = ByOpt,
 ) -> None:
     """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels).
 
@@ -412,6 +432,7 @@ def score_cmd(
             queries = read_qrels(qrels)
         except (OSError, ValueError) as exc:
             usage_error(_one_line(exc))
+    _check_by(queries, by)
     path = run_file / "run.jsonl" if run_file.is_dir() else run_file
     try:
         records = read_trec_run(path) if is_trec_run(path) else load_run(path)
@@ -438,7 +459,7 @@ def score_cmd(
         step(0, n)
         if not isinstance(oracle, str):
             oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
-        result = score(queries, records, ks, oracle=oracle)
+        result = score(queries, records, ks, oracle=oracle, by=by)
         step(n, n)
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}

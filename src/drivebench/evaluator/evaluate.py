@@ -24,6 +24,7 @@ from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
 from drivebench.evaluator.runner import RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
+from drivebench.evaluator.strata import tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.formats.target import Target
 
@@ -94,14 +95,17 @@ def evaluate(
     preflight_result: Preflight | None = None,
     max_error_rate: float = 0.0,
     scoring_progress: Callable[[int, int], None] | None = None,
+    by: Sequence[str] = (),
 ) -> Evaluation:
-    """Run ``queries`` against ``target`` and score them. With ``probe`` the first query is sent once
-    first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
+    """Run ``queries`` against ``target`` and score them (``by``: eval-set tags to break metrics down by, see
+    ``scoring.score``; an unknown one raises ``UnknownTagError`` before anything is sent). With ``probe`` the
+    first query is sent once first (``preflight``); ``preflight_result`` passes a probe the caller already made. A fatal
     preflight sends nothing else: every query is recorded as a ``preflight`` error. ``progress`` is called
     once per answered query; ``scoring_progress(done, total)`` with ``(0, n)`` when scoring starts, after each
     query the leak oracle has judged (scoring's slow part: a Casbin decision per returned document), and
     ``(n, n)`` when the scores are done."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
+    tag_strata(queries, by)  # a tag no query carries is a usage error, found before the run, not after it
     started = datetime.now(UTC)
     pre: list[Preflight] = [preflight_result] if preflight_result is not None else []
 
@@ -137,7 +141,7 @@ def evaluate(
             "unmapped": stats.unmapped,
             "unmapped_versions": stats.unmapped_versions,
         }
-    result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog)
+    result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
     p = pre[0] if pre else None

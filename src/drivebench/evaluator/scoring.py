@@ -16,7 +16,8 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
       "metrics_scope": {...},  # what "metrics" and "metrics_answered" are computed over
       "config":  {"ks": [1, 3, 5, 10], "multi_hop_k": 10, "seed": 0, "oracle": true, "catalog": true,
                   "bootstrap": {"resamples": 1000, "method": "percentile", "level": 0.95} | null,
-                  "per_query_metrics": [names of the metrics that are per-query means]},
+                  "per_query_metrics": [names of the metrics that are per-query means],
+                  "strata": {"tags": [tag strata, e.g. "phrasing"], "small_below": 5}},
       "metrics": {"hit_rate@K", "recall@K", "mrr@K", "ndcg@K",              # every K
                   "leak_rate@K", "hit_rate_permitted@K",                     # null without oracle
                   "version_exact_hit_rate@K", "stale_version_hit_rate@K",    # null without pinned gold
@@ -29,7 +30,12 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                                           # every value null when no query was answered
       "metrics_answered": {same names}    # over answered queries only
       "ci":      {metric: [lo, hi] | null}     # every per-query-mean and micro-ratio metric
-      "strata":  {stratum: {value: {"n": .., <every metric above>}}},   # see drivebench.evaluator.strata
+      "strata":  {stratum: {value: {"n": .., "small": n < 5, <every metric above>}}},
+                                          # the built-in strata (department, file_type, length, hops, role,
+                                          # kind, secret_level), then a stratum per tag of config.strata.tags:
+                                          # phrasing/style/noise when the eval set has them, plus every `by`
+                                          # tag (value tags[TAG], "unknown" when absent); "small": a group
+                                          # too small to read. See drivebench.evaluator.strata
       "counts":  {"queries", "scored", "errors", "timeouts", "missing_from_run", "unknown_in_run",
                   "duplicate_run_records", "no_gold", "version_pinned", "multi_hop", "with_answer",
                   "refusals", "queries_with_leak"          (with an oracle),
@@ -63,7 +69,7 @@ from drivebench.evaluator.metrics import _columns as fam
 from drivebench.evaluator.metrics._run import Aligned, align, is_timeout
 from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
 from drivebench.evaluator.stats import RESAMPLES, paired_compare
-from drivebench.evaluator.strata import strata_table
+from drivebench.evaluator.strata import SMALL_GROUP, strata_table, tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord
 
 __all__ = [
@@ -100,14 +106,15 @@ def _per_query(al: Aligned, t: fam.Table) -> list[dict[str, Any]]:
     return [dict(zip(names, row, strict=True)) for row in zip(*columns, strict=True)]
 
 
-def _strata(queries: Sequence[EvalQuery], catalog: Catalog | None, t: fam.Table) -> dict[str, Any]:
+def _strata(queries: Sequence[EvalQuery], catalog: Catalog | None, t: fam.Table, tags: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, values in strata_table(queries, catalog).items():
+    for name, values in strata_table(queries, catalog, tags).items():
         arr = np.array(values, dtype=object)
         out[name] = {}
         for value in sorted(set(values)):
             rows = np.flatnonzero(arr == value)
-            out[name][value] = {"n": len(rows), **agg.aggregate(t.cols, t.specs, rows)}
+            n = len(rows)
+            out[name][value] = {"n": n, "small": n < SMALL_GROUP, **agg.aggregate(t.cols, t.specs, rows)}
     return out
 
 
@@ -121,13 +128,18 @@ def score(
     bootstrap: bool = True,
     seed: int = 0,
     resamples: int = RESAMPLES,
+    by: Iterable[str] = (),
 ) -> dict[str, Any]:
-    """Score ``run`` against ``queries``; returns a JSON-able dict (see the module docs for the shape)."""
+    """Score ``run`` against ``queries``; returns a JSON-able dict (see the module docs for the shape).
+
+    ``by``: eval-set tags to break metrics down by, besides the built-in strata and the default tags
+    (``strata.tag_strata``); a tag no query carries raises ``strata.UnknownTagError`` (a ValueError)."""
     ks = sorted({int(k) for k in ks})
     if not ks or ks[0] < 1:
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
+    tags = tag_strata(queries, by)
     with _no_gc():  # only acyclic lists/dicts are built: collections would just re-scan the caller's data
-        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples)
+        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags)
 
 
 @contextmanager
@@ -150,6 +162,7 @@ def _score(
     bootstrap: bool,
     seed: int,
     resamples: int,
+    tags: Sequence[str],
 ) -> dict[str, Any]:
     al = align(queries, run)
     oracle, oracles = resolve_oracles(queries, oracle, catalog)
@@ -200,11 +213,12 @@ def _score(
             "catalog": catalog is not None,
             "bootstrap": {"resamples": resamples, "method": "percentile", "level": 0.95} if bootstrap else None,
             "per_query_metrics": per_query_metrics,
+            "strata": {"tags": list(tags), "small_below": SMALL_GROUP},
         },
         "metrics": metrics,
         "metrics_answered": metrics_answered,
         "ci": ci,
-        "strata": _strata(queries, catalog, t),
+        "strata": _strata(queries, catalog, t, tags),
         "counts": {**al.counts, **t.counts},
         **t.sections,
         "per_query": _with_errors(_per_query(al, t), al),

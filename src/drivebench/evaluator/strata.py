@@ -24,17 +24,43 @@ Length buckets (``length_bucket``): the length of a query in *English-word equiv
 ``latin_words`` counts runs of ASCII letters/digits. ``short`` ≤ 6, ``medium`` ≤ 15, ``long`` above.
 So a purely Chinese query is short up to 12 characters and medium up to 30; a purely English one is
 short up to 6 words and medium up to 15.
+
+Tag strata: besides the built-in ones, metrics are broken down by eval-set tags, a stratum per tag whose
+value is the query's ``tags[TAG]`` (``"unknown"`` when the query has none):
+
+* ``DEFAULT_TAGS`` (``phrasing``, ``style``, ``noise``) whenever some query of the eval set carries them.
+  They are the axes along which a retriever fails rather than the ones the corpus happens to have:
+  ``phrasing`` separates known-item lookups from paraphrases, vague and ``cross_language`` questions,
+  ``style`` says whether the question names a code, names the entity or only describes it, and
+  ``noise=typo`` isolates misspelt questions. Each has a handful of values, so the cost is a few rows, and
+  a set that lacks them shows nothing. In the built-in sets only some queries carry ``style`` and
+  ``noise``: a clean question has no ``noise`` tag, so there ``noise=unknown`` means "no noise was added".
+* any other tag the caller names (``--by TAG``, ``by=[TAG]``); a tag no query carries is an error
+  (``UnknownTagError``) naming the tags the eval set has, never an empty table.
+
+Groups of fewer than ``SMALL_GROUP`` queries are too small to read: ``metrics.json`` marks them
+``"small": true`` and every report shows them marked and greyed.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.query_length import length_bucket
 
 STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
+#: Tags broken down by whenever the eval set carries them (see the module docs for why these).
+DEFAULT_TAGS: tuple[str, ...] = ("phrasing", "style", "noise")
+#: A group with fewer queries than this is flagged ``small``: its figures are too noisy to read.
+SMALL_GROUP = 5
+
+
+class UnknownTagError(ValueError):
+    """A tag to break down by that no query of the eval set carries."""
+
+
 _SECRET_ORDER = ("public", "internal", "confidential", "secret")
 
 
@@ -84,9 +110,34 @@ def _hops(q: EvalQuery) -> str:
     return q.tags.get("hops") or (str(len(dict.fromkeys(q.hops))) if q.hops else "none")
 
 
-def strata_table(queries: Sequence[EvalQuery], catalog: Catalog | None = None) -> dict[str, list[str]]:
-    """Stratum name -> the value of every query, in eval-set order (computed column by column)."""
-    return {
+def evalset_tags(queries: Iterable[EvalQuery]) -> list[str]:
+    """Every tag name some query of the eval set carries, sorted."""
+    return sorted({name for q in queries for name in q.tags})
+
+
+def tag_strata(queries: Sequence[EvalQuery], by: Iterable[str] = ()) -> list[str]:
+    """The tag strata to add to the built-in ones: the ``DEFAULT_TAGS`` the eval set carries, then ``by`` in order
+    (a built-in stratum's name or a repeat adds nothing). A tag of ``by`` that no query carries raises
+    ``UnknownTagError`` naming the eval set's tags."""
+    carried = evalset_tags(queries)
+    wanted = [by.strip()] if isinstance(by, str) else [t.strip() for t in by]  # one name is not its letters
+    unknown = [t for t in dict.fromkeys(wanted) if t not in STRATA and t not in carried]
+    if unknown:
+        have = ", ".join(carried) if carried else "none (no query has tags)"
+        raise UnknownTagError(
+            f"cannot break down by {', '.join(map(repr, unknown))}: no query of the eval set has "
+            f"{'that tag' if len(unknown) == 1 else 'those tags'}; the eval set's tags: {have} "
+            f"(built-in strata: {', '.join(STRATA)})"
+        )
+    return [t for t in dict.fromkeys([*(t for t in DEFAULT_TAGS if t in carried), *wanted]) if t not in STRATA]
+
+
+def strata_table(
+    queries: Sequence[EvalQuery], catalog: Catalog | None = None, tags: Sequence[str] = ()
+) -> dict[str, list[str]]:
+    """Stratum name -> the value of every query, in eval-set order (computed column by column): the built-in
+    strata, then a stratum per tag of ``tags`` (``tags[TAG]``, ``"unknown"`` when absent; see ``tag_strata``)."""
+    builtin = {
         "department": [_from_gold(q, catalog, "department") for q in queries],
         "file_type": [_from_gold(q, catalog, "file_type") for q in queries],
         "length": [q.tags.get("length") or length_bucket(q.query) for q in queries],
@@ -95,8 +146,9 @@ def strata_table(queries: Sequence[EvalQuery], catalog: Catalog | None = None) -
         "kind": [q.tags.get("kind") or "unknown" for q in queries],
         "secret_level": [_secret_level(q, catalog) for q in queries],
     }
+    return builtin | {tag: [q.tags.get(tag) or "unknown" for q in queries] for tag in tags if tag not in builtin}
 
 
-def query_strata(q: EvalQuery, catalog: Catalog | None = None) -> dict[str, str]:
+def query_strata(q: EvalQuery, catalog: Catalog | None = None, tags: Sequence[str] = ()) -> dict[str, str]:
     """The stratum values of one query."""
-    return {name: values[0] for name, values in strata_table([q], catalog).items()}
+    return {name: values[0] for name, values in strata_table([q], catalog, tags).items()}

@@ -11,6 +11,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from drivebench.evaluator.strata import SMALL_GROUP
+
 #: Metric families in report order: (family, label, one-line meaning).
 FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("hit_rate", "Hit Rate@K", "share of queries with at least one gold document in the top K"),
@@ -33,7 +35,18 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
 FAMILY_LABEL = {name: label for name, label, _ in FAMILIES}
 FAMILY_HELP = {name: text for name, _, text in FAMILIES}
 
-STRATA_ORDER: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
+STRATA_ORDER: tuple[str, ...] = (
+    "department",
+    "file_type",
+    "length",
+    "hops",
+    "role",
+    "kind",
+    "secret_level",
+    "phrasing",
+    "style",
+    "noise",
+)
 STRATUM_LABEL = {
     "department": "Department",
     "file_type": "File type",
@@ -42,6 +55,9 @@ STRATUM_LABEL = {
     "role": "Role",
     "kind": "Query kind",
     "secret_level": "Secret level",
+    "phrasing": "Phrasing",
+    "style": "Question style",
+    "noise": "Noise",
 }
 SECRET_ORDER = ("public", "internal", "confidential", "secret", "unknown")
 CITATION_CELLS = (
@@ -165,6 +181,35 @@ STRATA_COLUMNS: tuple[tuple[str, str], ...] = (
 )
 
 
+#: How a group too small to read (fewer than ``SMALL_GROUP`` queries) is marked in every strata table.
+SMALL_MARK = f"n<{SMALL_GROUP}: too few to read"
+SMALL_NOTE = (
+    f"Groups marked {SMALL_MARK!r} have fewer than {SMALL_GROUP} queries: their figures swing with a single "
+    "query, so read them as anecdotes, not rates."
+)
+
+
+def is_small(group: Mapping[str, Any]) -> bool:
+    """A stratum group too small to read: its ``small`` flag, else (an older metrics.json) ``n`` below
+    ``SMALL_GROUP``."""
+    flag = group.get("small")
+    if flag is not None:
+        return bool(flag)
+    n = group.get("n")
+    return isinstance(n, int) and n < SMALL_GROUP
+
+
+def has_small(result: Mapping[str, Any]) -> bool:
+    """Some group of some stratum is too small to read (the strata tables then get a note column)."""
+    return any(is_small(g) for groups in (result.get("strata") or {}).values() for g in (groups or {}).values())
+
+
+def small_values(result: Mapping[str, Any], stratum: str) -> list[bool]:
+    """For every row of ``strata_rows(result, stratum)``: whether its group is too small to read."""
+    groups = (result.get("strata") or {}).get(stratum) or {}
+    return [is_small(groups[v]) for v in stratum_values(result, stratum)]
+
+
 def strata_names(result: Mapping[str, Any]) -> list[str]:
     strata = result.get("strata") or {}
     return [s for s in STRATA_ORDER if s in strata] + sorted(s for s in strata if s not in STRATA_ORDER)
@@ -182,18 +227,23 @@ def stratum_values(result: Mapping[str, Any], stratum: str) -> list[str]:
 
 def strata_header(result: Mapping[str, Any]) -> list[str]:
     k = main_k(result)
-    return ["Value", "n", *(f"{label}@{k}" for _, label in STRATA_COLUMNS)]
+    note = ["Note"] if has_small(result) else []
+    return ["Value", "n", *(f"{label}@{k}" for _, label in STRATA_COLUMNS), *note]
 
 
 def strata_rows(result: Mapping[str, Any], stratum: str) -> list[list[str]]:
-    """One row per value of ``stratum``: value, n and the main-K metrics."""
+    """One row per value of ``stratum``: value, n and the main-K metrics; when some group of the result is too
+    small to read, a last column marks those groups (``SMALL_MARK``)."""
     k = main_k(result)
     groups = (result.get("strata") or {}).get(stratum) or {}
+    note = has_small(result)
     rows = []
     for value in stratum_values(result, stratum):
         g = groups[value]
         cells = [str(value), str(g.get("n", "—"))]
         cells += [fmt(g.get(f"{fam}@{k}")) for fam, _ in STRATA_COLUMNS]
+        if note:
+            cells.append(SMALL_MARK if is_small(g) else "")
         rows.append(cells)
     return rows
 

@@ -336,6 +336,12 @@ def multi_hop_chart(result: Mapping[str, Any]) -> str:
     return bar_chart("chart-multi-hop", title, cats, series)
 
 
+def _n_note(group: Mapping[str, Any]) -> str:
+    """``n=12``; a group too small to read says so beside its bars."""
+    n = f"n={group.get('n', '?')}"
+    return f"{n}, too few to read" if c.is_small(group) else n
+
+
 def strata_chart(result: Mapping[str, Any], stratum: str) -> str:
     """Hit Rate at the smallest K and at the main K, per value of ``stratum``."""
     k = c.main_k(result)
@@ -347,7 +353,7 @@ def strata_chart(result: Mapping[str, Any], stratum: str) -> str:
     shown = [low, k] if low is not None else [k]
     title = f"Hit Rate@{' and @'.join(map(str, shown))} by {label.lower()}"
     rows = [
-        (v, [groups[v].get(f"hit_rate@{kk}") for kk in shown], f"n={groups[v].get('n', '?')}")
+        (v, [groups[v].get(f"hit_rate@{kk}") for kk in shown], _n_note(groups[v]))
         for v in c.stratum_values(result, stratum)
     ]
     if not rows:

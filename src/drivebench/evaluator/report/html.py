@@ -45,6 +45,7 @@ th { background:#f3f4f6; font-weight:600; }
 th:first-child, td:first-child { text-align:left; }
 td { white-space:nowrap; }
 td.text { text-align:left; white-space:normal; }
+tr.small td { color:var(--muted); font-style:italic; }
 code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
 .grid { display:flex; flex-wrap:wrap; gap:20px; align-items:flex-start; }
 .grid > div { flex:1 1 420px; min-width:0; overflow-x:auto; }
@@ -61,20 +62,27 @@ def _e(text: Any) -> str:
 
 
 def html_table(
-    header: Sequence[str], rows: Sequence[Sequence[Any]], *, text_cols: int = 1, table_id: str | None = None
+    header: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    text_cols: int = 1,
+    table_id: str | None = None,
+    row_classes: Sequence[str] | None = None,
 ) -> str:
-    """A plain table; the first ``text_cols`` columns are left-aligned text, the rest numbers."""
+    """A plain table; the first ``text_cols`` columns are left-aligned text, the rest numbers; ``row_classes``
+    gives each row a class (``""`` for none)."""
     tid = f' id="{_e(table_id)}"' if table_id else ""
     head = "".join(
         f'<th style="text-align:left">{_e(h)}</th>' if i < text_cols else f"<th>{_e(h)}</th>"
         for i, h in enumerate(header)
     )
     body = []
-    for row in rows:
+    for r, row in enumerate(rows):
         cells = "".join(
             f'<td class="text">{_e(x)}</td>' if i < text_cols else f"<td>{_e(x)}</td>" for i, x in enumerate(row)
         )
-        body.append(f"<tr>{cells}</tr>")
+        cls = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
+        body.append(f'<tr class="{_e(cls)}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
     return f"<table{tid}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -199,6 +207,8 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
         )
     )
     strata_parts = [f'<p class="note">Every metric at K={k}; n = queries in the group.</p>']
+    if c.has_small(result):
+        strata_parts.append(f'<p class="note small-note">{_e(c.SMALL_NOTE)} They are greyed.</p>')
     for stratum in c.strata_names(result):
         label = c.STRATUM_LABEL.get(stratum, stratum)
         strata_parts += [
@@ -206,7 +216,12 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             '<div class="grid"><div class="fig">',
             svgs[f"chart-strata-{stratum}"],
             "</div><div>",
-            html_table(c.strata_header(result), c.strata_rows(result, stratum), table_id=f"table-strata-{stratum}"),
+            html_table(
+                c.strata_header(result),
+                c.strata_rows(result, stratum),
+                table_id=f"table-strata-{stratum}",
+                row_classes=["small" if small else "" for small in c.small_values(result, stratum)],
+            ),
             "</div></div>",
         ]
     if len(strata_parts) == 1:

@@ -116,6 +116,8 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
     names = c.strata_names(result)
     if not names:
         out += ["_No strata in this metrics file._", ""]
+    elif c.has_small(result):
+        out += [f"_{c.SMALL_NOTE}_", ""]
     for stratum in names:
         out += [
             f"### {c.STRATUM_LABEL.get(stratum, stratum)} (`{stratum}`)",

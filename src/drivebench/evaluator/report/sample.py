@@ -11,7 +11,8 @@ and TREC tests, and handy to preview a report without serving a corpus::
 What is in it: four departments and five file types; roles; single, multi-hop (2 and 3 hops),
 version-pinned and permission queries; queries without gold; forbidden documents some of which
 the run leaks (of every secret level); answers with resolvable, wrong and unresolvable citations;
-one errored query, one missing from the run, one result list with a duplicated document.
+one errored query, one missing from the run, one result list with a duplicated document; a ``phrasing``
+tag whose ``cross_language`` group is too small to read (4 of 64 queries).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ FILE_TYPES = ("pdf", "docx", "xlsx", "pptx", "md")
 LEVELS = ("public", "internal", "confidential", "secret")
 ROLES = ("engineer", "manager", "intern", "accountant")
 KINDS = ("single", "multi_hop", "version", "permission")
+PHRASINGS = ("paraphrase", "known_item")
 TEXTS = (
     "报价单",
     "项目X的技术方案审批人是谁?",
@@ -83,7 +85,7 @@ def sample_inputs(seed: int = 0, n_queries: int = 64) -> tuple[list[EvalQuery], 
                 gold=gold,
                 hops=hops,
                 forbidden=forbidden,
-                tags={"kind": kind},
+                tags={"kind": kind, "phrasing": "cross_language" if qi % 16 == 9 else PHRASINGS[qi % 2]},
             )
         )
         if qi == n_queries - 1:

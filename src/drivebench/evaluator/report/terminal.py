@@ -139,32 +139,41 @@ def strata_table(result: dict[str, Any], stratum: str) -> Table:
     from drivebench.evaluator.report import _common as c
 
     label = c.STRATUM_LABEL.get(stratum, stratum)
-    return _right_table(
-        f"{label} ({stratum}), metrics at K={c.main_k(result)}",
-        c.strata_header(result),
-        c.strata_rows(result, stratum),
-    )
+    table = _right_table(f"{label} ({stratum}), metrics at K={c.main_k(result)}", c.strata_header(result), [])
+    if c.has_small(result):
+        table.columns[-1].justify = "left"
+        table.caption = c.SMALL_NOTE
+    for row, small in zip(c.strata_rows(result, stratum), c.small_values(result, stratum), strict=True):
+        table.add_row(*row, style="dim" if small else None)  # a group too small to read is greyed and marked
+    return table
 
 
 def strata_overview_table(result: dict[str, Any]) -> Table:
-    """Every stratum in one table: stratum, value, n, Hit Rate / Recall / Leak rate at the main K."""
+    """Every stratum in one table: stratum, value, n, Hit Rate / Recall / Leak rate at the main K; groups too small
+    to read are greyed and marked in a last column."""
     from drivebench.evaluator.report import _common as c
 
     k = c.main_k(result)
-    table = Table(title=f"Strata (K={k})")
+    note = c.has_small(result)
+    table = Table(title=f"Strata (K={k})", caption=c.SMALL_NOTE if note else None)
     for col, justify in (("Stratum", "left"), ("Value", "left"), ("n", "right")):
         table.add_column(col, justify=justify)
     for col in (f"Hit Rate@{k}", f"Recall@{k}", f"MRR@{k}", f"Leak rate@{k}"):
         table.add_column(col, justify="right")
+    if note:
+        table.add_column("Note", justify="left")
     for stratum in c.strata_names(result):
         groups = (result.get("strata") or {}).get(stratum) or {}
         for i, value in enumerate(c.stratum_values(result, stratum)):
             g = groups[value]
+            small = c.is_small(g)
             table.add_row(
                 stratum if i == 0 else "",
                 str(value),
                 str(g.get("n", "—")),
                 *(_fmt(g.get(f"{fam}@{k}")) for fam in ("hit_rate", "recall", "mrr", "leak_rate")),
+                *([c.SMALL_MARK if small else ""] if note else []),
+                style="dim" if small else None,
                 end_section=i == len(groups) - 1,
             )
     return table

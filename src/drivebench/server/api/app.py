@@ -69,18 +69,21 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
     @app.get(
         "/healthz",
         tags=["meta"],
-        summary="Liveness; with the admin token also what is loaded (corpus, counts, index)",
+        summary="Liveness; with the evaluation token also the corpus served, with the admin token counts and index",
     )
     def healthz(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> dict[str, Any]:
-        """``{"status": "ok"}`` to anyone (a liveness or readiness probe sends no token). The counts (documents,
-        chunks, indexed versions, rejected uploads) include what most users may not see, so only the admin
-        token gets them; any other token, valid or not, gets the same liveness answer."""
+        """``{"status": "ok"}`` to anyone (a liveness or readiness probe sends no token). The evaluation token
+        also learns which corpus is served (``corpus``, ``corpus_version``: an evaluator checks its eval set is
+        for it). The counts (documents, chunks, indexed versions, rejected uploads) include what most users may
+        not see, so only the admin token gets them; any other token, valid or not, gets the liveness answer."""
         info = sim.tokens.resolve(credentials.credentials) if credentials is not None else None
-        if info is None or not info.has("admin"):
+        if info is None or not (info.has("admin") or info.has("evaluate-as")):
             return {"status": "ok"}
+        served = {"status": "ok", "corpus": sim.drive.name, "corpus_version": served_version(sim)}
+        if not info.has("admin"):  # the evaluation token learns which corpus it evaluates against, no counts
+            return served
         return {
-            "status": "ok",
-            "corpus": sim.drive.name,
+            **served,
             "documents": len(sim.drive.documents),
             "chunks": sim.store.n_alive,
             "pipeline": sim.config.pipeline,
@@ -109,3 +112,10 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def served_version(sim: Simulator) -> str | None:
+    """The built-in label of the corpus served (``acme-zh@3``), None for a corpus that is not a built-in."""
+    from drivebench.corpora.builtin import corpus_version
+
+    return corpus_version(sim.corpus_dir) if sim.corpus_dir is not None else None
