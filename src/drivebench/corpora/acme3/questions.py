@@ -94,6 +94,12 @@ def _style(template: str) -> str:
     return "description"
 
 
+def _is_name(value: str) -> bool:
+    """Letters and no digit: a name a typo may touch (``Project Galaxy``, ``云启精密机械有限公司``), never a code,
+    a date or a number."""
+    return any(c.isalpha() for c in value) and not any(c.isdigit() for c in value)
+
+
 def _ambiguous(answer: str, others: dict[str, str]) -> bool:
     """The answer is part of another value the document states (``17`` people on a meeting held on March 17):
     a reader, or a linter, could not tell which one the question means."""
@@ -200,7 +206,7 @@ class Draw:
         template = self.choose(own)
         text = template.format(**values)
         if self.rng.random() < TYPO:
-            names = [values[f] for f in sorted(_fields(template)) if not values[f].isascii() or values[f].isalpha()]
+            names = [values[f] for f in sorted(_fields(template)) if _is_name(values[f])]
             typo = _typo(text, names, [answer, *fact.anchors], self.rng, dict(self.words.get("homophones", {})))
             if typo != text:
                 self.last_tags["noise"] = "typo"
