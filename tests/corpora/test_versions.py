@@ -106,3 +106,17 @@ def test_cli_build_takes_versions(tmp_path: Path) -> None:
     assert bad.exit_code == 2
     assert "unknown version" in bad.output
     assert not (tmp_path / "d").exists()
+
+
+def test_a_build_that_loses_the_race_leaves_the_winner_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes building one corpus into the cache (parallel test workers): the second to finish keeps the
+    first's directory (same bytes) instead of replacing it under whoever is reading it."""
+    monkeypatch.setenv("DRIVEBENCH_CACHE", str(tmp_path / "cache"))
+    first = builtin.resolve_corpus("seed")
+    inode = first.stat().st_ino
+    files = sorted(p for p in first.rglob("*") if p.is_file())
+    builtin._build_into_cache(builtin.lookup_builtin("seed"), first, None, None)  # a late second build
+    assert first.stat().st_ino == inode and all(p.is_file() for p in files)
+    assert [p.name for p in first.parent.iterdir() if p.name.startswith(".")] == []  # its temporary dir is gone

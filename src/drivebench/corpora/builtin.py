@@ -246,5 +246,23 @@ def resolve_corpus(name_or_path: str | Path, *, seed: int | None = None, scale: 
         ) from None
     target = corpus_cache_root() / _cache_key(builtin, seed, scale)
     if not is_corpus_dir(target):
-        build_corpus(builtin.label, target, seed=seed, scale=scale)
+        _build_into_cache(builtin, target, seed, scale)
     return target
+
+
+def _build_into_cache(builtin: BuiltinCorpus, target: Path, seed: int | None, scale: str | int | None) -> None:
+    """Build into a temporary directory beside ``target`` and rename it into place. When another process got
+    there first (parallel test workers, two servers starting), its build stays: a build is a pure function of
+    its key, and replacing it would pull files from under whoever is reading them."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        builtin.build(tmp, seed, scale)
+        try:
+            tmp.rename(target)
+        except OSError:
+            if not is_corpus_dir(target):
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
