@@ -67,7 +67,7 @@ def check_url(url: str, what: str = "--target") -> None:
 def check_evalset_fits(queries: Sequence[Any], corpus_dir: Path, corpus: str) -> None:
     """Raise a DrivebenchError (exit 2) when the eval set names ids the corpus does not have (and say which
     built-in corpus it fits): before any query is sent or any run is scored."""
-    from drivebench.evaluator.evalset_check import evalset_misfit
+    from drivebench.corpora.evalset_fit import evalset_misfit
 
     misfit = evalset_misfit(queries, corpus_dir, corpus)
     if misfit is not None:

@@ -13,7 +13,7 @@ import pytest
 
 from drivebench.api import evaluate
 from drivebench.corpora.builtin import DEFAULT_CORPUS, resolve_corpus
-from drivebench.evaluator.evalset_check import SHOWN, CorpusIds, cached_builtin_dir, evalset_misfit
+from drivebench.corpora.evalset_fit import SHOWN, CorpusIds, cached_builtin_dir, evalset_misfit
 from drivebench.evaluator.preflight import other_asker, preflight
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, RunHit, load_evalset
