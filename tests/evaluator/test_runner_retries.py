@@ -76,3 +76,22 @@ def test_timeouts_and_bad_payloads() -> None:
 
     records = _run(garbage, RunConfig(attempts=2, backoff_base=0.001))
     assert all(r.error and "doc_id" in r.error and r.attempts == 1 for r in records)
+
+
+def test_retries_are_summarised_in_the_metrics() -> None:
+    """Per query in run.jsonl, summed in metrics.json's errors section: a run whose every query needed a retry
+    reads as a flaky target, not as a clean one."""
+    from drivebench.evaluator.scoring import score
+
+    calls: dict[str, int] = {}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        body = request.read().decode()
+        calls[body] = calls.get(body, 0) + 1
+        if "question 0" in body and calls[body] <= 2:  # the first query needs two retries, the others none
+            return httpx.Response(503, json={"error": {"code": "down"}})
+        return httpx.Response(200, json=OK)
+
+    records = _run(handler, RunConfig(attempts=4, backoff_base=0.001))
+    retries = score(Q, records)["errors"]["retries"]
+    assert retries == {"total": 2, "queries": 1, "max": 2}

@@ -63,11 +63,14 @@ def errors_section(al: Aligned) -> dict[str, Any]:
     n = len(al.queries)
     failed = sum(e["count"] for e in kinds.values())
     order = list(ERROR_KINDS)
+    # a retried query that then answered is a success, but a flaky target: how many, and how often
+    retried = [int(getattr(rec, "retries", 0) or 0) for rec in al.records if rec is not None]
     return {
         "queries": n,
         "answered": n - failed,
         "failed": failed,
         "rate": (failed / n) if n else 0.0,
+        "retries": {"total": sum(retried), "queries": sum(1 for r in retried if r > 0), "max": max(retried, default=0)},
         "by_kind": dict(sorted(kinds.items(), key=lambda kv: (-kv[1]["count"], order.index(kv[0])))),
     }
 

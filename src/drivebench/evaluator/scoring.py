@@ -10,6 +10,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
     {
       "format": "drivebench-metrics/1",
       "errors":  {"queries", "answered", "failed", "rate",          # failed = error records + missing ones
+                  "retries": {"total", "queries", "max"},            # from run.jsonl's per-query retries
                   "by_kind": {kind: {"count", "meaning", "sample", "queries"}}},   (failures.errors_section)
       "unmapped": {"results", "queries", "reasons", "samples"},    # results whose id mapped to no document
       "oracles": {"leak" | "version" | "trashed": {"measured": true, "source"} | {"measured": false, "reason"}},
