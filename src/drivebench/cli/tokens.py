@@ -62,9 +62,18 @@ def tokens(
     if as_json:
         print(json.dumps(rows, ensure_ascii=False, indent=1))
         return
+    longest = max((len(r["token"]) for r in rows), default=0)
+    if console.width < longest + 60:  # too narrow for a table with whole tokens (a CI log): one block per user
+        console.print(f"tokens for {drive.name}", highlight=False)
+        for r in rows:
+            about = ", ".join(x for x in (",".join(r["roles"]), r["department"] or "", ",".join(r["scopes"])) if x)
+            console.print(f"{r['user_id']} ({about})", highlight=False, soft_wrap=True)
+            console.print(f"  {r['token']}", highlight=False, soft_wrap=True)  # whole, on a line of its own
+        return
     table = Table(title=f"tokens for {drive.name}")
-    for col in ("user_id", "roles", "department", "scopes", "token"):
-        table.add_column(col)
+    for col in ("user_id", "roles", "department", "scopes"):
+        table.add_column(col, overflow="fold")
+    table.add_column("token", no_wrap=True, min_width=longest)  # a token is copied: never cut
     for r in rows:
         table.add_row(r["user_id"], ",".join(r["roles"]), r["department"] or "", ",".join(r["scopes"]), r["token"])
     console.print(table)

@@ -29,7 +29,7 @@ def hit_rate_table(result: dict[str, Any], title: str = "Hit Rate@K") -> Table:
     table = Table(title=title)
     cols = ["K", "Hit Rate@K (all)", "95% CI", *(["Hit Rate@K (answered)"] if answered is not None else [])]
     for col in (*cols, "Recall@K", "MRR@K", "nDCG@K", "Leak rate@K"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", overflow="fold")  # at 80 columns a word wraps, never ends in "…"
     for k in result.get("config", {}).get("ks", []):
         lo_hi = ci.get(f"hit_rate@{k}")
         interval = f"[{lo_hi[0]:.3f}, {lo_hi[1]:.3f}]" if lo_hi else "—"
