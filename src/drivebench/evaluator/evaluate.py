@@ -146,7 +146,9 @@ def evaluate(
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
     k = fq.main_k([int(x) for x in ks])
-    result["failed_queries"] = fq.summary(fq.failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog)
+    result["failed_queries"] = fq.summary(
+        fq.failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog
+    )
     p = pre[0] if pre else None
     if p is not None:
         result["preflight"] = p.as_dict()

@@ -62,9 +62,7 @@ def failed_query_rows(
                 "problems": [p for p, on in (("miss", missed), ("leak", bool(leaked))) if on],
                 "k": k,
                 "gold": [_doc(d, catalog) for d in (q.gold_ids if q else [])],
-                "top": [
-                    {"rank": i, "score": h.score, **_doc(h.doc_id, catalog)} for i, h in enumerate(hits, 1)
-                ],
+                "top": [{"rank": i, "score": h.score, **_doc(h.doc_id, catalog)} for i, h in enumerate(hits, 1)],
                 "leaked": [_doc(d, catalog) for d in leaked],
             }
         )
