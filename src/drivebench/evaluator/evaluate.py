@@ -145,10 +145,7 @@ def evaluate(
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
-    k = fq.main_k([int(x) for x in ks])
-    result["failed_queries"] = fq.summary(
-        fq.failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog
-    )
+    fq.attach(result, queries, records, ks, catalog)  # the missed and leaking queries by name
     p = pre[0] if pre else None
     if p is not None:
         result["preflight"] = p.as_dict()

@@ -75,6 +75,19 @@ def summary(rows: list[dict[str, Any]], k: int, catalog: Catalog | None) -> dict
     return {"k": k, "total": len(rows), "catalog": catalog is not None, "file": FAILED_QUERIES_JSONL, "rows": rows}
 
 
+def attach(
+    result: dict[str, Any],
+    queries: Sequence[EvalQuery],
+    records: Sequence[RunRecord],
+    ks: Sequence[int],
+    catalog: Catalog | None,
+) -> dict[str, Any]:
+    """Store ``result["failed_queries"]`` for a scored run (``result["per_query"]`` from ``score``)."""
+    k = main_k([int(x) for x in ks])
+    result["failed_queries"] = summary(failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog)
+    return result
+
+
 def stored_for_file(section: Mapping[str, Any]) -> dict[str, Any]:
     return {**section, "rows": list(section.get("rows") or [])[:STORED_ROWS]}
 
