@@ -5,10 +5,14 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from html import escape
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from typer.testing import CliRunner
+
+from drivebench.cli.main import app
 from drivebench.evaluator.catalog import Catalog
 from drivebench.evaluator.evaluate import evaluate, write_outputs
 from drivebench.evaluator.failed_queries import FAILED_QUERIES_JSONL
@@ -18,9 +22,10 @@ from drivebench.evaluator.report.outputs import load_metrics, write_reports
 from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.targets.function import FunctionTarget
 from drivebench.formats.corpus import load_manifest
-from drivebench.formats.evalset import EvalQuery, GoldDoc
+from drivebench.formats.evalset import EvalQuery, GoldDoc, write_jsonl
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.target import InProcessTarget
+from drivebench.testing import ServedSimulator
 
 HOSTILE = '<img src=x onerror="alert(1)">报价单.pdf'
 
@@ -153,3 +158,34 @@ def test_junit_carries_the_question_and_names_of_a_miss(
     gold = catalog.get(row["gold"][0]["doc_id"])
     assert gold is not None
     assert row["question"] in message and gold.name in message and row["top"][0]["name"] in message
+
+
+def test_eval_run_cli_writes_the_section_the_jsonl_and_named_junit(
+    drivebench_server: ServedSimulator, seed_evalset: list[EvalQuery], tmp_path: Path
+) -> None:
+    """A served ``eval run --corpus --junit``: the missed query is in report.md, report.html, failed_queries.jsonl
+    and the JUnit file, by question and gold name."""
+    sim = drivebench_server.sim
+    assert sim.corpus_dir is not None
+    catalog = _catalog(sim)
+    probe = seed_evalset[0]
+    returned = set(evaluate(InProcessTarget(sim), [probe]).records[0].ranked_doc_ids)
+    gold = next(d for d in catalog if d.doc_id not in returned and d.name)
+    miss = probe.model_copy(update={"query_id": "miss-cli", "gold": [GoldDoc(doc_id=gold.doc_id)]})
+    evalset = write_jsonl(tmp_path / "evalset.jsonl", [*seed_evalset, miss])
+    out, junit = tmp_path / "run", tmp_path / "junit.xml"
+    args = ["eval", "run", "--target", drivebench_server.url, "--token", sim.tokens.eval_token, "--evalset"]
+    args += [str(evalset), "--corpus", str(sim.corpus_dir), "--out", str(out), "--junit", str(junit)]
+    done = CliRunner().invoke(app, [*args, "--history", "none"])
+    assert done.exit_code in (0, 1), done.output  # 1 when a gate fails; the run itself must not fail
+    section = _section((out / "report.md").read_text(encoding="utf-8"))
+    assert (
+        f"| miss-cli | {miss.user_id or 'role:' + str(miss.user_role)} | no gold in top 10 | {miss.query} |" in section
+    )
+    assert gold.name in section and "give --corpus" not in section
+    assert escape(gold.name) in (out / "report.html").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in (out / FAILED_QUERIES_JSONL).open(encoding="utf-8")]
+    assert [r["gold"][0]["name"] for r in rows if r["query_id"] == "miss-cli"] == [gold.name]
+    cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
+    message = cases["miss-cli"].find("failure").get("message")  # type: ignore[union-attr]
+    assert miss.query in message and gold.name in message
