@@ -461,6 +461,12 @@ def score_cmd(
             oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
         result = score(queries, records, ks, oracle=oracle, by=by)
         step(n, n)
+    from drivebench.evaluator.catalog import Catalog
+    from drivebench.evaluator.failed_queries import attach
+    from drivebench.formats.corpus import load_manifest
+
+    names = Catalog.from_manifest(load_manifest(corpus_dir)) if corpus_dir is not None else None
+    attach(result, queries, records, ks, names)  # JUnit names the missed and leaking queries' documents
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
     judge_gates(result, gates, allow_no_oracle, allow_leaks)  # before the JSON and the summary

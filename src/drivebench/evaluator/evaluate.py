@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from drivebench import __version__
+from drivebench.evaluator import failed_queries as fq
 from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
@@ -144,6 +145,7 @@ def evaluate(
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
+    fq.attach(result, queries, records, ks, catalog)  # the missed and leaking queries by name
     p = pre[0] if pre else None
     if p is not None:
         result["preflight"] = p.as_dict()
@@ -190,6 +192,9 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     write_jsonl(out_dir / "run.jsonl", evaluation.records)
+    section = evaluation.result.get("failed_queries")
+    if isinstance(section, dict):  # every missed or leaking query by name; metrics.json keeps the first rows
+        fq.write_failed_queries(section.get("rows") or [], out_dir / fq.FAILED_QUERIES_JSONL)
     write_metrics(evaluation.result, out_dir / "metrics.json")
     evaluation.out_dir = out_dir
     return out_dir
@@ -198,5 +203,7 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
 def write_metrics(result: dict[str, Any], path: Path) -> Path:
     """metrics.json with ``status``, ``errors`` and ``preflight`` first (the rest as computed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(result.get("failed_queries"), dict):
+        result = {**result, "failed_queries": fq.stored_for_file(result["failed_queries"])}
     path.write_text(json.dumps(with_status_first(result), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
     return path

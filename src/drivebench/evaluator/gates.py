@@ -263,6 +263,11 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
     k = 10 if 10 in ks else max(ks)
     qsuite = ET.SubElement(root, "testsuite", name="drivebench.queries")
     failed_queries = 0
+    named = {
+        str(r.get("query_id")): r
+        for r in ((result.get("failed_queries") or {}).get("rows") or [])
+        if isinstance(r, Mapping)
+    }
     for row in result.get("per_query") or []:
         qid = str(row.get("query_id"))
         problem: tuple[str, str] | None = None
@@ -274,6 +279,8 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
             problem = ("failure", f"no gold document in the top {k}")
         if problem is None:
             continue
+        if qid in named:  # the question and the documents by name: what a reader of the CI log needs
+            problem = (problem[0], f"{problem[1]}. {_named_detail(named[qid])}")
         failed_queries += 1
         case = ET.SubElement(qsuite, "testcase", classname="drivebench.queries", name=qid)
         ET.SubElement(case, problem[0], message=problem[1]).text = problem[1]
@@ -282,3 +289,18 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path
+
+
+def _doc_name(d: Mapping[str, Any]) -> str:
+    return str(d.get("name") or d.get("doc_id"))
+
+
+def _named_detail(row: Mapping[str, Any]) -> str:
+    """A failed query's question, expected documents, top results and leaked documents, by name (ids
+    without a catalog)."""
+    parts = [f"Question: {row.get('question')!s} (asked by {row.get('asker')!s})"]
+    parts.append("expected: " + (", ".join(_doc_name(d) for d in row.get("gold") or []) or "(no gold)"))
+    parts.append("top results: " + (", ".join(_doc_name(d) for d in row.get("top") or []) or "(nothing returned)"))
+    if row.get("leaked"):
+        parts.append("leaked: " + ", ".join(_doc_name(d) for d in row["leaked"]))
+    return "; ".join(parts)

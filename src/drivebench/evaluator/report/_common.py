@@ -518,3 +518,61 @@ def unmapped_rows(result: Mapping[str, Any], limit: int = 20) -> list[list[str]]
     return [[str(s.get("id")), str(s.get("results"))] for s in ((result.get("unmapped") or {}).get("samples") or [])][
         :limit
     ]
+
+
+FAILED_LIMIT = 50  # rows in the reports; the full list is failed_queries.jsonl beside metrics.json
+FAILED_HEADER = ["Query", "Asked by", "Problem", "Question", "Expected (gold)", "Top results", "Leaked"]
+
+
+def _doc_label(d: Mapping[str, Any]) -> str:
+    """``name (path)`` when the catalog knew the document, else its id."""
+    name, path = d.get("name"), d.get("path")
+    if not name:
+        return str(d.get("doc_id"))
+    return f"{name} ({path})" if path and path not in (name, f"/{name}") else str(name)
+
+
+def failed_section(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    section = result.get("failed_queries")
+    return section if isinstance(section, Mapping) else None
+
+
+def failed_rows(result: Mapping[str, Any], limit: int | None = FAILED_LIMIT) -> list[list[str]]:
+    section = failed_section(result) or {}
+    out: list[list[str]] = []
+    for row in list(section.get("rows") or [])[:limit]:
+        top = [f"{t.get('rank')}. {_doc_label(t)} [{fmt(t.get('score'))}]" for t in row.get("top") or []]
+        problems = row.get("problems") or []
+        out.append(
+            [
+                str(row.get("query_id")),
+                str(row.get("asker") or ""),
+                " + ".join(f"no gold in top {row.get('k')}" if p == "miss" else "leak" for p in problems),
+                str(row.get("question") or ""),
+                "; ".join(_doc_label(d) for d in row.get("gold") or []) or "(no gold)",
+                "; ".join(top) or "(nothing returned)",
+                "; ".join(_doc_label(d) for d in row.get("leaked") or []),
+            ]
+        )
+    return out
+
+
+def failed_sentences(result: Mapping[str, Any], limit: int = FAILED_LIMIT) -> list[str]:
+    """What the table holds: how many queries missed or leaked, how many more are in the JSONL file, and
+    whether the documents are named."""
+    section = failed_section(result)
+    if section is None:
+        return ["This metrics file predates the list of missed and leaking queries."]
+    total = int(section.get("total") or 0)
+    k = section.get("k")
+    if total == 0:
+        return [f"Every answered query had a gold document in the top {k} and no leak."]
+    out = [f"{total} answered {'query' if total == 1 else 'queries'} had no gold document in the top {k} or leaked."]
+    if total > limit:
+        out.append(
+            f"The first {limit} are shown; {total - limit} more are in {section.get('file') or 'failed_queries.jsonl'}"
+            " beside metrics.json (the full list)."
+        )
+    if not section.get("catalog"):
+        out.append("Documents are shown by id: give --corpus (the document catalog) for their names and paths.")
+    return out

@@ -246,6 +246,12 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             leak_body += ["<h3>Leaked documents</h3>", html_table(c.LEAK_DOC_HEADER, docs, text_cols=2)]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
 
+    failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
+    failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]
+    if failed:
+        failed_body.append(html_table(c.FAILED_HEADER, failed, text_cols=len(c.FAILED_HEADER), table_id="table-failed"))
+    sections.append(_section("failed-queries", "Queries that missed or leaked", *failed_body))
+
     m = c.citation_matrix(result)
     cit_body = [svgs["chart-citations"]]
     if m is not None:

@@ -139,6 +139,11 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 
+    out += ["## Queries that missed or leaked", "", " ".join(c.failed_sentences(result)), ""]
+    rows = c.failed_rows(result)
+    if rows:
+        out += [md_table(c.FAILED_HEADER, rows, "lllllll"), ""]
+
     out += ["## Citation diagnosis", ""]
     m = c.citation_matrix(result)
     if m is None:

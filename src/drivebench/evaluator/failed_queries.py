@@ -1,0 +1,100 @@
+"""The queries of a run that missed (no gold document in the top K) or leaked, by name.
+
+``metrics.json``'s ``per_query`` has numbers only; a reader who has to fix a miss needs the question, who asked
+it, the gold documents and what came back instead, by name and path (from the document catalog: ``--corpus``
+or the simulator's corpus; without one the rows carry ids only and ``catalog`` is False). Computed where the
+eval set, the run records and the catalog are all at hand (``evaluate``); the reports and JUnit render it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from drivebench.evaluator.catalog import Catalog
+from drivebench.formats.evalset import EvalQuery, RunRecord
+
+FAILED_QUERIES_JSONL = "failed_queries.jsonl"
+TOP_N = 3  # the top results shown per row: enough to see what the pipeline preferred
+STORED_ROWS = 50  # rows kept in metrics.json (the reports show as many); the full list is the JSONL file
+
+
+def main_k(ks: Sequence[int]) -> int:
+    """The K the reports judge a miss at: 10 when evaluated, else the largest K (as the strata tables)."""
+    return 10 if 10 in ks else (max(ks) if ks else 10)
+
+
+def _doc(doc_id: str, catalog: Catalog | None) -> dict[str, Any]:
+    d = catalog.get(doc_id) if catalog is not None else None
+    return {"doc_id": doc_id, "name": d.name if d is not None and d.name else None, "path": d.path if d else None}
+
+
+def failed_query_rows(
+    queries: Sequence[EvalQuery],
+    records: Sequence[RunRecord],
+    per_query: Sequence[Mapping[str, Any]],
+    k: int,
+    catalog: Catalog | None,
+) -> list[dict[str, Any]]:
+    """One row per answered query with no gold document in the top ``k`` (``miss``) or a leak (``leak``), in
+    eval-set order. A query that failed (an error) is not here: the errors table has it."""
+    by_id = {q.query_id: q for q in queries}
+    recs = {r.query_id: r for r in records}
+    rows: list[dict[str, Any]] = []
+    for pq in per_query:
+        if pq.get("status") != "ok":
+            continue
+        qid = str(pq.get("query_id"))
+        leaked = [str(d) for d in pq.get("leaked") or []]
+        missed = pq.get(f"hit_rate@{k}") == 0.0
+        if not (missed or leaked):
+            continue
+        q = by_id.get(qid)
+        rec = recs.get(qid)
+        hits = rec.results[:TOP_N] if rec is not None else []
+        rows.append(
+            {
+                "query_id": qid,
+                "question": q.query if q else None,
+                "asker": (q.user_id or f"role:{q.user_role}") if q else None,
+                "problems": [p for p, on in (("miss", missed), ("leak", bool(leaked))) if on],
+                "k": k,
+                "gold": [_doc(d, catalog) for d in (q.gold_ids if q else [])],
+                "top": [{"rank": i, "score": h.score, **_doc(h.doc_id, catalog)} for i, h in enumerate(hits, 1)],
+                "leaked": [_doc(d, catalog) for d in leaked],
+            }
+        )
+    return rows
+
+
+def summary(rows: list[dict[str, Any]], k: int, catalog: Catalog | None) -> dict[str, Any]:
+    """``result["failed_queries"]``: every row in memory (JUnit, the reports of this run); ``metrics.json`` keeps
+    the first ``STORED_ROWS`` (``stored_for_file``)."""
+    return {"k": k, "total": len(rows), "catalog": catalog is not None, "file": FAILED_QUERIES_JSONL, "rows": rows}
+
+
+def attach(
+    result: dict[str, Any],
+    queries: Sequence[EvalQuery],
+    records: Sequence[RunRecord],
+    ks: Sequence[int],
+    catalog: Catalog | None,
+) -> dict[str, Any]:
+    """Store ``result["failed_queries"]`` for a scored run (``result["per_query"]`` from ``score``)."""
+    k = main_k([int(x) for x in ks])
+    result["failed_queries"] = summary(failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog)
+    return result
+
+
+def stored_for_file(section: Mapping[str, Any]) -> dict[str, Any]:
+    return {**section, "rows": list(section.get("rows") or [])[:STORED_ROWS]}
+
+
+def write_failed_queries(rows: Sequence[Mapping[str, Any]], path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8") as fh:
+        for row in rows:
+            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+    return path
