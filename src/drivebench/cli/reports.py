@@ -383,6 +383,8 @@ def history_cmd(
     json_out: str | None = typer.Option(None, "--json", help="Write the runs as JSON to this file ('-' = stdout)."),
 ) -> None:
     """List the recorded runs (ids for `eval compare`), failed runs marked."""
+    from rich.markup import escape
+
     from drivebench.evaluator.history import HistoryStore
 
     path = history_path(history) or history_path(None)
@@ -398,13 +400,15 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "Status", "Verdict", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
+    columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
+    columns += ("Directory",)
+    for col in columns:
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
-            no_wrap=col not in ("Target", "Directory"),
+            no_wrap=col not in ("Target", "Label", "Directory"),
             overflow="fold" if col == "Directory" else "ellipsis",
-            max_width=30 if col == "Target" else None,
+            max_width=30 if col in ("Target", "Label") else None,
         )
     for p in points:
         table.add_row(
@@ -413,6 +417,7 @@ def history_cmd(
             _verdict_cell(p.run),
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
+            escape(p.run.label) if p.run.label else "—",
             p.run.corpus_version or p.run.corpus or "—",
             _short(p.run.evalset_hash, 8),
             _short(p.run.snapshot, 8),
@@ -439,6 +444,7 @@ def _run_dict(run: Any) -> dict[str, Any]:
         "failed_gates": [g.get("expr") for g in run.failed_gates],
         "when": run.when,
         "target": run.target,
+        "label": run.label,
         "corpus": run.corpus,
         "corpus_version": run.corpus_version,
         "evalset_hash": run.evalset_hash,

@@ -1,0 +1,108 @@
+"""Runs you can find again: ``--label`` in metrics.json and the history, a history file per project, one trend line
+per target, corpus version and label."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from drivebench.cli.main import app
+from drivebench.evaluator.history import HistoryStore
+from drivebench.evaluator.report.sample import sample_inputs, sample_result
+from drivebench.formats.corpus import EVALSET_NAME
+from drivebench.formats.evalset import write_jsonl
+from drivebench.testing import ServedSimulator
+
+
+def _label_of(history: Path, run_id: int = 1) -> Any:
+    with sqlite3.connect(history) as con:
+        return con.execute("SELECT label FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+
+
+def test_eval_score_stores_the_label_in_metrics_json(tmp_path: Path) -> None:
+    queries, run, _ = sample_inputs(seed=3, n_queries=24)
+    evalset, run_file = write_jsonl(tmp_path / "evalset.jsonl", queries), write_jsonl(tmp_path / "run.jsonl", run)
+    out = tmp_path / "metrics.json"
+    args = ["eval", "score", "--evalset", str(evalset), "--run", str(run_file), "--max-error-rate", "0.5"]
+    args += ["--allow-no-oracle", "--allow-leaks", "--json", str(out)]
+    done = CliRunner().invoke(app, [*args, "--label", "  offline bm25  "])
+    assert done.exit_code == 0, done.output
+    assert json.loads(out.read_text(encoding="utf-8"))["run_info"]["label"] == "offline bm25"  # blanks dropped
+    done = CliRunner().invoke(app, args)
+    assert done.exit_code == 0, done.output
+    assert "label" not in json.loads(out.read_text(encoding="utf-8"))["run_info"]  # no label: no key
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "two\nlines", "x" * 101])
+def test_a_bad_label_is_a_usage_error_before_anything_runs(tmp_path: Path, bad: str) -> None:
+    out = tmp_path / "run"
+    evalset = write_jsonl(tmp_path / "evalset.jsonl", sample_inputs(seed=3, n_queries=4)[0])
+    args = ["eval", "run", "--target", "http://127.0.0.1:9", "--token", "t", "--evalset", str(evalset)]
+    done = CliRunner().invoke(app, [*args, "--out", str(out), "--label", bad, "--history", str(tmp_path / "h.db")])
+    assert done.exit_code == 2 and "--label" in done.output, done.output
+    assert not out.exists() and not (tmp_path / "h.db").exists()
+
+
+def test_eval_run_records_the_label_in_metrics_json_and_the_history(
+    drivebench_server: ServedSimulator, tmp_path: Path
+) -> None:
+    sim = drivebench_server.sim
+    assert sim.corpus_dir is not None
+    history = tmp_path / "history.sqlite3"
+    args = ["eval", "run", "--target", drivebench_server.url, "--token", sim.tokens.eval_token, "--k", "1,10"]
+    args += ["--evalset", str(sim.corpus_dir / EVALSET_NAME), "--out", str(tmp_path / "run"), "--history", str(history)]
+    done = CliRunner().invoke(app, [*args, "--label", "nightly"])
+    assert done.exit_code == 0, done.output
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
+    assert metrics["run_info"]["label"] == "nightly"
+    assert _label_of(history) == "nightly"
+    (summary,) = HistoryStore(history).runs()
+    assert summary.label == "nightly" and HistoryStore(history).load(1)["run_info"]["label"] == "nightly"
+    listed = CliRunner().invoke(app, ["eval", "history", "--history", str(history), "--json", "-"])
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["runs"][0]["label"] == "nightly"
+
+
+def test_demo_records_the_label(tmp_path: Path) -> None:
+    history = tmp_path / "history.sqlite3"
+    args = ["demo", "--corpus", "seed", "--embedder", "hash", "--k", "1,3", "--no-answers"]
+    done = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "run"), "--history", str(history), "--label", "α"])
+    assert done.exit_code == 0, done.output
+    assert json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))["run_info"]["label"] == "α"
+    assert _label_of(history) == "α"
+
+
+OLD_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (id INTEGER PRIMARY KEY AUTOINCREMENT, fingerprint TEXT NOT NULL UNIQUE, recorded_at TEXT NOT NULL,
+    started_at TEXT, run_dir TEXT, target TEXT, evalset_hash TEXT, snapshot TEXT, format TEXT, result TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'ok', corpus TEXT, corpus_version TEXT, verdict TEXT, gates TEXT);
+CREATE TABLE metric_values (run_id INTEGER NOT NULL, name TEXT NOT NULL, value REAL, ci_low REAL, ci_high REAL,
+    PRIMARY KEY (run_id, name));
+CREATE TABLE query_values (run_id INTEGER NOT NULL, ord INTEGER NOT NULL, query_id TEXT NOT NULL, status TEXT,
+    row TEXT NOT NULL, PRIMARY KEY (run_id, ord));
+INSERT INTO meta VALUES ('schema_version', '1');
+INSERT INTO runs (fingerprint, recorded_at, started_at, target, result, corpus_version)
+    VALUES ('sha256:old', '2020-01-01T00:00:00+00:00', '2020-01-01T00:00:00+00:00', 'old-target', '{}', 'seed@1');
+INSERT INTO metric_values VALUES (1, 'hit_rate@10', 0.5, NULL, NULL);
+"""
+
+
+def test_a_history_file_without_the_label_column_opens_and_gains_it(tmp_path: Path) -> None:
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as con:
+        con.executescript(OLD_SCHEMA)
+    store = HistoryStore(path)
+    (old,) = store.runs()
+    assert old.target == "old-target" and old.label is None
+    assert [p.value for p in store.trend("hit_rate@10")] == [0.5]
+    labelled = sample_result(seed=1, started_at="2020-02-01T00:00:00+00:00")
+    labelled["run_info"]["label"] = "after the upgrade"
+    assert store.record(labelled) == 2
+    assert [r.label for r in store.runs()] == [None, "after the upgrade"]
+    with sqlite3.connect(path) as con:
+        assert "label" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}
