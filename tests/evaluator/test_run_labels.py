@@ -106,3 +106,48 @@ def test_a_history_file_without_the_label_column_opens_and_gains_it(tmp_path: Pa
     assert [r.label for r in store.runs()] == [None, "after the upgrade"]
     with sqlite3.connect(path) as con:
         assert "label" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+
+
+def _eval_run(server: ServedSimulator, out: Path, *extra: str) -> Any:
+    sim = server.sim
+    assert sim.corpus_dir is not None
+    args = ["eval", "run", "--target", server.url, "--token", sim.tokens.eval_token, "--k", "1,10"]
+    args += ["--evalset", str(sim.corpus_dir / EVALSET_NAME), "--out", str(out), *extra]
+    return CliRunner().invoke(app, args)
+
+
+def test_the_default_history_is_the_projects_wherever_the_run_starts(
+    drivebench_server: ServedSimulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = tmp_path / "project"
+    deeper = project / "evals" / "nightly"
+    deeper.mkdir(parents=True)
+    (project / "drivebench.toml").write_text("[eval.run]\nk = '1,10'\n", encoding="utf-8")
+    monkeypatch.delenv("DRIVEBENCH_HISTORY", raising=False)
+    monkeypatch.delenv("DRIVEBENCH_CONFIG", raising=False)
+    monkeypatch.chdir(deeper)
+    done = _eval_run(drivebench_server, deeper / "run", "--label", "from a subfolder")
+    assert done.exit_code == 0, done.output
+    expected = (project / "reports" / "history.sqlite3").resolve()
+    assert f"recorded as run 1 in {expected}" in done.output  # absolute, beside drivebench.toml
+    assert expected.is_file() and not (deeper / "reports").exists()
+    assert [r.label for r in HistoryStore(expected).runs()] == ["from a subfolder"]
+    listed = CliRunner().invoke(app, ["eval", "history", "--json", "-"])  # found again from the subfolder too
+    assert listed.exit_code == 0 and json.loads(listed.stdout)["history"] == str(expected)
+    elsewhere = tmp_path / "env.sqlite3"
+    monkeypatch.setenv("DRIVEBENCH_HISTORY", str(elsewhere))  # the variable still wins
+    done = _eval_run(drivebench_server, deeper / "run2")
+    assert done.exit_code == 0 and f"recorded as run 1 in {elsewhere.resolve()}" in done.output, done.output
+    assert len(HistoryStore(expected).runs()) == 1
+
+
+def test_without_a_config_file_the_history_stays_under_the_current_directory(
+    drivebench_server: ServedSimulator, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("DRIVEBENCH_HISTORY", raising=False)
+    monkeypatch.setenv("DRIVEBENCH_CONFIG", "none")  # no config file in force, whatever lies above tmp_path
+    monkeypatch.chdir(tmp_path)
+    done = _eval_run(drivebench_server, tmp_path / "run")
+    assert done.exit_code == 0, done.output
+    expected = (tmp_path / "reports" / "history.sqlite3").resolve()
+    assert f"recorded as run 1 in {expected}" in done.output and expected.is_file()

@@ -19,13 +19,15 @@ from rich.table import Table
 from drivebench.cli.common import console, err_console
 
 HISTORY_ENV = "DRIVEBENCH_HISTORY"
+CONFIG_META = "drivebench.cli.config"  # ctx.meta key: the config file the command loaded (set by the main callback)
 _OFF = {"", "none", "off", "no", "-"}
 
 HistoryOpt = typer.Option(
     None,
     "--history",
     envvar=HISTORY_ENV,
-    help="History SQLite file (default reports/history.sqlite3; 'none' to not record).",
+    help="History SQLite file (default: reports/history.sqlite3 beside the project's drivebench.toml, else under the "
+    "current directory; 'none' to not record).",
     show_default=False,
 )
 
@@ -33,14 +35,35 @@ LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "l
 
 
 def history_path(value: str | Path | None) -> Path | None:
-    """The history file to use: ``value``, else the default; ``None`` when recording is turned off."""
+    """The history file to use: ``value`` (``--history`` or ``$DRIVEBENCH_HISTORY``), else the default; ``None`` when
+    recording is turned off.
+
+    The default is one history per project: ``reports/history.sqlite3`` in the folder of the config file in force
+    (the nearest drivebench.toml, or pyproject.toml with [tool.drivebench], from the current directory upwards, or
+    ``--config``), so runs started from any subfolder land in one file; without a config file it is
+    ``reports/history.sqlite3`` under the current directory."""
     from drivebench.evaluator.history import DEFAULT_HISTORY
 
     if value is None:
-        return DEFAULT_HISTORY
+        config = project_config()
+        return DEFAULT_HISTORY if config is None else config.parent / DEFAULT_HISTORY
     if str(value).strip().lower() in _OFF:
         return None
     return Path(value)
+
+
+def project_config() -> Path | None:
+    """The config file in force: the one the running command loaded (``--config`` included; ``None`` for
+    ``--config none``), else the nearest one from the current directory upwards."""
+    import click
+
+    from drivebench.cli.config import find_config
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and CONFIG_META in ctx.meta:
+        loaded = ctx.meta[CONFIG_META]
+        return None if loaded is None else Path(loaded).resolve()
+    return find_config()
 
 
 def finish_run(
@@ -74,7 +97,8 @@ def finish_run(
         err_console.print(f"[yellow]could not record the run in {path}: {exc}[/]")
         return None
     failed = (result.get("status") or {}).get("state") == "failed"
-    err_console.print(f"recorded as run {run_id} in {path}" + (" (marked FAILED)" if failed else ""))
+    where = path.resolve()  # absolute: the default depends on where the project's config file is
+    err_console.print(f"recorded as run {run_id} in {where}" + (" (marked FAILED)" if failed else ""), soft_wrap=True)
     return run_id
 
 
