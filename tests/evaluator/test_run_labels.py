@@ -151,3 +151,47 @@ def test_without_a_config_file_the_history_stays_under_the_current_directory(
     assert done.exit_code == 0, done.output
     expected = (tmp_path / "reports" / "history.sqlite3").resolve()
     assert f"recorded as run 1 in {expected}" in done.output and expected.is_file()
+
+
+def _history_of_two_targets(path: Path) -> HistoryStore:
+    """Four runs, interleaved in time: target A labelled 'prod' and target B labelled 'candidate', same corpus."""
+    store = HistoryStore(path)
+    for i, (target, label) in enumerate([("A", "prod"), ("B", "candidate"), ("A", "prod"), ("B", "candidate")]):
+        result = sample_result(seed=i, started_at=f"2020-0{i + 1}-01T00:00:00+00:00")
+        result["run_info"].update(target=target, label=label, corpus_version="seed@1")
+        assert store.record(result) == i + 1
+    return store
+
+
+def test_trend_draws_one_line_per_target_corpus_and_label(tmp_path: Path) -> None:
+    store = _history_of_two_targets(tmp_path / "history.sqlite3")
+    h = ["--history", str(store.path), "--metric", "hit_rate@3"]
+    done = CliRunner().invoke(app, ["eval", "trend", *h, "--json", "-"])
+    assert done.exit_code == 0, done.output
+    payload = json.loads(done.stdout)
+    groups = [(g["target"], g["corpus_version"], g["label"], [p["id"] for p in g["points"]]) for g in payload["groups"]]
+    assert groups == [("A", "seed@1", "prod", [1, 3]), ("B", "seed@1", "candidate", [2, 4])]
+    values = {p.run.id: p.value for p in store.trend("hit_rate@3")}
+    assert payload["groups"][1]["last"] == values[4] and [p["id"] for p in payload["points"]] == [1, 2, 3, 4]
+    text = CliRunner().invoke(app, ["eval", "trend", *h, "--ascii"], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert "L1 target A · corpus seed@1 · label prod" in text.stdout
+    assert "L2 target B · corpus seed@1 · label candidate" in text.stdout
+    sparks = [line for line in text.stdout.splitlines() if line.strip().startswith("hit_rate@3 ") and "(min" in line]
+    assert len(sparks) == 2 and all("2 run(s)" in line for line in sparks)  # one line each, not one of four runs
+    rows = {line.split()[0]: line for line in text.stdout.splitlines() if line.strip()[:1].isdigit()}
+    d = values[3] - values[1]  # run 3's Δ is against run 1 (its line), not run 2 (the other target)
+    assert f"{d:+.3f}" in rows["3"] and " L1 " in rows["3"]
+    last = CliRunner().invoke(app, ["eval", "trend", *h, "--last", "1", "--json", "-"])
+    assert [[p["id"] for p in g["points"]] for g in json.loads(last.stdout)["groups"]] == [[3], [4]]  # per line
+
+
+def test_one_target_under_two_labels_is_two_lines_and_the_target_filter_keeps_one(tmp_path: Path) -> None:
+    store = _history_of_two_targets(tmp_path / "history.sqlite3")
+    relabelled = sample_result(seed=7, started_at="2020-06-01T00:00:00+00:00")
+    relabelled["run_info"].update(target="A", label="bge-m3 trial", corpus_version="seed@1")
+    store.record(relabelled)
+    done = CliRunner().invoke(app, ["eval", "trend", "--history", str(store.path), "--target", "A", "--json", "-"])
+    assert done.exit_code == 0, done.output
+    groups = [(g["label"], [p["id"] for p in g["points"]]) for g in json.loads(done.stdout)["groups"]]
+    assert groups == [("prod", [1, 3]), ("bge-m3 trial", [5])]

@@ -370,6 +370,30 @@ class HistoryStore:
         return points[-last:] if last else points
 
 
+@dataclass(frozen=True)
+class TrendLine:
+    """The runs of one target on one corpus version under one label: the points a trend line may join (runs of
+    different targets, corpora or labels measure different things)."""
+
+    target: str | None
+    corpus_version: str | None
+    label: str | None
+    points: list[TrendPoint]
+
+    @property
+    def key(self) -> tuple[str | None, str | None, str | None]:
+        return (self.target, self.corpus_version, self.label)
+
+
+def trend_lines(points: list[TrendPoint], last: int | None = None) -> list[TrendLine]:
+    """``points`` (oldest first) split by (target, corpus version, label), in the order each line first appears;
+    ``last`` keeps the last N points of each line."""
+    grouped: dict[tuple[str | None, str | None, str | None], list[TrendPoint]] = {}
+    for p in points:
+        grouped.setdefault((p.run.target, p.run.corpus_version, p.run.label), []).append(p)
+    return [TrendLine(*key, points=pts[-last:] if last else pts) for key, pts in grouped.items()]
+
+
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
 SPARK_ASCII = "_.-:=+*#"
 
