@@ -1,4 +1,5 @@
-"""History of evaluation runs in one SQLite file (default ``reports/history.sqlite3``).
+"""History of evaluation runs in one SQLite file (default ``reports/history.sqlite3``; the CLI keeps it beside the
+project's drivebench.toml, see ``cli.reports.history_path``).
 
 Every run is stored whole: its metrics.json minus ``per_query`` as one JSON document, its
 per-query rows (one table row each), and its scalar metrics flattened into ``metric_values`` so a
