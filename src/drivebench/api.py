@@ -159,6 +159,7 @@ def evaluate(
     loading: Callable[[str], AbstractContextManager[Any]] | None = None,
     on_run_start: Callable[[int], None] | None = None,
     by: Sequence[str] = (),
+    label: str | None = None,
 ) -> Evaluation:
     """Run ``evalset`` against ``target`` and score it: what ``drivebench eval run`` does (it is this function
     plus reports). ``.result`` is the metrics.json it writes; with ``out``, run.jsonl and metrics.json are written.
@@ -177,6 +178,8 @@ def evaluate(
     strata and ``phrasing``/``style``/``noise`` (included whenever the eval set has them); a tag no query carries
     raises ``UnknownTagError`` (a ValueError naming the eval set's tags) before anything is sent.
 
+    ``label`` names the run (``run_info.label`` in metrics.json, a column of the history, a line of ``eval trend``).
+
     Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``: all ValueErrors)."""
     from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.evaluate import evaluate as run_evaluation
@@ -186,7 +189,7 @@ def evaluate(
 
     queries = load_queries(evalset)
     tag_strata(queries, by)  # an unknown tag fails before the corpus is loaded or a query is sent
-    info: dict[str, Any] = {}
+    info: dict[str, Any] = {"label": label} if label else {}
     if isinstance(evalset, str | Path):
         info.update(evalset=str(evalset), evalset_hash=evalset_hash(Path(evalset)))
     if isinstance(profile, str | Path):

@@ -8,7 +8,15 @@ from pathlib import Path
 import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract, parse_ks
+from drivebench.cli.options import (
+    CorpusOpt,
+    EmbedderOpt,
+    ExtractOpt,
+    LabelOpt,
+    PipelineOpt,
+    parse_extract,
+    parse_ks,
+)
 from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
 
 
@@ -20,6 +28,7 @@ def demo(
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
     history: str | None = HistoryOpt,  # run history
+    label: str | None = LabelOpt,
     fault: list[str] = typer.Option(  # fault profiles
         [],
         "--fault",
@@ -35,7 +44,7 @@ def demo(
     if fault:  # clean vs faulted comparison
         from drivebench.cli.faults import fault_demo
 
-        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history)
+        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label)
         return
     from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
@@ -78,6 +87,7 @@ def demo(
                     "evalset_hash": evalset_hash(evalset),
                     "pipeline": pipeline,
                     "embedder": embedder,
+                    **({"label": label} if label else {}),
                 },
             )
     out_dir = write_outputs(evaluation, out or default_out_dir())

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.progress import Progress, TaskID
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
-from drivebench.cli.options import parse_ks
+from drivebench.cli.options import LabelOpt, parse_ks
 from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
 
 app = typer.Typer(no_args_is_help=True)
@@ -285,6 +285,7 @@ def run(
     field: list[str] = typer.Option([], "--field", help="Response mapping FIELD=KEY (e.g. doc_id=file_id)."),
     match: str | None = MatchOpt,
     history: str | None = HistoryOpt,  # run history
+    label: str | None = LabelOpt,
     answers: bool = typer.Option(  # score citations too
         False, "--answers", help="Call the answer endpoint (/api/mcp/answer, or the MCP answer tool): score citations."
     ),
@@ -364,6 +365,7 @@ def run(
                 loading=status,  # loading the leak oracle takes seconds: a spinner
                 on_run_start=run_starts,
                 by=by,
+                label=label,
             )
         finally:
             bar.stop()
@@ -407,6 +409,7 @@ def score_cmd(
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
     by: list[str] = ByOpt,
+    label: str | None = LabelOpt,
 ) -> None:
     """Score a run file offline (JSONL or TREC, against an eval set or TREC qrels).
 
@@ -468,7 +471,7 @@ def score_cmd(
     names = Catalog.from_manifest(load_manifest(corpus_dir)) if corpus_dir is not None else None
     attach(result, queries, records, ks, names)  # JUnit names the missed and leaking queries' documents
     judge(result, max_error_rate)
-    result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels)}
+    result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels), **({"label": label} if label else {})}
     judge_gates(result, gates, allow_no_oracle, allow_leaks)  # before the JSON and the summary
     result = with_status_first(result)
     if json_out is not None and json_out != "-":

@@ -22,6 +22,7 @@ def fault_demo(
     fault: list[str],
     answers: bool,
     history: str | None = None,
+    label: str | None = None,
 ) -> None:
     """Evaluate under the faults, then clean; write both runs (run.jsonl, metrics.json, report.md,
     report.html, recorded in the history like the clean demo) and comparison.json."""
@@ -75,6 +76,7 @@ def fault_demo(
                 "evalset_hash": evalset_hash(evalset),
                 "pipeline": pipeline,
                 "embedder": embedder,
+                **({"label": label} if label else {}),
             },
         )
     base = out or default_out_dir()

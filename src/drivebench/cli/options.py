@@ -55,3 +55,25 @@ def parse_extract(pairs: list[str]) -> ExtractConfig:
         return ExtractConfig.from_pairs(pairs)
     except ValueError as exc:
         raise typer.BadParameter(str(exc)) from None
+
+
+LABEL_MAX = 100
+
+
+def _check_label(value: str | None) -> str | None:
+    """A run label: one line of at most ``LABEL_MAX`` characters; surrounding blanks are dropped."""
+    if value is None:
+        return None
+    label = value.strip()
+    if not label or len(label) > LABEL_MAX or any(ch in label for ch in "\r\n\t") or not label.isprintable():
+        raise typer.BadParameter(f"--label takes one line of 1 to {LABEL_MAX} printable characters, got {value!r}")
+    return label
+
+
+LabelOpt = typer.Option(
+    None,
+    "--label",
+    callback=_check_label,
+    help="A name for this run (e.g. 'nightly', 'bge-m3 trial'): stored in metrics.json run_info.label and the "
+    "history; `eval trend` draws one line per target, corpus version and label.",
+)

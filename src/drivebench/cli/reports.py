@@ -19,13 +19,15 @@ from rich.table import Table
 from drivebench.cli.common import console, err_console
 
 HISTORY_ENV = "DRIVEBENCH_HISTORY"
+CONFIG_META = "drivebench.cli.config"  # ctx.meta key: the config file the command loaded (set by the main callback)
 _OFF = {"", "none", "off", "no", "-"}
 
 HistoryOpt = typer.Option(
     None,
     "--history",
     envvar=HISTORY_ENV,
-    help="History SQLite file (default reports/history.sqlite3; 'none' to not record).",
+    help="History SQLite file (default: reports/history.sqlite3 beside the project's drivebench.toml, else under the "
+    "current directory; 'none' to not record).",
     show_default=False,
 )
 
@@ -33,14 +35,35 @@ LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "l
 
 
 def history_path(value: str | Path | None) -> Path | None:
-    """The history file to use: ``value``, else the default; ``None`` when recording is turned off."""
+    """The history file to use: ``value`` (``--history`` or ``$DRIVEBENCH_HISTORY``), else the default; ``None`` when
+    recording is turned off.
+
+    The default is one history per project: ``reports/history.sqlite3`` in the folder of the config file in force
+    (the nearest drivebench.toml, or pyproject.toml with [tool.drivebench], from the current directory upwards, or
+    ``--config``), so runs started from any subfolder land in one file; without a config file it is
+    ``reports/history.sqlite3`` under the current directory."""
     from drivebench.evaluator.history import DEFAULT_HISTORY
 
     if value is None:
-        return DEFAULT_HISTORY
+        config = project_config()
+        return DEFAULT_HISTORY if config is None else config.parent / DEFAULT_HISTORY
     if str(value).strip().lower() in _OFF:
         return None
     return Path(value)
+
+
+def project_config() -> Path | None:
+    """The config file in force: the one the running command loaded (``--config`` included; ``None`` for
+    ``--config none``), else the nearest one from the current directory upwards."""
+    import click
+
+    from drivebench.cli.config import find_config
+
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and CONFIG_META in ctx.meta:
+        loaded = ctx.meta[CONFIG_META]
+        return None if loaded is None else Path(loaded).resolve()
+    return find_config()
 
 
 def finish_run(
@@ -74,7 +97,8 @@ def finish_run(
         err_console.print(f"[yellow]could not record the run in {path}: {exc}[/]")
         return None
     failed = (result.get("status") or {}).get("state") == "failed"
-    err_console.print(f"recorded as run {run_id} in {path}" + (" (marked FAILED)" if failed else ""))
+    where = path.resolve()  # absolute: the default depends on where the project's config file is
+    err_console.print(f"recorded as run {run_id} in {where}" + (" (marked FAILED)" if failed else ""), soft_wrap=True)
     return run_id
 
 
@@ -139,13 +163,14 @@ def trend_cmd(
     history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
     evalset_hash: str | None = typer.Option(None, "--evalset-hash", help="Only runs on this eval set."),
     target: str | None = typer.Option(None, "--target", help="Only runs of this target."),
-    last: int | None = typer.Option(None, "--last", min=1, help="Only the last N runs."),
+    last: int | None = typer.Option(None, "--last", min=1, help="Only the last N runs of each line."),
     ascii_only: bool = typer.Option(False, "--ascii", help="ASCII sparkline instead of Unicode blocks."),
     include_failed: bool = typer.Option(False, "--include-failed", help="Also show failed runs (left out by default)."),
     json_out: str | None = typer.Option(None, "--json", help="Write the trend as JSON to this file ('-' = stdout)."),
 ) -> None:
-    """A metric over the recorded runs: a table and a sparkline (the article recommends monthly runs)."""
-    from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline
+    """A metric over the recorded runs: a table and one sparkline per line, a line being the runs of one target on
+    one corpus version under one --label (the article recommends monthly runs)."""
+    from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline, trend_lines
 
     path = history_path(history) or history_path(None)
     assert path is not None
@@ -157,7 +182,9 @@ def trend_cmd(
         close = difflib.get_close_matches(metric, names, n=5)
         hint = f" Did you mean: {', '.join(close)}?" if close else ""
         raise typer.BadParameter(f"no metric {metric!r} in {path}.{hint}")
-    points = store.trend(metric, evalset_hash=evalset_hash, target=target, last=last, include_failed=include_failed)
+    lines = trend_lines(
+        store.trend(metric, evalset_hash=evalset_hash, target=target, include_failed=include_failed), last
+    )
     left_out = 0
     if not include_failed:
         left_out = len(store.trend(metric, evalset_hash=evalset_hash, target=target, include_failed=True)) - len(
@@ -165,11 +192,27 @@ def trend_cmd(
         )
         if left_out:
             err_console.print(f"[yellow]{left_out} failed run(s) left out (--include-failed shows them)[/]")
+    points = sorted((p for line in lines for p in line.points), key=lambda p: (p.run.when, p.run.id))
+    line_of = {p.run.id: i for i, line in enumerate(lines, 1) for p in line.points}
     if json_out is not None:
+
+        def point(p: Any) -> dict[str, Any]:
+            return {**_run_dict(p.run), "value": p.value, "ci": list(p.ci) if p.ci else None}
+
         payload = {
             "metric": metric,
             "failed_runs_left_out": left_out,
-            "points": [{**_run_dict(p.run), "value": p.value, "ci": list(p.ci) if p.ci else None} for p in points],
+            "points": [point(p) for p in points],
+            "groups": [
+                {
+                    "target": line.target,
+                    "corpus_version": line.corpus_version,
+                    "label": line.label,
+                    **_line_stats(line.points),
+                    "points": [point(p) for p in line.points],
+                }
+                for line in lines
+            ],
         }
         _write_json(payload, json_out)
         if json_out == "-":
@@ -178,39 +221,39 @@ def trend_cmd(
         err_console.print("no runs match")
         raise typer.Exit(1)
     lower_better = metric.startswith(LOWER_IS_BETTER)
-    varied = {
-        "target": len({p.run.target for p in points}) > 1,
-        "evalset": len({p.run.evalset_hash for p in points}) > 1,
-    }
-    whens = [parse_when(p.run.when) for p in points]
-    same_day = len({w.date() for w in whens if w}) < len([w for w in whens if w])
-    targets = list(dict.fromkeys(p.run.target or "—" for p in points))
+    several = len(lines) > 1
+    varied_evalset = len({p.run.evalset_hash for p in points}) > 1
+    whens = {p.run.id: parse_when(p.run.when) for p in points}
+    known = [w for w in whens.values() if w]
+    same_day = len({w.date() for w in known}) < len(known)
     table = Table(title=f"{metric} over {len(points)} run(s)", show_edge=False)
     columns = [("Run", "right"), ("When", "left")]
-    columns += [("Tgt", "left")] if varied["target"] else []
-    columns += [("Evalset", "left")] if varied["evalset"] else []
+    columns += [("Line", "left")] if several else []
+    columns += [("Evalset", "left")] if varied_evalset else []
     columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
     for col, justify in columns:
         table.add_column(col, justify=justify, no_wrap=True)
-    prev_value: float | None = None
-    prev_when: datetime | None = None
-    for p, when in zip(points, whens, strict=True):
+    # Δ and Gap are against the previous run of the same line: another target, corpus or label is no baseline
+    prev_value: dict[int, float] = {}
+    prev_when: dict[int, datetime] = {}
+    for p in points:
+        n, when = line_of[p.run.id], whens[p.run.id]
         delta = "—"
-        if p.value is not None and prev_value is not None:
-            d = p.value - prev_value
+        if p.value is not None and n in prev_value:
+            d = p.value - prev_value[n]
             good = (d < 0) if lower_better else (d > 0)
             style = "" if abs(d) < 1e-12 else ("green" if good else "red")
             delta = f"[{style}]{d:+.3f}[/]" if style else f"{d:+.3f}"
         gap = "—"
-        if when and prev_when:
-            days = (when - prev_when).total_seconds() / 86400
+        if when and n in prev_when:
+            days = (when - prev_when[n]).total_seconds() / 86400
             gap = f"[yellow]{days:.0f}[/]" if days > MONTHLY_DAYS else f"{days:.0f}"
         cells = [
             str(p.run.id) + (" FAILED" if p.run.failed else ""),
             when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when,
         ]
-        cells += [f"T{targets.index(p.run.target or '—') + 1}"] if varied["target"] else []
-        cells += [_short(p.run.evalset_hash, 7)] if varied["evalset"] else []
+        cells += [f"L{n}"] if several else []
+        cells += [_short(p.run.evalset_hash, 7)] if varied_evalset else []
         cells += [
             _short(p.run.snapshot, 6),
             "—" if p.value is None else f"{p.value:.3f}",
@@ -220,33 +263,54 @@ def trend_cmd(
         ]
         table.add_row(*cells)
         if p.value is not None:
-            prev_value = p.value
-        prev_when = when or prev_when
-    if varied["target"]:
-        table.caption = (
-            " · ".join(f"T{i} = {t}" for i, t in enumerate(targets, 1)) + " · Gap: days since the previous run"
-        )
+            prev_value[n] = p.value
+        if when:
+            prev_when[n] = when
+    if several:
+        table.caption = "Lines below · Δ, Gap (days): since the line's previous run"
     else:
         table.caption = (
-            f"target {targets[0]}"
-            + (f" · eval set {_short(points[0].run.evalset_hash)}" if not varied["evalset"] else "")
+            _line_key(lines[0])
+            + (f" · eval set {_short(points[0].run.evalset_hash)}" if not varied_evalset else "")
             + " · Gap: days since the previous run"
         )
     console.print(table)
-    values = [p.value for p in points]
-    present = [v for v in values if v is not None]
-    line = sparkline(values, ascii_only=ascii_only)
-    stats = f"min {min(present):.3f} · max {max(present):.3f} · last {present[-1]:.3f}" if present else "no values"
-    console.print(f"{metric}  {line}  ({stats})", highlight=False)
-    if len({p.run.evalset_hash for p in points}) > 1:
+    for n, line in enumerate(lines, 1):
+        values = [p.value for p in line.points]
+        stats = _line_stats(line.points)
+        text = (
+            f"min {stats['min']:.3f} · max {stats['max']:.3f} · last {stats['last']:.3f}"
+            if stats["last"] is not None
+            else "no values"
+        )
+        head = f"L{n} {_line_key(line)}\n   " if several else ""
+        console.print(
+            f"{head}{metric}  {sparkline(values, ascii_only=ascii_only)}  ({text}, {len(values)} run(s))",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    if varied_evalset:
         err_console.print("[yellow]runs on different eval sets are mixed here; --evalset-hash picks one[/]")
-    last_when = parse_when(points[-1].run.when)
+    last_when = max(known, default=None)
     if last_when:
         age = (datetime.now(UTC) - last_when).total_seconds() / 86400
         if age > MONTHLY_DAYS:
             err_console.print(
                 f"[yellow]the last run is {age:.0f} days old: the article recommends re-running monthly[/]"
             )
+
+
+def _line_key(line: Any) -> str:
+    """``target T · corpus acme@3 · label nightly`` (``—`` for what a run did not record)."""
+    return f"target {line.target or '—'} · corpus {line.corpus_version or '—'} · label {line.label or '—'}"
+
+
+def _line_stats(points: list[Any]) -> dict[str, float | None]:
+    present = [p.value for p in points if p.value is not None]
+    if not present:
+        return {"min": None, "max": None, "last": None}
+    return {"min": min(present), "max": max(present), "last": present[-1]}
 
 
 def compare_cmd(
@@ -383,6 +447,8 @@ def history_cmd(
     json_out: str | None = typer.Option(None, "--json", help="Write the runs as JSON to this file ('-' = stdout)."),
 ) -> None:
     """List the recorded runs (ids for `eval compare`), failed runs marked."""
+    from rich.markup import escape
+
     from drivebench.evaluator.history import HistoryStore
 
     path = history_path(history) or history_path(None)
@@ -398,13 +464,15 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path}", show_edge=False)
-    for col in ("Run", "Status", "Verdict", "When", "Target", "Corpus", "Eval set", "Snapshot", metric, "Directory"):
+    columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
+    columns += ("Directory",)
+    for col in columns:
         table.add_column(
             col,
             justify="right" if col in ("Run", metric) else "left",
-            no_wrap=col not in ("Target", "Directory"),
+            no_wrap=col not in ("Target", "Label", "Directory"),
             overflow="fold" if col == "Directory" else "ellipsis",
-            max_width=30 if col == "Target" else None,
+            max_width=30 if col in ("Target", "Label") else None,
         )
     for p in points:
         table.add_row(
@@ -413,6 +481,7 @@ def history_cmd(
             _verdict_cell(p.run),
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
+            escape(p.run.label) if p.run.label else "—",
             p.run.corpus_version or p.run.corpus or "—",
             _short(p.run.evalset_hash, 8),
             _short(p.run.snapshot, 8),
@@ -439,6 +508,7 @@ def _run_dict(run: Any) -> dict[str, Any]:
         "failed_gates": [g.get("expr") for g in run.failed_gates],
         "when": run.when,
         "target": run.target,
+        "label": run.label,
         "corpus": run.corpus,
         "corpus_version": run.corpus_version,
         "evalset_hash": run.evalset_hash,

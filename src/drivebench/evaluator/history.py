@@ -1,4 +1,5 @@
-"""History of evaluation runs in one SQLite file (default ``reports/history.sqlite3``).
+"""History of evaluation runs in one SQLite file (default ``reports/history.sqlite3``; the CLI keeps it beside the
+project's drivebench.toml, see ``cli.reports.history_path``).
 
 Every run is stored whole: its metrics.json minus ``per_query`` as one JSON document, its
 per-query rows (one table row each), and its scalar metrics flattened into ``metric_values`` so a
@@ -22,14 +23,18 @@ recorded before gates were stored) and its ``gates`` (JSON: expression, value, t
 columns of its row. ``status`` says whether the run's figures can be trusted (a failed run is left out of
 trends); ``verdict`` says whether they met the gates (a gate-failed run is a valid measurement and stays in).
 
-Schema (version 1; the ``status``, ``corpus``, ``corpus_version``, ``verdict`` and ``gates`` columns are added
-to older files on open)::
+A run's ``label`` (``run_info.label``, from ``--label``; ``NULL`` when it had none) names it: ``eval trend`` draws one
+line per target, corpus version and label.
+
+Schema (version 1; the ``status``, ``corpus``, ``corpus_version``, ``verdict``, ``gates`` and ``label`` columns are
+added to older files on open)::
 
     meta(key PRIMARY KEY, value)                    -- schema_version
     runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
          evalset_hash, snapshot, format, result, status,
          corpus, corpus_version,                    -- result: JSON without per_query; acme-zh@2
-         verdict, gates)                            -- passed | failed | NULL; gates: JSON list
+         verdict, gates,                            -- passed | failed | NULL; gates: JSON list
+         label)                                     -- run_info.label or NULL
     metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
     query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
 """
@@ -100,6 +105,7 @@ class RunSummary:
     corpus_version: str | None = None  # "acme-zh@2" for a built-in corpus (corpora.builtin.corpus_version)
     verdict: str | None = None  # passed | failed; None: recorded before gates were stored
     gates_json: str | None = None
+    label: str | None = None  # run_info.label (--label); None: unlabelled, or recorded before labels were stored
 
     @property
     def failed(self) -> bool:
@@ -204,8 +210,9 @@ class HistoryStore:
             columns = {r[1] for r in con.execute("PRAGMA table_info(runs)")}
             if "status" not in columns:
                 con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
-            # which corpus, which version (compare refuses mixed versions); the verdict and the gates checked
-            for column in ("corpus", "corpus_version", "verdict", "gates"):
+            # which corpus, which version (compare refuses mixed versions); the verdict and the gates checked; the
+            # run's label (trend lines)
+            for column in ("corpus", "corpus_version", "verdict", "gates", "label"):
                 if column not in columns:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
             with con:
@@ -224,8 +231,8 @@ class HistoryStore:
                 return int(row[0])
             cur = con.execute(
                 "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
-                " format, result, status, corpus, corpus_version, verdict, gates)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " format, result, status, corpus, corpus_version, verdict, gates, label)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     datetime.now(UTC).isoformat(),
@@ -241,6 +248,7 @@ class HistoryStore:
                     _str_or_none(info.get("corpus_version")),
                     run_verdict(result),
                     json.dumps(result["gates"], ensure_ascii=False) if isinstance(result.get("gates"), list) else None,
+                    _str_or_none(info.get("label")),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -266,7 +274,7 @@ class HistoryStore:
 
     _COLS = (
         "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status, corpus, corpus_version,"
-        " verdict, gates"
+        " verdict, gates, label"
     )
     _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
 
@@ -346,7 +354,7 @@ class HistoryStore:
         where, args = self._filters(evalset_hash, target, "r.", include_failed=include_failed)
         sql = (
             f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot, r.status,"
-            f" r.corpus, r.corpus_version, r.verdict, r.gates, m.value, m.ci_low, m.ci_high FROM runs r"
+            f" r.corpus, r.corpus_version, r.verdict, r.gates, r.label, m.value, m.ci_low, m.ci_high FROM runs r"
             f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
             f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
         )
@@ -354,13 +362,37 @@ class HistoryStore:
             rows = con.execute(sql, [metric, *args]).fetchall()
         points = [
             TrendPoint(
-                self._summary(row[:12]),
-                row[12],
-                None if row[13] is None or row[14] is None else (float(row[13]), float(row[14])),
+                self._summary(row[:13]),
+                row[13],
+                None if row[14] is None or row[15] is None else (float(row[14]), float(row[15])),
             )
             for row in rows
         ]
         return points[-last:] if last else points
+
+
+@dataclass(frozen=True)
+class TrendLine:
+    """The runs of one target on one corpus version under one label: the points a trend line may join (runs of
+    different targets, corpora or labels measure different things)."""
+
+    target: str | None
+    corpus_version: str | None
+    label: str | None
+    points: list[TrendPoint]
+
+    @property
+    def key(self) -> tuple[str | None, str | None, str | None]:
+        return (self.target, self.corpus_version, self.label)
+
+
+def trend_lines(points: list[TrendPoint], last: int | None = None) -> list[TrendLine]:
+    """``points`` (oldest first) split by (target, corpus version, label), in the order each line first appears;
+    ``last`` keeps the last N points of each line."""
+    grouped: dict[tuple[str | None, str | None, str | None], list[TrendPoint]] = {}
+    for p in points:
+        grouped.setdefault((p.run.target, p.run.corpus_version, p.run.label), []).append(p)
+    return [TrendLine(*key, points=pts[-last:] if last else pts) for key, pts in grouped.items()]
 
 
 SPARK_BLOCKS = "▁▂▃▄▅▆▇█"
