@@ -81,7 +81,9 @@ class FileListOut(BaseModel):
 
 # What the drive takes as a name and a folder path, stated in the schema so that a client (or a fuzzer) knows
 # before it asks; the drive checks them again (".", ".." and NUL are refused there too).
-NAME_PATTERN = r"^[^/\\]+$"
+# what the drive accepts (drive.operations._check_name), said in the schema: no slash, backslash or NUL, and
+# neither "." nor ".." (a fuzzer sends what the schema allows; a stricter API reads as a broken contract)
+NAME_PATTERN = r"^(?:[^/\\\x00.][^/\\\x00]*|\.[^/\\\x00.][^/\\\x00]*|\.\.[^/\\\x00]+)$"
 FOLDER_PATTERN = r"^/"
 
 
