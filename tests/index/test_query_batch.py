@@ -158,3 +158,21 @@ def test_concurrent_queries_run_in_parallel_calls_that_share_the_budget() -> Non
     assert batcher.most_concurrent == 2
     for q in QUERIES[:2]:
         np.testing.assert_allclose(results[q], embedder.inner.encode_queries([q])[0], atol=1e-6)
+
+
+def test_primed_queries_are_encoded_ahead_in_full_batches_and_answered_from_memory() -> None:
+    embedder = GatedEmbedder()
+    embedder.gate.set()
+    batcher = QueryBatcher(embedder, max_batch=2)
+    batcher.prime([*QUERIES, QUERIES[0]])  # a repeated query is encoded once
+    assert [len(c) for c in embedder.calls] == [2, 2] and sorted(q for c in embedder.calls for q in c) == sorted(
+        QUERIES
+    )
+    for q in QUERIES:
+        np.testing.assert_allclose(batcher.encode(q), embedder.inner.encode_queries([q])[0], rtol=1e-6, atol=1e-6)
+    assert len(embedder.calls) == 2 and batcher.batches == 0  # no call for a primed query
+    batcher.encode("not primed")
+    assert embedder.calls[-1] == ["not primed"]
+    batcher.prime(["other"])  # replaces what the first prime held
+    batcher.encode(QUERIES[0])
+    assert embedder.calls[-1] == [QUERIES[0]]

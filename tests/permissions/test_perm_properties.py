@@ -54,7 +54,7 @@ def _pick(data: st.DataObject, items: list, n: int) -> list:
 
 
 # ---------------------------------------------------------------------------- fast path == enforce == oracle
-@examples(700)
+@examples(400)
 @given(org=orgs(), data=st.data())
 def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> None:
     drive = build_drive(org)
@@ -146,7 +146,7 @@ def _check_recall(sim, p: Principal, query: str, top_k: int, at: datetime | None
         assert abs(score - best) <= EPS
 
 
-@examples(500)
+@examples(350)
 @given(org=orgs(), data=st.data())
 def test_recall_never_leaks_and_equals_brute_force(org, data: st.DataObject) -> None:
     sim = build_sim(org)
@@ -209,7 +209,7 @@ def _apply_random_change(drive: Drive, data: st.DataObject) -> str:
     return op
 
 
-@examples(400)
+@examples(325)
 @given(org=orgs(max_docs=8), data=st.data())
 def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> None:
     sim = build_sim(org)
@@ -236,7 +236,7 @@ def test_changes_take_effect_on_the_next_request(org, data: st.DataObject) -> No
 
 
 # ---------------------------------------------------------------------------- effective permissions
-@examples(400)
+@examples(325)
 @given(org=orgs(), data=st.data())
 def test_effective_permissions_explain_enforce(org, data: st.DataObject) -> None:
     drive = build_drive(org)

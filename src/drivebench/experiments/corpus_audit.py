@@ -392,6 +392,9 @@ def audit_corpus(
     )
     whole_dense = retrievers.get("dense") or Retriever(store, sim.embedder, "dense")
     mask_all = np.ones(len(store.texts), dtype=bool)
+    # every query is known: encode them all ahead in full batches (dense, hybrid and the whole-corpus dense
+    # check then share one vector per query)
+    whole_dense.query_batcher.prime([q.query for q in queries])
 
     for n, q in enumerate(queries, 1):
         if progress:
