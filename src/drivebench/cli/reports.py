@@ -167,10 +167,21 @@ def trend_cmd(
     ascii_only: bool = typer.Option(False, "--ascii", help="ASCII sparkline instead of Unicode blocks."),
     include_failed: bool = typer.Option(False, "--include-failed", help="Also show failed runs (left out by default)."),
     json_out: str | None = typer.Option(None, "--json", help="Write the trend as JSON to this file ('-' = stdout)."),
+    svg_out: Path | None = typer.Option(
+        None, "--svg", help="Also write the trend as an SVG line chart (gates dashed, failed runs red) to this file."
+    ),
 ) -> None:
     """A metric over the recorded runs: a table and one sparkline per line, a line being the runs of one target on
-    one corpus version under one --label (the article recommends monthly runs)."""
+    one corpus version under one --label (the article recommends monthly runs). The gates recorded on the metric
+    are stated as thresholds; runs that failed (the run, a gate, or a leak) are marked ✗."""
     from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline, trend_lines
+    from drivebench.evaluator.trends import (
+        FAILED_MARK,
+        FAILED_MARK_ASCII,
+        metric_gates,
+        trend_chart,
+        trend_failures,
+    )
 
     path = history_path(history) or history_path(None)
     assert path is not None
@@ -194,13 +205,29 @@ def trend_cmd(
             err_console.print(f"[yellow]{left_out} failed run(s) left out (--include-failed shows them)[/]")
     points = sorted((p for line in lines for p in line.points), key=lambda p: (p.run.when, p.run.id))
     line_of = {p.run.id: i for i, line in enumerate(lines, 1) for p in line.points}
+    failures = trend_failures(points, store.leak_counts([p.run.id for p in points]))
+    gates = metric_gates(metric, [p.run for p in points])
+    where = path.resolve()
+    if svg_out is not None and points:
+        svg_out.parent.mkdir(parents=True, exist_ok=True)
+        chart = trend_chart("trend", metric, lines, gates, failures)  # inline SVG; a file names its namespace
+        svg_out.write_text(chart.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1) + "\n", "utf-8")
+        err_console.print(f"wrote {svg_out}")
     if json_out is not None:
 
         def point(p: Any) -> dict[str, Any]:
-            return {**_run_dict(p.run), "value": p.value, "ci": list(p.ci) if p.ci else None}
+            return {
+                **_run_dict(p.run),
+                "value": p.value,
+                "ci": list(p.ci) if p.ci else None,
+                "failed": p.run.id in failures,
+                "failure": failures.get(p.run.id),
+            }
 
         payload = {
             "metric": metric,
+            "history": str(where),
+            "gates": [g.as_dict() for g in gates],
             "failed_runs_left_out": left_out,
             "points": [point(p) for p in points],
             "groups": [
@@ -248,8 +275,9 @@ def trend_cmd(
         if when and n in prev_when:
             days = (when - prev_when[n]).total_seconds() / 86400
             gap = f"[yellow]{days:.0f}[/]" if days > MONTHLY_DAYS else f"{days:.0f}"
+        failed_mark = (FAILED_MARK_ASCII if ascii_only else FAILED_MARK) if p.run.id in failures else ""
         cells = [
-            str(p.run.id) + (" FAILED" if p.run.failed else ""),
+            str(p.run.id) + (f" [red]{failed_mark}[/]" if failed_mark else ""),
             when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when,
         ]
         cells += [f"L{n}"] if several else []
@@ -275,6 +303,17 @@ def trend_cmd(
             + " · Gap: days since the previous run"
         )
     console.print(table)
+    mark = FAILED_MARK_ASCII if ascii_only else FAILED_MARK
+    for g in gates:
+        console.print(
+            f"gate {g.expr}: threshold {g.threshold:g}, a run passes at {g.passes} (checked on {len(g.runs)} of "
+            f"{len(points)} run(s))",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+    for run_id, why in failures.items():
+        console.print(f"{mark} run {run_id} failed: {why}", highlight=False, markup=False, soft_wrap=True)
     for n, line in enumerate(lines, 1):
         values = [p.value for p in line.points]
         stats = _line_stats(line.points)
@@ -290,6 +329,11 @@ def trend_cmd(
             markup=False,
             soft_wrap=True,
         )
+        failed_here = "".join(mark if p.run.id in failures else " " for p in line.points)
+        if failed_here.strip():  # under the sparkline, the failed runs' columns
+            pad = " " * (len(metric) + 2 + (3 if several else 0))
+            console.print(f"{pad}{failed_here}  ({mark}: failed run)", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"history: {where}", highlight=False, markup=False, soft_wrap=True)
     if varied_evalset:
         err_console.print("[yellow]runs on different eval sets are mixed here; --evalset-hash picks one[/]")
     last_when = max(known, default=None)
@@ -463,7 +507,7 @@ def history_cmd(
         )
         if json_out == "-":
             return
-    table = Table(title=f"Runs in {path}", show_edge=False)
+    table = Table(title=f"Runs in {path.resolve()}", show_edge=False)
     columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
     columns += ("Directory",)
     for col in columns:
