@@ -176,6 +176,7 @@ def trend_cmd(
     one corpus version under one --label (the article recommends monthly runs). The gates recorded on the metric
     are stated as thresholds; runs that failed (the run, a gate, or a leak) are marked ✗."""
     from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline, trend_lines
+    from drivebench.evaluator.report.terminal import fit_table
     from drivebench.evaluator.trends import (
         FAILED_MARK,
         FAILED_MARK_ASCII,
@@ -260,7 +261,7 @@ def trend_cmd(
     columns += [("Evalset", "left")] if varied_evalset else []
     columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
     for col, justify in columns:
-        table.add_column(col, justify=justify, no_wrap=True)
+        table.add_column(col, justify=justify, overflow="fold")
     # Δ and Gap are against the previous run of the same line: another target, corpus or label is no baseline
     prev_value: dict[int, float] = {}
     prev_when: dict[int, datetime] = {}
@@ -303,7 +304,7 @@ def trend_cmd(
             + (f" · eval set {_short(points[0].run.evalset_hash)}" if not varied_evalset else "")
             + " · Gap: days since the previous run"
         )
-    console.print(table)
+    console.print(fit_table(table, console))
     mark = FAILED_MARK_ASCII if ascii_only else FAILED_MARK
     for g in gates:
         console.print(
@@ -541,6 +542,7 @@ def history_cmd(
     from rich.markup import escape
 
     from drivebench.evaluator.history import HistoryStore
+    from drivebench.evaluator.report.terminal import fit_table
 
     path = history_path(history) or history_path(None)
     assert path is not None
@@ -558,13 +560,7 @@ def history_cmd(
     columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
     columns += ("Directory",)
     for col in columns:
-        table.add_column(
-            col,
-            justify="right" if col in ("Run", metric) else "left",
-            no_wrap=col not in ("Target", "Label", "Directory"),
-            overflow="fold" if col == "Directory" else "ellipsis",
-            max_width=30 if col in ("Target", "Label") else None,
-        )
+        table.add_column(col, justify="right" if col in ("Run", metric) else "left", overflow="fold")
     for p in points:
         table.add_row(
             str(p.run.id),
@@ -579,7 +575,7 @@ def history_cmd(
             "—" if p.value is None else f"{p.value:.3f}",
             p.run.run_dir or "—",
         )
-    console.print(table)
+    console.print(fit_table(table, console))  # a run per block when the columns do not fit the terminal
 
 
 def _verdict_cell(run: Any) -> str:
