@@ -17,6 +17,7 @@ under a label, ``history.trend_lines``), a ``<circle class="point">`` per run (`
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -29,6 +30,7 @@ from drivebench.evaluator.report.charts import AXIS, GRID, LEAK_COLOR, PALETTE
 FAILED_MARK = "✗"
 FAILED_MARK_ASCII = "x"
 THRESHOLD_COLOR = "#b45309"
+MAX_WIDTH = 1200.0  # px: the widest trend chart; beyond it, not every run is labelled
 
 
 @dataclass(frozen=True)
@@ -117,9 +119,11 @@ def trend_chart(
     gate_labels = [f"gate {g.expr}: passes at {g.passes}" for g in gates]
     top_pad, bottom = 40.0 + legend_h, 40.0
     step = max(28.0, max((charts.text_width(f"#{p.run.id}", 10) + 8 for p in points), default=28.0))
+    # many runs: the chart stops growing at MAX_WIDTH and labels every stride-th run (the points keep their titles)
+    stride = max(1, math.ceil(step * len(points) / (MAX_WIDTH - left - right)))
     width = max(
         560.0,
-        left + right + step * len(points),
+        min(MAX_WIDTH, left + right + step * len(points)),
         charts.text_width(title, 14) + 24,
         *(charts.text_width(n, 11) + left + 30 for n in names),
     )
@@ -190,7 +194,7 @@ def trend_chart(
                     'stroke="#ffffff" stroke-width="1.5"/>'
                 )
     base = y(0.0)
-    for p in points:
+    for p in points[::-1][::stride][::-1]:  # the newest run always labelled
         parts.append(
             f'<text x="{charts._n(x(xs[p.run.id]))}" y="{charts._n(base + 16)}" font-size="10" fill="#374151" '
             f'text-anchor="middle">#{p.run.id}</text>'
