@@ -180,7 +180,13 @@ def evaluate(
 
     ``label`` names the run (``run_info.label`` in metrics.json, a column of the history, a line of ``eval trend``).
 
-    Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``: all ValueErrors)."""
+    With a ``corpus`` (given, or the simulator's own), the eval set must fit it: every document and gold version it
+    names must be in the corpus, as ``eval run`` checks. One that does not raises
+    ``drivebench.corpora.evalset_fit.EvalsetMismatchError`` (a ValueError; ``.unknown`` lists the ids the corpus
+    lacks, ``.fits`` the built-in corpora the eval set fits) before anything is sent.
+
+    Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``, ``EvalsetMismatchError``:
+    all ValueErrors)."""
     from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.evaluate import evaluate as run_evaluation
     from drivebench.evaluator.preflight import preflight as probe
@@ -210,6 +216,9 @@ def evaluate(
 
         corpus_dir = resolve_corpus(corpus)
         info.update(corpus=str(corpus), corpus_version=corpus_version(corpus_dir))
+        from drivebench.corpora.evalset_fit import check_evalset_fits
+
+        check_evalset_fits(queries, corpus_dir, str(corpus))  # an eval set of another corpus: before any query
     match = match or (profile.ids.match if profile is not None else "doc_id")
     id_mapper = _id_mapper(match, corpus_dir, getattr(profile, "source", None))
 

@@ -13,7 +13,14 @@ import pytest
 
 from drivebench.api import evaluate
 from drivebench.corpora.builtin import DEFAULT_CORPUS, resolve_corpus
-from drivebench.corpora.evalset_fit import SHOWN, CorpusIds, cached_builtin_dir, evalset_misfit
+from drivebench.corpora.evalset_fit import (
+    SHOWN,
+    CorpusIds,
+    EvalsetMismatchError,
+    cached_builtin_dir,
+    evalset_misfit,
+)
+from drivebench.errors import DrivebenchError
 from drivebench.evaluator.preflight import other_asker, preflight
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, RunHit, load_evalset
@@ -48,15 +55,21 @@ def test_unknown_ids_of_every_list_in_file_order_each_once() -> None:
     assert ids.unknown([q("c", gold=[{"doc_id": "d1", "version_id": "d1-v1"}], forbidden=["d2"])]) == []
 
 
-def test_a_misfit_names_the_first_ids_counts_the_rest_and_the_builtin_the_eval_set_fits(tmp_path: Path) -> None:
+def _seed_subset(tmp_path: Path) -> Path:
+    """A corpus of three of seed's documents (in ``tmp_path``): most of seed's gold is unknown to it."""
     seed = resolve_corpus("seed")
-    queries = load_evalset(seed / EVALSET_NAME)
     manifest = json.loads((seed / "corpus.json").read_text(encoding="utf-8"))
-    manifest["documents"] = manifest["documents"][:3]  # a corpus of three of seed's documents: most gold unknown
+    manifest["documents"] = manifest["documents"][:3]
     kept = {d["doc_id"] for d in manifest["documents"]}
     manifest["grants"] = [g for g in manifest["grants"] if g.get("doc_id") in (None, *kept)]
     manifest["access"], manifest["name"] = None, "seed-subset"
     (tmp_path / "corpus.json").write_text(json.dumps(manifest), encoding="utf-8")
+    return tmp_path
+
+
+def test_a_misfit_names_the_first_ids_counts_the_rest_and_the_builtin_the_eval_set_fits(tmp_path: Path) -> None:
+    queries = load_evalset(resolve_corpus("seed") / EVALSET_NAME)
+    _seed_subset(tmp_path)
     unknown = CorpusIds.read(tmp_path).unknown(queries)
     assert len(unknown) > SHOWN + 1
     misfit = evalset_misfit(queries, tmp_path, "my-corpus")
@@ -66,6 +79,29 @@ def test_a_misfit_names_the_first_ids_counts_the_rest_and_the_builtin_the_eval_s
     assert f"the eval set names {len(unknown)} ids that corpus my-corpus does not have: {shown} and " in message
     assert message.endswith(f"and {len(unknown) - SHOWN} more; this eval set fits seed")
     assert hint == "give --corpus seed (the corpus the eval set was written for), or an eval set of my-corpus"
+
+
+def test_the_python_api_refuses_an_eval_set_of_another_corpus_before_sending_anything(tmp_path: Path) -> None:
+    evalset = resolve_corpus("seed") / EVALSET_NAME
+    corpus = _seed_subset(tmp_path)
+    unknown = CorpusIds.read(corpus).unknown(load_evalset(evalset))
+    asked: list[str] = []
+
+    def retriever(query: str, principal: Any, top_k: int, as_of: Any) -> list[Any]:
+        asked.append(query)
+        return []
+
+    with pytest.raises(EvalsetMismatchError) as caught:
+        evaluate(retriever, evalset, corpus=corpus)
+    assert asked == []  # not the preflight's query, not one query of the run
+    err = caught.value
+    assert isinstance(err, ValueError) and isinstance(err, DrivebenchError)  # documented: a ValueError
+    assert err.unknown == unknown and err.fits == ["seed"]
+    assert f"does not have: {', '.join(unknown[:SHOWN])} and {len(unknown) - SHOWN} more" in str(err)
+    assert "this eval set fits seed" in str(err) and "--corpus seed" in str(err)
+    # the same eval set against its own corpus is sent
+    evaluation = evaluate(retriever, evalset, corpus="seed", preflight=False)
+    assert len(asked) == len(load_evalset(evalset)) and evaluation.result["run_info"]["corpus"] == "seed"
 
 
 def test_the_second_asker_is_another_user_when_there_is_one() -> None:

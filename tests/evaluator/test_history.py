@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from drivebench.cli.main import app
 from drivebench.cli.reports import finish_run, history_path
+from drivebench.evaluator.compare_runs import metric_group
 from drivebench.evaluator.history import HistoryStore, flatten_metrics, sparkline
 from drivebench.evaluator.report.sample import sample_result
 from drivebench.evaluator.scoring import compare
@@ -105,8 +106,9 @@ def test_sparkline() -> None:
 
 
 def _with_holm_of_one(out: dict[str, Any]) -> dict[str, Any]:
-    """One run against the baseline: Holm's adjustment of a single p-value is the p-value."""
-    return {name: {**row, "p_holm": row["p_value"]} for name, row in out.items()}
+    """One run against the baseline: Holm's adjustment of a single p-value is the p-value (and each row names the
+    metric group it is shown under)."""
+    return {name: {**row, "p_holm": row["p_value"], "family": metric_group(name)} for name, row in out.items()}
 
 
 def test_compare_from_history_equals_scoring_compare(
@@ -136,7 +138,7 @@ def test_compare_from_history_equals_scoring_compare(
         _with_holm_of_one(expected["metrics"])
     )
     r = expected["metrics"]["recall@3"]
-    assert f"{r['diff']:+.3f}" in done.stdout and f"{r['ci'][0]:+.3f}…{r['ci'][1]:+.3f}" in done.stdout
+    assert f"{r['diff']:+.3f}" in done.stdout and f"[{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]" in done.stdout
     only = CliRunner().invoke(
         app, ["eval", "compare", str(tmp_path / "dir0"), str(tmp_path / "dir1"), "-m", "mrr@10", "--json", "-"]
     )

@@ -10,6 +10,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
+from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import httpx
@@ -216,13 +217,17 @@ def test_a_second_pipeline_runs_under_the_same_permission_filter(ui_server: Runn
     assert got and got <= previewable(ui_sim, DENIED_USER) and DENIED_DOC not in got
 
 
-def test_runs_pages_for_service_tokens_only(ui_server: RunningServer, ui_sim: Simulator) -> None:
+def test_runs_pages_for_service_tokens_only(ui_server: RunningServer, ui_sim: Simulator, ui_history: Path) -> None:
     admin = {"Authorization": f"Bearer {ui_sim.tokens.admin_token}"}
     runs = httpx.get(f"{ui_server.url}/ui/runs", headers=admin)
     ids = re.findall(r'data-run-id="(\d+)"', runs.text)
     assert runs.status_code == 200 and len(ids) == 3
     trend = httpx.get(f"{ui_server.url}/ui/runs/trend", params={"metric": "hit_rate@10"}, headers=admin)
     assert trend.status_code == 200 and "<svg" in trend.text and trend.text.count('/report">#') == 3
+    assert f"History file <code>{html.escape(str(ui_history))}</code>" in trend.text  # where the runs are read from
+    assert trend.text.count('<polyline class="trend-line"') >= 1 and "<script" not in trend.text
+    bad = httpx.get(f"{ui_server.url}/ui/runs/trend", params={"include_failed": "maybe"}, headers=admin)
+    assert 400 <= bad.status_code < 500
     compare = httpx.get(f"{ui_server.url}/ui/runs/compare", params={"a": ids[0], "b": ids[1]}, headers=admin)
     assert compare.status_code == 200 and "hit_rate@10" in compare.text and "paired queries" in compare.text
     report = httpx.get(f"{ui_server.url}/ui/runs/{ids[0]}/report", headers=admin)

@@ -69,7 +69,9 @@ def oversharing(
                 chain_text(d["grant_chains"], 3),
                 f"[red]{flag_text(d['flags'])}[/]" if d["flags"] else "",
             )
-        console.print(table)
+        from drivebench.evaluator.report.terminal import fit_table
+
+        console.print(fit_table(table, console))  # a document per block when the columns do not fit the terminal
     c = result["counts"]
     err_console.print(f"{c['documents']} documents audited, {c['flagged']} flagged {c['by_flag']}")
     raise typer.Exit(1 if c["flagged"] else 0)

@@ -99,8 +99,8 @@ def stats(
         print(json.dumps(data, ensure_ascii=False, indent=1))
         return
     table = Table(title=f"corpus {data['name']}")
-    table.add_column("statistic")
-    table.add_column("value")
+    table.add_column("statistic", overflow="fold")
+    table.add_column("value", overflow="fold")
     for key, value in data.items():
         table.add_row(key, json.dumps(value, ensure_ascii=False) if isinstance(value, dict) else str(value))
     console.print(table)

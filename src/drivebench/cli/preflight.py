@@ -65,13 +65,12 @@ def check_url(url: str, what: str = "--target") -> None:
 
 
 def check_evalset_fits(queries: Sequence[Any], corpus_dir: Path, corpus: str) -> None:
-    """Raise a DrivebenchError (exit 2) when the eval set names ids the corpus does not have (and say which
-    built-in corpus it fits): before any query is sent or any run is scored."""
-    from drivebench.corpora.evalset_fit import evalset_misfit
+    """Raise an EvalsetMismatchError (a DrivebenchError: exit 2) when the eval set names ids the corpus does not
+    have (and say which built-in corpus it fits): before any query is sent or any run is scored. The Python API
+    (``api.evaluate``) runs the same check."""
+    from drivebench.corpora.evalset_fit import check_evalset_fits as check
 
-    misfit = evalset_misfit(queries, corpus_dir, corpus)
-    if misfit is not None:
-        raise DrivebenchError(misfit[0], hint=misfit[1])
+    check(queries, corpus_dir, corpus)
 
 
 def check_served_corpus(url: str, token: str | None, corpus: str) -> None:

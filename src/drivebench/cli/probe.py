@@ -347,7 +347,9 @@ def _print_report(report: Any, out: Console) -> None:
                 results,
                 escape(detail[:300]),
             )
-        out.print(table)
+        from drivebench.evaluator.report.terminal import fit_table
+
+        out.print(fit_table(table, out))  # a case per block when the columns do not fit the terminal
     style = {"closed": "green", "open": "bold red"}.get(report.verdict, "yellow")
     out.print(f"[{style}]{escape(report.summary())}[/] (exit {report.exit_code})", highlight=False, soft_wrap=True)
     for c in report.cases:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
 from drivebench.cli.common import console, err_console
@@ -167,10 +168,22 @@ def trend_cmd(
     ascii_only: bool = typer.Option(False, "--ascii", help="ASCII sparkline instead of Unicode blocks."),
     include_failed: bool = typer.Option(False, "--include-failed", help="Also show failed runs (left out by default)."),
     json_out: str | None = typer.Option(None, "--json", help="Write the trend as JSON to this file ('-' = stdout)."),
+    svg_out: Path | None = typer.Option(
+        None, "--svg", help="Also write the trend as an SVG line chart (gates dashed, failed runs red) to this file."
+    ),
 ) -> None:
     """A metric over the recorded runs: a table and one sparkline per line, a line being the runs of one target on
-    one corpus version under one --label (the article recommends monthly runs)."""
+    one corpus version under one --label (the article recommends monthly runs). The gates recorded on the metric
+    are stated as thresholds; runs that failed (the run, a gate, or a leak) are marked ✗."""
     from drivebench.evaluator.history import MONTHLY_DAYS, HistoryStore, parse_when, sparkline, trend_lines
+    from drivebench.evaluator.report.terminal import fit_table
+    from drivebench.evaluator.trends import (
+        FAILED_MARK,
+        FAILED_MARK_ASCII,
+        metric_gates,
+        trend_chart,
+        trend_failures,
+    )
 
     path = history_path(history) or history_path(None)
     assert path is not None
@@ -194,13 +207,29 @@ def trend_cmd(
             err_console.print(f"[yellow]{left_out} failed run(s) left out (--include-failed shows them)[/]")
     points = sorted((p for line in lines for p in line.points), key=lambda p: (p.run.when, p.run.id))
     line_of = {p.run.id: i for i, line in enumerate(lines, 1) for p in line.points}
+    failures = trend_failures(points, store.leak_counts([p.run.id for p in points]))
+    gates = metric_gates(metric, [p.run for p in points])
+    where = path.resolve()
+    if svg_out is not None and points:
+        svg_out.parent.mkdir(parents=True, exist_ok=True)
+        chart = trend_chart("trend", metric, lines, gates, failures)  # inline SVG; a file names its namespace
+        svg_out.write_text(chart.replace("<svg ", '<svg xmlns="http://www.w3.org/2000/svg" ', 1) + "\n", "utf-8")
+        err_console.print(f"wrote {svg_out}")
     if json_out is not None:
 
         def point(p: Any) -> dict[str, Any]:
-            return {**_run_dict(p.run), "value": p.value, "ci": list(p.ci) if p.ci else None}
+            return {
+                **_run_dict(p.run),
+                "value": p.value,
+                "ci": list(p.ci) if p.ci else None,
+                "failed": p.run.id in failures,
+                "failure": failures.get(p.run.id),
+            }
 
         payload = {
             "metric": metric,
+            "history": str(where),
+            "gates": [g.as_dict() for g in gates],
             "failed_runs_left_out": left_out,
             "points": [point(p) for p in points],
             "groups": [
@@ -232,7 +261,7 @@ def trend_cmd(
     columns += [("Evalset", "left")] if varied_evalset else []
     columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
     for col, justify in columns:
-        table.add_column(col, justify=justify, no_wrap=True)
+        table.add_column(col, justify=justify, overflow="fold")
     # Δ and Gap are against the previous run of the same line: another target, corpus or label is no baseline
     prev_value: dict[int, float] = {}
     prev_when: dict[int, datetime] = {}
@@ -248,8 +277,9 @@ def trend_cmd(
         if when and n in prev_when:
             days = (when - prev_when[n]).total_seconds() / 86400
             gap = f"[yellow]{days:.0f}[/]" if days > MONTHLY_DAYS else f"{days:.0f}"
+        failed_mark = (FAILED_MARK_ASCII if ascii_only else FAILED_MARK) if p.run.id in failures else ""
         cells = [
-            str(p.run.id) + (" FAILED" if p.run.failed else ""),
+            str(p.run.id) + (f" [red]{failed_mark}[/]" if failed_mark else ""),
             when.strftime("%Y-%m-%d %H:%M" if same_day else "%Y-%m-%d") if when else p.run.when,
         ]
         cells += [f"L{n}"] if several else []
@@ -274,7 +304,17 @@ def trend_cmd(
             + (f" · eval set {_short(points[0].run.evalset_hash)}" if not varied_evalset else "")
             + " · Gap: days since the previous run"
         )
-    console.print(table)
+    console.print(fit_table(table, console))
+    mark = FAILED_MARK_ASCII if ascii_only else FAILED_MARK
+    for g in gates:
+        console.print(
+            f"gate {g.expr}: threshold {g.threshold:g}, a run passes at {g.passes} (checked on {len(g.runs)} of "
+            f"{len(points)} run(s))",
+            highlight=False,
+            markup=False,
+        )
+    for run_id, why in failures.items():
+        console.print(f"{mark} run {run_id} failed: {why}", highlight=False, markup=False)
     for n, line in enumerate(lines, 1):
         values = [p.value for p in line.points]
         stats = _line_stats(line.points)
@@ -290,6 +330,11 @@ def trend_cmd(
             markup=False,
             soft_wrap=True,
         )
+        failed_here = "".join(mark if p.run.id in failures else " " for p in line.points)
+        if failed_here.strip():  # under the sparkline, the failed runs' columns
+            pad = " " * (len(metric) + 2 + (3 if several else 0))
+            console.print(f"{pad}{failed_here}  ({mark}: failed run)", highlight=False, markup=False, soft_wrap=True)
+    console.print(f"history: {where}", highlight=False, markup=False)
     if varied_evalset:
         err_console.print("[yellow]runs on different eval sets are mixed here; --evalset-hash picks one[/]")
     last_when = max(known, default=None)
@@ -322,6 +367,9 @@ def compare_cmd(
     history: str | None = typer.Option(None, "--history", envvar=HISTORY_ENV, help="History SQLite file."),
     metric: list[str] = typer.Option([], "--metric", "-m", help="Only these metrics (repeatable)."),
     json_out: str | None = typer.Option(None, "--json", help="Also write the comparison as JSON here ('-' = stdout)."),
+    markdown_out: str | None = typer.Option(
+        None, "--markdown", help="Also write the comparison as Markdown here ('-' = stdout), a table per metric group."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the bootstrap and randomization test."),
     include_failed: bool = typer.Option(False, "--include-failed", help="Allow failed runs (refused by default)."),
     allow_mixed_corpus: bool = typer.Option(
@@ -329,12 +377,19 @@ def compare_cmd(
     ),
 ) -> None:
     """Every run against the first (the baseline), per metric: paired difference run − baseline, 95% bootstrap
-    CI, randomization p-value and its Holm adjustment over the runs compared.
+    CI, randomization p-value and its Holm adjustment over the runs compared. Rows are grouped by metric family:
+    retrieval, multi-hop, answers, safety, cost and latency.
 
     Exit codes: 0 done; 2 usage error (fewer than two runs, unknown run, failed run without --include-failed,
     runs over different corpus versions without --allow-mixed-corpus)."""
     from drivebench.errors import DrivebenchError
-    from drivebench.evaluator.compare_runs import compare_runs, corpus_mismatch, corpus_versions
+    from drivebench.evaluator.compare_runs import (
+        add_groups,
+        compare_markdown,
+        compare_runs,
+        corpus_mismatch,
+        corpus_versions,
+    )
 
     if len(runs) < 2:
         raise DrivebenchError(
@@ -388,10 +443,25 @@ def compare_cmd(
         "seed": seed,
         "comparisons": [{"run": n, **c} for n, c in zip(names[1:], comparisons, strict=True)],
     }
+    add_groups(payload)
     if json_out == "-":
         print(json.dumps(payload, ensure_ascii=False, indent=1))
         return
-    console.print(compare_table(payload))
+    markdown = compare_markdown(payload, LOWER_IS_BETTER) if markdown_out else None
+    if markdown_out == "-":
+        print(markdown)
+        return
+    for i, table in enumerate(compare_tables(payload, console.width)):
+        if i:
+            console.print()
+        console.print(table)
+    console.print(
+        "green/red: Holm-adjusted p < 0.05 and the CI excludes 0 (better/worse than the baseline)", style="dim"
+    )
+    if markdown_out and markdown is not None:
+        Path(markdown_out).parent.mkdir(parents=True, exist_ok=True)
+        Path(markdown_out).write_text(markdown + "\n", encoding="utf-8")
+        err_console.print(f"wrote {markdown_out}")
     if json_out:
         Path(json_out).parent.mkdir(parents=True, exist_ok=True)
         Path(json_out).write_text(json.dumps(payload, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
@@ -402,43 +472,65 @@ def _p_text(p: float | None) -> str:
     return "—" if p is None else (f"{p:.3f}" if p >= 0.001 else "<0.001")
 
 
-def compare_table(payload: dict[str, Any]) -> Table:
-    """One row per (metric, run): baseline mean, run mean, run − baseline, 95% CI, p, Holm p, n."""
-    from drivebench.evaluator.report._common import ordered_metric_names
+COMPACT_BELOW = 110  # columns: a narrower terminal gets the compare table's compact layout
 
+
+def compare_tables(payload: dict[str, Any], width: int = 200) -> list[Table]:
+    """One table per metric group (``payload["families"]``, see ``compare_runs.add_groups``), titled by the group;
+    a row per (metric, run): baseline mean, run mean, run − baseline, 95% CI, p, Holm p, n. Below
+    ``COMPACT_BELOW`` columns the figures share cells (means, Δ over its CI, p over Holm p) so that nothing is cut;
+    every column wraps."""
     comparisons = payload["comparisons"]
-    table = Table(title=f"baseline = {payload['baseline']}  ·  Δ = run − baseline", show_edge=False)
-    for col in ("Metric", "Run", "baseline", "run", "Δ", "95% CI", "p", "p (Holm)", "n"):
-        table.add_column(col, justify="left" if col in ("Metric", "Run") else "right", no_wrap=col != "Metric")
-    names = ordered_metric_names({m: None for c in comparisons for m in c["metrics"]})
-    for name in names:
-        for i, c in enumerate(comparisons):
-            r = c["metrics"].get(name) or {}
-            last = i == len(comparisons) - 1
-            label = name if i == 0 else ""
-            if r.get("n", 0) == 0:
-                table.add_row(label, c["run"], "—", "—", "—", "—", "—", "—", "0", end_section=last)
-                continue
-            diff, ci, p = r["diff"], r.get("ci"), r.get("p_value")
-            p_adj = r.get("p_holm", p)
-            significant = ci is not None and p_adj is not None and p_adj < 0.05 and (ci[0] > 0 or ci[1] < 0)
-            good = (diff < 0) if name.startswith(LOWER_IS_BETTER) else (diff > 0)
-            style = ("green" if good else "red") if significant else ""
-            d = f"{diff:+.3f}"
-            table.add_row(
-                label,
-                c["run"],
-                f"{r['mean_b']:.3f}",
-                f"{r['mean_a']:.3f}",
-                f"[{style}]{d}[/]" if style else d,
-                f"{ci[0]:+.3f}…{ci[1]:+.3f}" if ci else "—",
-                _p_text(p),
-                _p_text(p_adj),
-                str(r["n"]),
-                end_section=last,
-            )
-    table.caption = "green/red: Holm-adjusted p < 0.05 and the CI excludes 0 (better/worse than the baseline)"
-    return table
+    compact = width < COMPACT_BELOW
+    # in the compact layout long run names (directories) are numbered, the numbers listed under the last table
+    numbered = compact and any(len(str(c["run"])) > 12 for c in comparisons)
+    run_name = {c["run"]: (f"#{i}" if numbered else str(c["run"])) for i, c in enumerate(comparisons, 1)}
+    if compact:
+        columns = [("Metric", None), ("Run", None), ("baseline\n→ run", 7), ("Δ\n95% CI", 8), ("p\nHolm", 5)]
+    else:
+        columns = [("Metric", None), ("Run", None), ("baseline", 8), ("run", 5), ("Δ", 6), ("95% CI", 16)]
+        columns += [("p", 6), ("p (Holm)", 8)]
+    columns.append(("n", None))
+    tables = []
+    for i_fam, fam in enumerate(payload["families"]):
+        title = fam["heading"]
+        if i_fam == 0:
+            title = f"baseline = {payload['baseline']}  ·  Δ = run − baseline\n\n{title}"
+        table = Table(title=title, title_justify="left", show_edge=False)
+        for col, min_width in columns:
+            justify = "left" if col in ("Metric", "Run") else "right"
+            table.add_column(col, justify=justify, overflow="fold", min_width=min_width)  # type: ignore[arg-type]
+        if numbered and i_fam == len(payload["families"]) - 1:
+            table.caption = "  ".join(f"{run_name[c['run']]} = {c['run']}" for c in comparisons)
+            table.caption_justify = "left"
+        for name in fam["metrics"]:
+            for i, c in enumerate(comparisons):
+                r = c["metrics"].get(name) or {}
+                last = i == len(comparisons) - 1
+                label = name if i == 0 else ""
+                if r.get("n", 0) == 0:
+                    table.add_row(label, run_name[c["run"]], *["—"] * (len(columns) - 3), "0", end_section=last)
+                    continue
+                diff, ci, p = r["diff"], r.get("ci"), r.get("p_value")
+                p_adj = r.get("p_holm", p)
+                significant = ci is not None and p_adj is not None and p_adj < 0.05 and (ci[0] > 0 or ci[1] < 0)
+                good = (diff < 0) if name.startswith(LOWER_IS_BETTER) else (diff > 0)
+                style = ("green" if good else "red") if significant else ""
+                d = f"{diff:+.3f}"
+                d = f"[{style}]{d}[/]" if style else d
+                ci_text = f"[{ci[0]:+.3f}, {ci[1]:+.3f}]" if ci else "—"
+                if compact:
+                    figures = [
+                        f"{r['mean_b']:.3f}\n→ {r['mean_a']:.3f}",
+                        f"{d}\n{escape(ci_text)}",
+                        f"{_p_text(p)}\n{_p_text(p_adj)}",
+                    ]
+                else:
+                    figures = [f"{r['mean_b']:.3f}", f"{r['mean_a']:.3f}", d, escape(ci_text)]
+                    figures += [_p_text(p), _p_text(p_adj)]
+                table.add_row(label, run_name[c["run"]], *figures, str(r["n"]), end_section=last)
+        tables.append(table)
+    return tables
 
 
 def history_cmd(
@@ -450,6 +542,7 @@ def history_cmd(
     from rich.markup import escape
 
     from drivebench.evaluator.history import HistoryStore
+    from drivebench.evaluator.report.terminal import fit_table
 
     path = history_path(history) or history_path(None)
     assert path is not None
@@ -463,17 +556,11 @@ def history_cmd(
         )
         if json_out == "-":
             return
-    table = Table(title=f"Runs in {path}", show_edge=False)
+    table = Table(title=f"Runs in {path.resolve()}", show_edge=False)
     columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
     columns += ("Directory",)
     for col in columns:
-        table.add_column(
-            col,
-            justify="right" if col in ("Run", metric) else "left",
-            no_wrap=col not in ("Target", "Label", "Directory"),
-            overflow="fold" if col == "Directory" else "ellipsis",
-            max_width=30 if col in ("Target", "Label") else None,
-        )
+        table.add_column(col, justify="right" if col in ("Run", metric) else "left", overflow="fold")
     for p in points:
         table.add_row(
             str(p.run.id),
@@ -488,7 +575,7 @@ def history_cmd(
             "—" if p.value is None else f"{p.value:.3f}",
             p.run.run_dir or "—",
         )
-    console.print(table)
+    console.print(fit_table(table, console))  # a run per block when the columns do not fit the terminal
 
 
 def _verdict_cell(run: Any) -> str:

@@ -16,11 +16,28 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from drivebench.corpora import builtin
+from drivebench.errors import DrivebenchError
 from drivebench.formats.corpus import MANIFEST_NAME
 from drivebench.formats.evalset import EvalQuery
 
 SHOWN = 5  # unknown ids named in the message; the rest are counted
 CHEAP_BUILTINS = ("seed@1",)  # built on demand by the check itself: a second, a few dozen files
+
+
+class EvalsetMismatchError(DrivebenchError, ValueError):
+    """The eval set names documents (or gold versions) the corpus does not have: it was written for another corpus
+    or another version of it. ``unknown``: every unknown id, in file order; ``corpus``: the corpus checked
+    (``acme-zh@2``); ``fits``: the built-in corpora the eval set does fit (``[]`` when none is known). Raised before
+    any query is sent (``drivebench.api.evaluate``, ``eval run``, ``eval score``)."""
+
+    def __init__(self, message: str, *, hint: str, unknown: list[str], corpus: str, fits: list[str]) -> None:
+        super().__init__(message, hint=hint)
+        self.unknown = unknown
+        self.corpus = corpus
+        self.fits = fits
+
+    def __str__(self) -> str:
+        return f"{self.message} (hint: {self.hint})" if self.hint else self.message
 
 
 @dataclass(frozen=True)
@@ -84,9 +101,19 @@ def fitting_builtins(queries: Sequence[EvalQuery]) -> list[str]:
 
 def evalset_misfit(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: str) -> tuple[str, str] | None:
     """None when every id of the eval set is in the corpus; else (the error, the hint)."""
+    try:
+        check_evalset_fits(queries, corpus_dir, corpus_name)
+    except EvalsetMismatchError as exc:
+        return exc.message, exc.hint or ""
+    return None
+
+
+def check_evalset_fits(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: str) -> None:
+    """Raise ``EvalsetMismatchError`` naming the first unknown ids (and how many more) and the built-in corpora the
+    eval set fits, when it names ids ``corpus_dir`` does not have."""
     unknown = CorpusIds.read(corpus_dir).unknown(queries)
     if not unknown:
-        return None
+        return
     label = builtin.corpus_version(corpus_dir) or corpus_name
     shown = ", ".join(unknown[:SHOWN]) + (f" and {len(unknown) - SHOWN} more" if len(unknown) > SHOWN else "")
     n = len(unknown)
@@ -97,4 +124,4 @@ def evalset_misfit(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: 
         hint = f"give --corpus {fits[0]} (the corpus the eval set was written for), or an eval set of {label}"
     else:
         hint = f"give the --corpus the eval set was written for, or an eval set of {label}"
-    return message, hint
+    raise EvalsetMismatchError(message, hint=hint, unknown=unknown, corpus=str(label), fits=fits)

@@ -119,6 +119,12 @@ def gate_message(name: str, op: str, threshold: float, value: float | None, expr
     return f"passed: {name} = {v} {_SAYS[_NOT[op]]} {t}"
 
 
+def pass_condition(op: str) -> str:
+    """The operator a value passes a gate with, as a reader writes it: a gate ``x<0.80`` fails below 0.80, so a
+    run passes at ``≥`` 0.80."""
+    return {">=": "≥", "<=": "≤", "!=": "≠"}.get(_NOT[op], _NOT[op])
+
+
 def parse_gate(expr: str) -> Gate:
     m = _EXPR.match(expr)
     if not m:

@@ -370,6 +370,20 @@ class HistoryStore:
         ]
         return points[-last:] if last else points
 
+    def leak_counts(self, run_ids: list[int]) -> dict[int, int]:
+        """Queries that leaked, by run, for the runs among ``run_ids`` whose leaks were measured and found (a run
+        recorded with --allow-leaks passed its gates and still leaked: a trend marks it as failed)."""
+        if not run_ids:
+            return {}
+        marks = ",".join("?" * len(run_ids))
+        sql = (
+            "SELECT id, json_extract(result, '$.counts.queries_with_leak') FROM runs"
+            f" WHERE id IN ({marks}) AND json_extract(result, '$.oracles.leak.measured')"
+        )
+        with self._connect() as con:
+            rows = con.execute(sql, run_ids).fetchall()
+        return {int(i): int(n) for i, n in rows if isinstance(n, int | float) and n > 0}
+
 
 @dataclass(frozen=True)
 class TrendLine:

@@ -160,9 +160,9 @@ def comparison_table(cmp: FaultComparison, k: int = 10) -> Any:
     spec = ",".join(f.spec() for f in cmp.faults)
     table = Table(title=f"clean vs --fault {spec} ({cmp.mode} mode; Δ = faulted − clean)")
     rows = cmp.headline(k)
-    table.add_column("metric", no_wrap=True, min_width=max(len(r[0]) for r in rows))
+    table.add_column("metric", overflow="fold", min_width=min(30, max(len(r[0]) for r in rows)))
     for col in ("clean", "faulted", "Δ", "95% CI", "p"):
-        table.add_column(col, justify="right", no_wrap=True)
+        table.add_column(col, justify="right", overflow="fold")  # at 80 columns: wrapped, never cut with "…"
     paired = cmp.comparison.get("metrics", {})
     for name, clean, faulted in rows:
         p = paired.get(name) or {}

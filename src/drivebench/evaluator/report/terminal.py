@@ -4,9 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, RenderableType
 from rich.markup import escape
+from rich.measure import Measurement
 from rich.table import Table
+
+
+def fit_table(table: Table, console: Console) -> RenderableType:
+    """``table`` when every cell fits the console's width by wrapping between words; else the same rows laid out
+    vertically (one block per row, a line per column: ``header  value``), so that a table too wide for an
+    80-column terminal is neither cut with "…" nor folded inside its words."""
+    unbounded = console.options.update_width(10_000)  # measured at the width the table would like, not clamped
+    if Measurement.get(console, unbounded, table).minimum <= console.width:
+        return table
+    vertical = Table(
+        title=table.title,
+        caption=table.caption,
+        show_header=False,
+        box=box.SIMPLE,
+        show_edge=False,
+        title_justify="left",
+        caption_justify="left",
+    )
+    vertical.add_column("field", style="bold", no_wrap=True)
+    vertical.add_column("value", overflow="fold")
+    columns = [(str(col.header), list(col.cells)) for col in table.columns]
+    for i in range(table.row_count):
+        fields = [(header, cells[i]) for header, cells in columns if i < len(cells) and cells[i] not in ("", None)]
+        for j, (header, cell) in enumerate(fields):
+            vertical.add_row(header.replace("\n", " "), cell, end_section=j == len(fields) - 1)
+    return vertical
 
 
 def _fmt(value: Any) -> str:

@@ -282,11 +282,12 @@ def runs(request: Request) -> Response:
 
 @router.get("/runs/trend")
 @console_page
-def runs_trend(request: Request, metric: str = runs_view.HEADLINE) -> Response:
+def runs_trend(request: Request, metric: str = runs_view.HEADLINE, include_failed: bool = False) -> Response:
     page, store, path = _runs_page(request)
     if store is None:
         raise InvalidRequest(f"no run history at {path}")
-    return page.render("trend.html", trend=runs_view.trend(store, metric), metrics=store.metric_names())
+    shown = runs_view.trend(store, metric, include_failed)
+    return page.render("trend.html", trend=shown, metrics=store.metric_names(), path=path)
 
 
 @router.get("/runs/compare")

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from drivebench.drive.errors import InvalidRequest, NotFound
-from drivebench.evaluator.history import DEFAULT_HISTORY, HistoryStore, RunSummary
-from drivebench.evaluator.report import charts
+from drivebench.evaluator.history import DEFAULT_HISTORY, HistoryStore, RunSummary, trend_lines
 from drivebench.evaluator.report._common import ordered_metric_names
 from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.scoring import compare
+from drivebench.evaluator.trends import line_name, metric_gates, trend_chart, trend_failures
 
 HISTORY_ENV = "DRIVEBENCH_HISTORY"
 HEADLINE = "hit_rate@10"
@@ -64,23 +64,45 @@ def report_html(store: HistoryStore, ref: str | int) -> str:
 
 
 @dataclass(frozen=True)
+class TrendRow:
+    point: Any  # history.TrendPoint
+    line: int  # 1-based: the line (target, corpus version, label) the run belongs to
+    failure: str | None  # why the run counts as failed (run failed, gate failed, leaked), None when it did not
+
+
+@dataclass(frozen=True)
 class Trend:
     metric: str
-    points: list[Any]
-    chart: str  # inline SVG
+    rows: list[TrendRow]  # oldest first
+    lines: list[str]  # "target T · corpus C · label L", in line order
+    gates: list[Any]  # trends.GateLine: the thresholds drawn
+    chart: str  # inline SVG: one polyline per line, gates dashed, failed runs red
+    include_failed: bool
+    failed_left_out: int
 
 
-def trend(store: HistoryStore, metric: str) -> Trend:
+def trend(store: HistoryStore, metric: str, include_failed: bool = False) -> Trend:
+    """``metric`` over the runs as ``eval trend`` shows it: one line per target, corpus version and label, the
+    gates recorded on that metric as threshold lines, failed runs marked."""
     names = store.metric_names()
     if metric not in names:
         raise InvalidRequest(f"unknown metric {metric!r}; recorded: {', '.join(names) or 'none'}")
-    points = store.trend(metric, include_failed=False)
-    bounded = all(p.value is None or 0.0 <= p.value <= 1.0 for p in points)
-    series = charts.Series(metric, [p.value for p in points], [list(p.ci) if p.ci else None for p in points])
-    chart = charts.bar_chart(
-        "trend", f"{metric} across runs", [f"#{p.run.id}" for p in points], [series], y_max=1.0 if bounded else None
+    points = store.trend(metric, include_failed=include_failed)
+    lines = trend_lines(points)
+    line_of = {p.run.id: n for n, line in enumerate(lines, 1) for p in line.points}
+    failures = trend_failures(points, store.leak_counts([p.run.id for p in points]))
+    gates = metric_gates(metric, [p.run for p in points])
+    chart = trend_chart("trend", metric, lines, gates, failures)
+    left_out = 0 if include_failed else len(store.trend(metric, include_failed=True)) - len(points)
+    return Trend(
+        metric,
+        [TrendRow(p, line_of[p.run.id], failures.get(p.run.id)) for p in points],
+        [line_name(line) for line in lines],
+        gates,
+        chart,
+        include_failed,
+        left_out,
     )
-    return Trend(metric, points, chart)
 
 
 @dataclass(frozen=True)
