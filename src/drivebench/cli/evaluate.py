@@ -469,7 +469,7 @@ def score_cmd(
     from drivebench.formats.corpus import load_manifest
 
     names = Catalog.from_manifest(load_manifest(corpus_dir)) if corpus_dir is not None else None
-    attach(result, queries, records, ks, names)  # JUnit names the missed and leaking queries' documents
+    attach(result, queries, records, ks, names, oracle)  # JUnit names the missed and leaking queries' documents
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels), **({"label": label} if label else {})}
     judge_gates(result, gates, allow_no_oracle, allow_leaks)  # before the JSON and the summary

@@ -145,7 +145,8 @@ def evaluate(
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
-    fq.attach(result, queries, records, ks, catalog)  # the missed and leaking queries by name
+    # the missed and leaking queries by name, each leaked document with the reasons its asker may not see it
+    fq.attach(result, queries, records, ks, catalog, oracle if oracle is not None else "evalset")
     p = pre[0] if pre else None
     if p is not None:
         result["preflight"] = p.as_dict()

@@ -295,6 +295,12 @@ def _doc_name(d: Mapping[str, Any]) -> str:
     return str(d.get("name") or d.get("doc_id"))
 
 
+def _leaked_name(d: Mapping[str, Any]) -> str:
+    """A leaked document's name and why its asker may not see it (the grant chain), when known."""
+    why = [str(x) for x in d.get("why") or []]
+    return _doc_name(d) + (f" (why: {'; '.join(why)})" if why else "")
+
+
 def _named_detail(row: Mapping[str, Any]) -> str:
     """A failed query's question, expected documents, top results and leaked documents, by name (ids
     without a catalog)."""
@@ -302,5 +308,5 @@ def _named_detail(row: Mapping[str, Any]) -> str:
     parts.append("expected: " + (", ".join(_doc_name(d) for d in row.get("gold") or []) or "(no gold)"))
     parts.append("top results: " + (", ".join(_doc_name(d) for d in row.get("top") or []) or "(nothing returned)"))
     if row.get("leaked"):
-        parts.append("leaked: " + ", ".join(_doc_name(d) for d in row["leaked"]))
+        parts.append("leaked: " + ", ".join(_leaked_name(d) for d in row["leaked"]))
     return "; ".join(parts)

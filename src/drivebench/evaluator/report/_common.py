@@ -521,7 +521,21 @@ def unmapped_rows(result: Mapping[str, Any], limit: int = 20) -> list[list[str]]
 
 
 FAILED_LIMIT = 50  # rows in the reports; the full list is failed_queries.jsonl beside metrics.json
-FAILED_HEADER = ["Query", "Asked by", "Problem", "Question", "Expected (gold)", "Top results", "Leaked"]
+FAILED_HEADER = [
+    "Query",
+    "Asked by",
+    "Problem",
+    "Question",
+    "Expected (gold)",
+    "Top results",
+    "Leaked (why it must not be seen)",
+]
+
+
+def leaked_label(d: Mapping[str, Any]) -> str:
+    """A leaked document by name, with the reasons its asker may not see it (the grant chain) when known."""
+    why = [str(x) for x in d.get("why") or []]
+    return _doc_label(d) + (f" (why: {'; '.join(why)})" if why else "")
 
 
 def _doc_label(d: Mapping[str, Any]) -> str:
@@ -551,7 +565,7 @@ def failed_rows(result: Mapping[str, Any], limit: int | None = FAILED_LIMIT) -> 
                 str(row.get("question") or ""),
                 "; ".join(_doc_label(d) for d in row.get("gold") or []) or "(no gold)",
                 "; ".join(top) or "(nothing returned)",
-                "; ".join(_doc_label(d) for d in row.get("leaked") or []),
+                " | ".join(leaked_label(d) for d in row.get("leaked") or []),
             ]
         )
     return out
