@@ -422,7 +422,8 @@ ERROR_HEADER = ["Error kind", "Queries", "Share", "Meaning", "Sample message"]
 
 
 def is_failed(result: Mapping[str, Any]) -> bool:
-    return (result.get("status") or {}).get("state") == "failed"
+    """The run failed, or is partial (stopped early): either way not a success, and shown as such."""
+    return (result.get("status") or {}).get("state") == "failed" or bool(result.get("partial"))
 
 
 def status_line(result: Mapping[str, Any]) -> str:
@@ -432,7 +433,10 @@ def status_line(result: Mapping[str, Any]) -> str:
     if errors is None:  # an older metrics.json
         counts = result.get("counts") or {}
         return f"errors {counts.get('errors', 0)} of {counts.get('queries', '?')} queries (older metrics file)"
-    head = "RUN FAILED" if is_failed(result) else "Run ok"
+    state = status.get("state")
+    head = "RUN FAILED" if state == "failed" else "RUN PARTIAL" if state == "partial" else "Run ok"
+    if result.get("partial") and state == "failed":
+        head += " (PARTIAL)"
     line = (
         f"{head}: {errors.get('failed', 0)} of {errors.get('queries', 0)} queries failed "
         f"(error rate {fmt(float(errors.get('rate') or 0.0))}); {errors.get('answered', 0)} answered"
