@@ -54,7 +54,7 @@ def flag(name: str) -> str:
 
 def given_on_command_line(ctx: Any, name: str) -> bool:
     """The option was typed (or set by its environment variable), not a default or a config file's value."""
-    import click
+    from drivebench.cli.clickcompat import click
 
     source = ctx.get_parameter_source(name)
     return source in (click.core.ParameterSource.COMMANDLINE, click.core.ParameterSource.ENVIRONMENT)
