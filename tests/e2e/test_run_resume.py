@@ -250,3 +250,34 @@ def test_only_failed_asks_exactly_the_missed_queries_and_is_kept_out_of_trends(s
     with sqlite3.connect(history) as con:
         assert con.execute("SELECT scope, label FROM runs").fetchall() == [("subset", "only-failed of reference")]
     assert HistoryStore(history).trend("hit_rate@10") == []  # never a point of the full runs' trend
+
+
+def test_a_killed_run_keeps_its_answers_and_resumes_to_the_same_metrics(setup: Setup, reference: Path) -> None:
+    """SIGKILL: no handler runs, no metrics.json is written; run.jsonl (appended as the run went) and
+    run_config.json (state ``running``) are enough to resume."""
+    out = setup.root / "killed"
+    setup.proxy.delay_s = 0.15
+    argv = [DRIVEBENCH, *setup.args("--evalset", str(setup.evalset), "--corpus", "seed", "--out", str(out))]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=clean_env())
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and proc.poll() is None:
+            lines = out / "run.jsonl"
+            if lines.exists() and len(lines.read_text(encoding="utf-8").splitlines()) >= 6:
+                break
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        setup.proxy.delay_s = 0.0
+    assert not (out / "metrics.json").exists()
+    assert json.loads((out / "run_config.json").read_text(encoding="utf-8"))["state"] == "running"
+    kept = {json.loads(x)["query_id"] for x in (out / "run.jsonl").read_text(encoding="utf-8").splitlines()}
+    assert len(kept) >= 6
+    since = len(setup.proxy.bodies)
+    done = run(*setup.args("--resume", str(out), "--history", "none"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert not kept & set(setup.asked(since))
+    got = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["metrics"]
+    want = json.loads((reference / "metrics.json").read_text(encoding="utf-8"))["metrics"]
+    assert _not_latency(got) == _not_latency(want)

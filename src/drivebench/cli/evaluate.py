@@ -217,6 +217,7 @@ def finish_with_gates(
             "exit_code": code,
             "verdict": verdict,
             "status": result.get("status"),
+            **({"partial": True, "completion": result.get("completion")} if result.get("partial") else {}),
             "errors": result.get("errors"),
             "preflight": result.get("preflight"),
             "unmapped": result.get("unmapped"),

@@ -152,8 +152,9 @@ def evaluate(
     raw_records = list(records)
     total = len(queries)
     partial = len(records) < total
-    if partial:  # the metrics are over the queries answered
+    if partial:  # the metrics are over the queries answered; a --by tag only unanswered queries carry is dropped
         queries = [q for q in queries if q.query_id in by_id]
+        by = [b for b in by if _carried(queries, b)]
     n = len(queries)
     if scoring_progress is not None:
         scoring_progress(0, n)
@@ -201,6 +202,14 @@ def evaluate(
         info["resumed"] = {"answered_before": len(answered_before), "asked": len(records) - len(answered_before)}
     result["run_info"] = info
     return Evaluation(records, with_status_first(result), preflight=p, raw_records=raw_records)
+
+
+def _carried(queries: Sequence[EvalQuery], tag: str) -> bool:
+    try:
+        tag_strata(queries, [tag])
+    except ValueError:
+        return False
+    return True
 
 
 def mark_partial(result: dict[str, Any], answered: int, total: int, interrupt: Interrupt | None) -> None:

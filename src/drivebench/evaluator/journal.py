@@ -28,14 +28,17 @@ FSYNC_EVERY_S = 1.0
 
 
 class RunJournal:
-    """``run.jsonl`` appended record by record (``resume``: after the records already there)."""
+    """``run.jsonl`` appended record by record (``resume``: after the whole records already there)."""
 
     def __init__(self, path: Path, *, resume: bool = False) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if resume and self.path.exists():
+            data = self.path.read_bytes()
+            if data and not data.endswith(b"\n"):  # a line cut off by a kill: dropped, its query is asked again
+                with self.path.open("r+b") as fh:
+                    fh.truncate(data.rfind(b"\n") + 1)
         self._fh: IO[str] | None = self.path.open("a" if resume else "w", encoding="utf-8")
-        if resume and self.path.stat().st_size and not self.path.read_bytes().endswith(b"\n"):
-            self._fh.write("\n")  # a line cut off by a kill: the next record starts on a line of its own
         self._synced = time.monotonic()
         self.appended = 0
 

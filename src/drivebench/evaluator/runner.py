@@ -140,7 +140,7 @@ async def run_queries(
 
     async def guarded(q: EvalQuery) -> RunRecord | None:
         async with sem:
-            if stop.is_set():  # stopping: a query not yet sent is never sent
+            if stop.is_set() or (interrupt is not None and interrupt.requested):  # stopping: never sent
                 return None
             rec = await _one(target, q, cfg, rng)
         if on_record is not None:

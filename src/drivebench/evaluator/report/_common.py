@@ -441,6 +441,12 @@ def status_line(result: Mapping[str, Any]) -> str:
         f"{head}: {errors.get('failed', 0)} of {errors.get('queries', 0)} queries failed "
         f"(error rate {fmt(float(errors.get('rate') or 0.0))}); {errors.get('answered', 0)} answered"
     )
+    done = result.get("completion") or {}
+    if result.get("partial"):  # stopped early: how much of the eval set was asked comes first
+        line = (
+            f"{head}: {done.get('answered', '?')} of {done.get('queries', '?')} queries asked before the run was "
+            f"stopped; {errors.get('failed', 0)} of them failed (error rate {fmt(float(errors.get('rate') or 0.0))})"
+        )
     if status.get("reason") and is_failed(result):
         line += f". {status['reason']}"
     return line
