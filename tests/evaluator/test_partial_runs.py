@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from typer.testing import CliRunner
+
+from drivebench.cli.main import app
 from drivebench.evaluator.evaluate import evaluate, write_outputs
 from drivebench.evaluator.gates import apply_verdict, write_junit
 from drivebench.evaluator.history import HistoryStore
@@ -187,3 +190,8 @@ def test_an_old_history_gains_the_scope_column_and_trends_leave_partial_and_subs
     ) == 1
     with sqlite3.connect(path) as con:
         assert "scope" in {r[1] for r in con.execute("PRAGMA table_info(runs)")}
+    listed = CliRunner().invoke(app, ["eval", "history", "--history", str(path), "--json", "-"])
+    assert listed.exit_code == 0, listed.output
+    assert [r["scope"] for r in json.loads(listed.stdout)["runs"]] == [None, "partial", "subset", None]
+    table = CliRunner().invoke(app, ["eval", "history", "--history", str(path)], env={"COLUMNS": "200"})
+    assert "PARTIAL" in table.stdout and "subset" in table.stdout
