@@ -6,6 +6,7 @@ a kill, its cut-off last line ignored."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import sqlite3
 import threading
@@ -195,3 +196,38 @@ def test_an_old_history_gains_the_scope_column_and_trends_leave_partial_and_subs
     assert [r["scope"] for r in json.loads(listed.stdout)["runs"]] == [None, "partial", "subset", None]
     table = CliRunner().invoke(app, ["eval", "history", "--history", str(path)], env={"COLUMNS": "200"})
     assert "PARTIAL" in table.stdout and "subset" in table.stdout
+
+
+def _cli(*args: str) -> Any:
+    return CliRunner().invoke(app, ["eval", "run", *args, "--token", "t", "--history", "none"])
+
+
+def test_resume_refuses_what_it_cannot_continue(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    done = _cli("--resume", str(empty))
+    assert done.exit_code == 2 and "not a run that can be resumed" in done.output, done.output
+    old = tmp_path / "old-complete"
+    old.mkdir()
+    (old / "metrics.json").write_text(json.dumps({"per_query": [{"query_id": "q1"}]}), encoding="utf-8")
+    done = _cli("--resume", str(old))
+    assert done.exit_code == 2 and "nothing to resume" in done.output, done.output
+    done = _cli("--resume", str(empty), "--only-failed", str(old))
+    assert done.exit_code == 2 and "not both" in done.output, done.output
+
+
+def test_only_failed_of_a_run_where_nothing_failed_exits_2(tmp_path: Path) -> None:
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "failed_queries.jsonl").write_text("", encoding="utf-8")
+    done = _cli("--only-failed", str(clean), "--target", "http://127.0.0.1:9")
+    assert done.exit_code == 2 and "nothing to re-ask" in done.output, done.output
+    assert not any(p.name != "failed_queries.jsonl" for p in clean.iterdir())  # nothing written
+
+
+def test_a_journal_that_cannot_be_written_does_not_stop_the_run() -> None:
+    journal = RunJournal(Path("/dev/full"))  # every write fails as on a full disk (ENOSPC)
+    journal.append(RunRecord(query_id="q0"))  # no exception: the run goes on, its records are written at the end
+    journal.append(RunRecord(query_id="q1"))
+    journal.close()
+    assert isinstance(journal.error, OSError) and journal.error.errno == errno.ENOSPC and journal.appended == 0

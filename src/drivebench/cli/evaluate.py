@@ -503,6 +503,11 @@ def run(
             bar.stop()
             for j in journal:
                 j.close()
+                if j.error is not None:
+                    err_console.print(
+                        f"[yellow]could not append to {j.path} as the run went ({j.error}): the records are "
+                        "written when the run ends[/]"
+                    )
     except ValueError as exc:  # a profile, mapping, map file or token list that cannot be used
         usage_error(str(exc))
     info = evaluation.result["run_info"]

@@ -35,7 +35,10 @@ def _doc(doc_id: str, catalog: Catalog | None) -> dict[str, Any]:
 def _leaked(q: EvalQuery | None, doc_id: str, catalog: Catalog | None, explain: Explain | None) -> dict[str, Any]:
     out = _doc(doc_id, catalog)
     if explain is not None and q is not None:
-        out["why"] = [str(x) for x in explain(q, doc_id)]
+        try:
+            out["why"] = [str(x) for x in explain(q, doc_id)]
+        except Exception as exc:  # an explanation that cannot be given must not cost the run its results
+            out["why"] = [f"no explanation ({type(exc).__name__}: {exc})"]
     return out
 
 

@@ -41,23 +41,35 @@ class RunJournal:
         self._fh: IO[str] | None = self.path.open("a" if resume else "w", encoding="utf-8")
         self._synced = time.monotonic()
         self.appended = 0
+        self.error: OSError | None = None  # a write that failed (a full disk): the run goes on, the caller says so
 
     def append(self, record: RunRecord) -> None:
         if self._fh is None:
             return
-        self._fh.write(json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n")
-        self._fh.flush()  # in the kernel's hands: a killed process loses nothing written so far
-        self.appended += 1
-        if time.monotonic() - self._synced >= FSYNC_EVERY_S:
-            os.fsync(self._fh.fileno())
-            self._synced = time.monotonic()
+        try:
+            self._fh.write(json.dumps(record.model_dump(mode="json", exclude_none=True), ensure_ascii=False) + "\n")
+            self._fh.flush()  # in the kernel's hands: a killed process loses nothing written so far
+            self.appended += 1
+            if time.monotonic() - self._synced >= FSYNC_EVERY_S:
+                os.fsync(self._fh.fileno())
+                self._synced = time.monotonic()
+        except OSError as exc:  # the records are still in memory and written when the run ends
+            self.error = exc
+            self.close()
 
     def close(self) -> None:
-        if self._fh is not None:
-            self._fh.flush()
-            os.fsync(self._fh.fileno())
-            self._fh.close()
-            self._fh = None
+        fh, self._fh = self._fh, None
+        if fh is not None:
+            try:
+                fh.flush()
+                os.fsync(fh.fileno())
+            except OSError as exc:
+                self.error = self.error or exc
+            finally:
+                try:
+                    fh.close()  # flushes what is left: a full disk refuses it again
+                except OSError as exc:
+                    self.error = self.error or exc
 
 
 def read_records(path: Path) -> list[RunRecord]:
