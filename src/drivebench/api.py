@@ -24,8 +24,9 @@ if TYPE_CHECKING:
     from drivebench.evaluator.evaluate import Evaluation
     from drivebench.evaluator.idmap import IdMapper
     from drivebench.evaluator.preflight import Preflight
+    from drivebench.evaluator.runner import Interrupt
     from drivebench.evaluator.targets.profile import TargetProfile
-    from drivebench.formats.evalset import EvalQuery
+    from drivebench.formats.evalset import EvalQuery, RunRecord
     from drivebench.server.process import RunningServer
     from drivebench.simulator.backend import SimConfig, Simulator
 
@@ -160,6 +161,9 @@ def evaluate(
     on_run_start: Callable[[int], None] | None = None,
     by: Sequence[str] = (),
     label: str | None = None,
+    done: Sequence[RunRecord] = (),
+    interrupt: Interrupt | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
 ) -> Evaluation:
     """Run ``evalset`` against ``target`` and score it: what ``drivebench eval run`` does (it is this function
     plus reports). ``.result`` is the metrics.json it writes; with ``out``, run.jsonl and metrics.json are written.
@@ -184,6 +188,10 @@ def evaluate(
     names must be in the corpus, as ``eval run`` checks. One that does not raises
     ``drivebench.corpora.evalset_fit.EvalsetMismatchError`` (a ValueError; ``.unknown`` lists the ids the corpus
     lacks, ``.fits`` the built-in corpora the eval set fits) before anything is sent.
+
+    ``done``: records of queries already answered (a resumed run's run.jsonl): not sent again, scored with the rest.
+    ``interrupt`` (``evaluator.runner.Interrupt``) stops the run early: the result is then partial (metrics over the
+    queries answered, ``"partial": true``). ``on_record`` sees each new record as it arrives.
 
     Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``, ``EvalsetMismatchError``:
     all ValueErrors)."""
@@ -241,14 +249,16 @@ def evaluate(
     mode = "answer" if answers else "recall"
     top_k = max(10, *ks)
     pre = None
+    answered = {r.query_id for r in done}
+    pending = [q for q in queries if q.query_id not in answered]  # the probe asks a query the run will ask
 
     async def send_probe() -> Preflight:
         try:
-            return await probe(first, queries, top_k, mode)
+            return await probe(first, pending, top_k, mode)
         finally:
             await first.aclose()
 
-    if preflight:
+    if preflight and pending and not (interrupt is not None and interrupt.requested):
         pre = asyncio.run(send_probe()).check_ids(id_mapper)
         if on_preflight is not None:
             on_preflight(pre)
@@ -265,7 +275,7 @@ def evaluate(
             catalog = Catalog.from_manifest(load_manifest(corpus_dir))  # resolves cited file names, strata
     conc = concurrency or (profile.request.concurrency if profile is not None else 8)
     if on_run_start is not None:
-        on_run_start(len(queries))
+        on_run_start(len(pending))
     evaluation = run_evaluation(
         build(),
         queries,
@@ -280,6 +290,9 @@ def evaluate(
         max_error_rate=max_error_rate,
         scoring_progress=scoring_progress,
         by=by,
+        done=done,
+        interrupt=interrupt,
+        on_record=on_record,
     )
     if out is not None:
         write_outputs(evaluation, Path(out))

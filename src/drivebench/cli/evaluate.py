@@ -3,8 +3,9 @@
 Exit codes (every ``eval`` command): 0 ok; 1 a query returned a document its asker may not preview
 (``--allow-leaks`` waives it), a ``--fail-on`` gate failed, or leaks could not be measured (no oracle;
 ``--allow-no-oracle`` waives it); 2 usage or configuration error (bad option,
-eval set, profile, run file); 3 the run failed (the preflight failed, more queries failed than
-``--max-error-rate`` allows, or every answered query came back empty).
+eval set, profile, run file; ``--resume`` of a complete run or with options that contradict the run's); 3 the run
+failed (the preflight failed, more queries failed than ``--max-error-rate`` allows, or every answered query came back
+empty); ``eval run`` only: 130 (143 for SIGTERM) the run was stopped early (Ctrl-C) and written as a partial run.
 """
 
 from __future__ import annotations
@@ -216,6 +217,7 @@ def finish_with_gates(
             "exit_code": code,
             "verdict": verdict,
             "status": result.get("status"),
+            **({"partial": True, "completion": result.get("completion")} if result.get("partial") else {}),
             "errors": result.get("errors"),
             "preflight": result.get("preflight"),
             "unmapped": result.get("unmapped"),
@@ -230,6 +232,12 @@ def finish_with_gates(
     if code == EXIT_RUN_FAILED:
         reason = escape(str((result.get("status") or {}).get("reason")))
         err_console.print(f"[red]run FAILED[/] (exit 3): {reason}", highlight=False, soft_wrap=True)
+    elif result.get("partial"):
+        done = result.get("completion") or {}
+        err_console.print(
+            f"[red]verdict FAILED[/] (exit {code}): the run is partial ({done.get('answered')} of "
+            f"{done.get('queries')} queries answered)"
+        )
     elif code == EXIT_GATE:
         failed = sum(g.failed for g in gate_results)
         n = len(gate_results)
@@ -263,6 +271,7 @@ def _emit_json(payload: Any, json_out: str) -> None:
 
 @app.command("run")
 def run(
+    ctx: typer.Context,
     target: str | None = typer.Option(
         None, "--target", help="Recall URL. Without a path: the simulator's /api/mcp/recall; with one: as given."
     ),
@@ -274,7 +283,9 @@ def run(
         "--token",
         help="Bearer token (overrides the profile's [auth]); default: the profile's [auth], else $DRIVEBENCH_TOKEN.",
     ),
-    evalset: Path = typer.Option(..., "--evalset", exists=True, dir_okay=False, help="Eval set JSONL."),
+    evalset: Path | None = typer.Option(
+        None, "--evalset", exists=True, dir_okay=False, help="Eval set JSONL (required unless --resume/--only-failed)."
+    ),
     k: str = typer.Option("1,3,5,10", "--k", help="Cutoffs, comma-separated."),
     out: Path | None = typer.Option(None, "--out", help="Output directory (default reports/<timestamp>)."),
     corpus: str | None = typer.Option(
@@ -301,22 +312,125 @@ def run(
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
     by: list[str] = ByOpt,
+    resume: Path | None = typer.Option(
+        None,
+        "--resume",
+        exists=True,
+        file_okay=False,
+        help="Continue the partial run in RUN_DIR (stopped by Ctrl-C): ask only its unanswered queries, with its "
+        "recorded options, and write the whole run there.",
+    ),
+    only_failed: Path | None = typer.Option(
+        None,
+        "--only-failed",
+        exists=True,
+        file_okay=False,
+        help="Ask again only the queries that missed or leaked in RUN_DIR (a new run, labelled 'only-failed of "
+        "RUN_DIR', kept out of trends).",
+    ),
 ) -> None:
     """Call the endpoint for each query as the query's principal; write run.jsonl, metrics.json, reports.
 
+    Ctrl-C stops sending, lets the requests in flight finish (a few seconds), and writes the answered queries as a
+    partial run (exit 130; SIGTERM 143): `--resume RUN_DIR` asks the rest.
+
     Exit codes: 0 ok; 1 a leak (unless --allow-leaks), a --fail-on gate failed, or leaks could not be measured; 2 usage or
-    configuration error; 3 the run failed (preflight, --max-error-rate, or every answer empty).
+    configuration error (also: --resume of a complete run, or options that contradict the run's); 3 the run failed
+    (preflight, --max-error-rate, or every answer empty); 130 a partial run (interrupted).
     """
+    import shlex
+
     from drivebench.api import evaluate
-    from drivebench.evaluator.evaluate import write_outputs
+    from drivebench.cli import run_state as rs
+    from drivebench.evaluator import journal as jn
+    from drivebench.evaluator.evaluate import evalset_hash, write_outputs
     from drivebench.evaluator.report.terminal import print_summary
+    from drivebench.evaluator.runner import Interrupt
 
     quiet_libraries()
     out_console = err_console if json_out == "-" else console
+    given: dict[str, Any] = {
+        "target": target,
+        "target_profile": target_profile,
+        "mcp": mcp,
+        "evalset": evalset,
+        "corpus": corpus,
+        "k": k,
+        "match": match,
+        "field": field,
+        "answers": answers,
+        "citation_style": citation_style,
+        "by": by,
+        "label": label,
+        "max_error_rate": max_error_rate,
+        "fail_on": fail_on,
+        "allow_leaks": allow_leaks,
+        "allow_no_oracle": allow_no_oracle,
+    }
+    options = dict(given)
+    done: list[Any] = []
+    subset: dict[str, Any] | None = None  # --only-failed (or a resumed one): which queries, of which run
+    started_at: str | None = None
+    if resume is not None and only_failed is not None:
+        usage_error("give --resume or --only-failed, not both")
+    if resume is not None:
+        recorded = _resumable(resume)
+        bad = rs.contradictions(ctx, given, recorded["options"])
+        if out is not None and out.resolve() != resume.resolve():
+            bad.append(f"--out {out}: --resume writes the whole run into {resume}")
+        if bad:
+            usage_error(
+                f"--resume {resume}: " + "; ".join(bad),
+                f"leave those options out: --resume takes them from {resume / jn.RUN_CONFIG}",
+            )
+        options.update(recorded["options"])
+        subset, started_at, out = recorded.get("subset"), recorded.get("started_at"), resume
+    elif only_failed is not None:
+        try:
+            recorded = jn.read_run_config(only_failed) or {}
+            ids, source = rs.failed_query_ids(only_failed)
+        except (OSError, ValueError, KeyError) as exc:
+            usage_error(f"--only-failed {only_failed}: cannot read its failed queries: {exc}")
+        for name, value in (recorded.get("options") or {}).items():
+            if name in rs.RECORDED and not rs.given_on_command_line(ctx, name):
+                options[name] = value
+        if not ids:
+            usage_error(
+                f"--only-failed {only_failed}: nothing to re-ask: no query missed or leaked in that run ({source})"
+            )
+        what = f"only-failed of {only_failed.resolve().name}"
+        options["label"] = f"{what} ({options['label']})" if options.get("label") else what
+        subset = {"of": str(only_failed.resolve()), "from": source, "query_ids": ids}
+    (target, target_profile, mcp, evalset, corpus, k, match, field, answers, citation_style, by, label) = (
+        options[n] for n in rs.RECORDED[:12]
+    )
+    max_error_rate, fail_on, allow_leaks, allow_no_oracle = (options[n] for n in rs.RECORDED[12:])
+    target_profile = Path(target_profile) if target_profile is not None else None
+    evalset = Path(evalset) if evalset is not None else None
+    k = ",".join(map(str, k)) if isinstance(k, list) else k
+    if evalset is None:
+        usage_error("--evalset is required (or --resume/--only-failed RUN_DIR, which take the run's)")
+    if not evalset.is_file():
+        usage_error(f"--evalset {evalset}: no such file (the eval set the run asked)")
+    if resume is not None and evalset_hash(evalset) != recorded["options"].get("evalset_hash"):
+        usage_error(f"--resume {resume}: the eval set {evalset} changed since the run: its queries are not the same")
     ks = parse_ks(k)
     gates = _parse_gates(fail_on)
     queries = _load_queries(evalset)  # a bad eval set or --by is a usage error before anything is sent
+    if subset is not None:
+        wanted = set(subset["query_ids"])
+        missing = sorted(wanted - {q.query_id for q in queries})
+        if missing:
+            usage_error(f"{len(missing)} of the queries to ask again are not in {evalset}: {', '.join(missing[:5])}")
+        queries = [q for q in queries if q.query_id in wanted]
     _check_by(queries, by)
+    if resume is not None:
+        try:
+            known = {q.query_id for q in queries}
+            run_file = resume / jn.RUN_JSONL
+            done = [r for r in jn.read_records(run_file) if r.query_id in known] if run_file.exists() else []
+        except (OSError, ValueError) as exc:
+            usage_error(f"--resume {resume}: {exc}")
     profile, url, single, per_principal = resolve_target(target_profile, target, token, mcp)
     if corpus is not None:
         from drivebench.cli.preflight import check_evalset_fits, check_served_corpus
@@ -333,51 +447,94 @@ def run(
         )
 
     mode = "answer" if answers else "recall"
+    out_dir = Path(out or default_out_dir())
+    config: dict[str, Any] = {
+        "state": "running",
+        "started_at": started_at or datetime.now(UTC).isoformat(),
+        "options": {
+            **{n: rs.normalise(n, options[n]) for n in rs.RECORDED},
+            "evalset_hash": evalset_hash(evalset),
+        },
+        **({"subset": subset} if subset is not None else {}),
+    }
     bar = progress_bar()  # started when the run starts: the preflight and the oracle's spinner come first
     tasks: list[TaskID] = []
+    journal: list[jn.RunJournal] = []
 
     def run_starts(n: int) -> None:
+        jn.write_run_config(out_dir, config)  # before the first query: a killed run can be resumed
+        journal.append(jn.RunJournal(out_dir / jn.RUN_JSONL, resume=resume is not None))
         bar.start()
         tasks.append(bar.add_task(f"{mode} × {n}", total=n))
 
+    interrupt = Interrupt()
     try:
         try:
-            evaluation = evaluate(
-                url,
-                evalset,
-                corpus=corpus,
-                token=single,
-                tokens=per_principal,
-                profile=profile if target_profile is not None else None,
-                fields=field,
-                mcp=mcp,
-                citation_style=citation_style,
-                match=match or profile.ids.match,
-                ks=ks,
-                concurrency=concurrency or profile.request.concurrency,
-                timeout=timeout or profile.request.timeout_s,
-                answers=answers,
-                preflight=probe,
-                max_error_rate=max_error_rate,
-                progress=lambda: bar.advance(tasks[0]),
-                scoring_progress=scoring_bar(bar),  # scoring (the leak oracle) takes seconds: a bar
-                on_preflight=show_preflight,
-                loading=status,  # loading the leak oracle takes seconds: a spinner
-                on_run_start=run_starts,
-                by=by,
-                label=label,
-            )
+            with rs.stop_on_signals(interrupt.trigger, rs.announce):
+                evaluation = evaluate(
+                    url,
+                    queries if subset is not None else evalset,
+                    corpus=corpus,
+                    token=single,
+                    tokens=per_principal,
+                    profile=profile if target_profile is not None else None,
+                    fields=field,
+                    mcp=mcp,
+                    citation_style=citation_style,
+                    match=match or profile.ids.match,
+                    ks=ks,
+                    concurrency=concurrency or profile.request.concurrency,
+                    timeout=timeout or profile.request.timeout_s,
+                    answers=answers,
+                    preflight=probe,
+                    max_error_rate=max_error_rate,
+                    progress=lambda: bar.advance(tasks[0]),
+                    scoring_progress=scoring_bar(bar),  # scoring (the leak oracle) takes seconds: a bar
+                    on_preflight=show_preflight,
+                    loading=status,  # loading the leak oracle takes seconds: a spinner
+                    on_run_start=run_starts,
+                    by=by,
+                    label=label,
+                    done=done,
+                    interrupt=interrupt,
+                    on_record=lambda rec: journal[0].append(rec) if journal else None,
+                )
         finally:
             bar.stop()
+            for j in journal:
+                j.close()
+                if j.error is not None:
+                    err_console.print(
+                        f"[yellow]could not append to {j.path} as the run went ({j.error}): the records are "
+                        "written when the run ends[/]"
+                    )
     except ValueError as exc:  # a profile, mapping, map file or token list that cannot be used
         usage_error(str(exc))
+    info = evaluation.result["run_info"]
     if target_profile is not None:
-        evaluation.result["run_info"]["target_profile"] = str(target_profile)
+        info["target_profile"] = str(target_profile)
+    info["started_at"] = config["started_at"]  # a resumed run started when its first part did
+    if subset is not None:
+        info.update(evalset=str(evalset), evalset_hash=evalset_hash(evalset))
+        info["subset"] = {k_: v for k_, v in subset.items() if k_ != "query_ids"} | {"queries": len(queries)}
+    resume_cmd = f"drivebench eval run --resume {shlex.quote(str(out_dir))}"
+    if evaluation.partial:  # every output says how to continue
+        evaluation.result["completion"]["resume"] = resume_cmd
+        evaluation.result["status"]["reason"] += f"; continue with: {resume_cmd}"
     judge_gates(evaluation.result, gates, allow_no_oracle, allow_leaks)  # before metrics.json and every report
-    out_dir = write_outputs(evaluation, out or default_out_dir())
+    out_dir = write_outputs(evaluation, out_dir)
+    jn.write_run_config(out_dir, {**config, "state": "partial" if evaluation.partial else "complete"})
     print_summary(evaluation.result, out_console)
     finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history
     err_console.print(f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'}")
+    if evaluation.partial:
+        done_n = evaluation.result["completion"]
+        err_console.print(
+            f"[bold red]PARTIAL run[/]: {done_n['answered']} of {done_n['queries']} queries answered, the figures are "
+            f"over those only; continue with: {escape(resume_cmd)}",
+            highlight=False,
+            soft_wrap=True,
+        )
     finish_with_gates(
         evaluation.result,
         gates,
@@ -388,6 +545,36 @@ def run(
         allow_no_oracle,
         allow_leaks,
     )
+
+
+def _resumable(run_dir: Path) -> dict[str, Any]:
+    """The recorded run_config.json of a run ``--resume`` can continue; usage errors (exit 2) otherwise."""
+    from drivebench.evaluator import journal as jn
+
+    try:
+        recorded = jn.read_run_config(run_dir)
+        metrics = (
+            json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
+            if (run_dir / "metrics.json").exists()
+            else None
+        )
+    except (OSError, ValueError) as exc:
+        usage_error(f"--resume {run_dir}: {exc}")
+    complete = (recorded or {}).get("state") == "complete" or (
+        recorded is None and metrics is not None and not metrics.get("partial")
+    )
+    if complete:
+        n = len((metrics or {}).get("per_query") or []) or "all"
+        usage_error(
+            f"--resume {run_dir}: nothing to resume: the run is complete ({n} of {n} queries answered)",
+            "start a new run without --resume (or --only-failed RUN_DIR to ask its missed and leaked queries again)",
+        )
+    if recorded is None or not isinstance(recorded.get("options"), dict):
+        usage_error(
+            f"--resume {run_dir}: not a run that can be resumed (no {jn.RUN_CONFIG}: not written by eval run, or "
+            "by a version before --resume)"
+        )
+    return recorded
 
 
 @app.command("score")
@@ -469,7 +656,7 @@ def score_cmd(
     from drivebench.formats.corpus import load_manifest
 
     names = Catalog.from_manifest(load_manifest(corpus_dir)) if corpus_dir is not None else None
-    attach(result, queries, records, ks, names)  # JUnit names the missed and leaking queries' documents
+    attach(result, queries, records, ks, names, oracle)  # JUnit names the missed and leaking queries' documents
     judge(result, max_error_rate)
     result["run_info"] = {"run": str(path), "evalset": str(evalset or qrels), **({"label": label} if label else {})}
     judge_gates(result, gates, allow_no_oracle, allow_leaks)  # before the JSON and the summary

@@ -98,8 +98,14 @@ def finish_run(
         err_console.print(f"[yellow]could not record the run in {path}: {exc}[/]")
         return None
     failed = (result.get("status") or {}).get("state") == "failed"
+    from drivebench.evaluator.history import run_scope
+
+    scope = run_scope(result)
+    mark = [m for m, on in (("FAILED", failed), ("PARTIAL", scope == "partial"), ("subset", scope == "subset")) if on]
     where = path.resolve()  # absolute: the default depends on where the project's config file is
-    err_console.print(f"recorded as run {run_id} in {where}" + (" (marked FAILED)" if failed else ""), soft_wrap=True)
+    err_console.print(
+        f"recorded as run {run_id} in {where}" + (f" (marked {', '.join(mark)})" if mark else ""), soft_wrap=True
+    )
     return run_id
 
 
@@ -204,7 +210,9 @@ def trend_cmd(
             store.trend(metric, evalset_hash=evalset_hash, target=target)
         )
         if left_out:
-            err_console.print(f"[yellow]{left_out} failed run(s) left out (--include-failed shows them)[/]")
+            err_console.print(
+                f"[yellow]{left_out} failed, partial or subset run(s) left out (--include-failed shows them)[/]"
+            )
     points = sorted((p for line in lines for p in line.points), key=lambda p: (p.run.when, p.run.id))
     line_of = {p.run.id: i for i, line in enumerate(lines, 1) for p in line.points}
     failures = trend_failures(points, store.leak_counts([p.run.id for p in points]))
@@ -564,7 +572,7 @@ def history_cmd(
     for p in points:
         table.add_row(
             str(p.run.id),
-            "[red]FAILED[/]" if p.run.failed else "ok",
+            _status_cell(p.run),
             _verdict_cell(p.run),
             p.run.when[:16].replace("T", " "),
             p.run.target or "—",
@@ -576,6 +584,14 @@ def history_cmd(
             p.run.run_dir or "—",
         )
     console.print(fit_table(table, console))  # a run per block when the columns do not fit the terminal
+
+
+def _status_cell(run: Any) -> str:
+    """``FAILED``, ``PARTIAL`` (stopped early), ``subset`` (--only-failed) or ``ok``."""
+    if run.failed:
+        return "[red]FAILED[/]"
+    scope = getattr(run, "scope", None)
+    return "[red]PARTIAL[/]" if scope == "partial" else "[yellow]subset[/]" if scope == "subset" else "ok"
 
 
 def _verdict_cell(run: Any) -> str:
@@ -591,6 +607,7 @@ def _run_dict(run: Any) -> dict[str, Any]:
     return {
         "id": run.id,
         "status": run.status,
+        "scope": getattr(run, "scope", None),
         "verdict": run.verdict,
         "failed_gates": [g.get("expr") for g in run.failed_gates],
         "when": run.when,

@@ -5,6 +5,12 @@ The run *failed* when the preflight probe failed (nothing else is sent; every qu
 as a ``preflight`` error), when the share of failed queries exceeds ``max_error_rate`` (default 0:
 any failed query fails the run), or when every answered query returned an empty list. ``metrics.json`` then says so in ``status``
 (``"failed"`` with the reason), shown first by every report; history keeps the run, marked failed.
+
+A run stopped early (``Interrupt``: Ctrl-C) is *partial*: the metrics are over the queries answered before it
+stopped, ``metrics.json`` says ``"partial": true`` with ``completion`` (how many of how many), ``status.state`` is
+``"partial"`` (unless the run failed too) and the verdict fails (``gates.verdict``); its run.jsonl keeps the
+target's answers as returned (ids not yet mapped), so that ``done`` records of a resumed run are mapped and scored
+exactly like the ones asked after them.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -23,7 +30,7 @@ from drivebench.evaluator import failed_queries as fq
 from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
-from drivebench.evaluator.runner import RunConfig, run_queries
+from drivebench.evaluator.runner import Interrupt, RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
 from drivebench.evaluator.strata import tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
@@ -36,10 +43,15 @@ class Evaluation:
     result: dict[str, Any]
     out_dir: Path | None = None
     preflight: Preflight | None = None
+    raw_records: list[RunRecord] | None = None  # before id mapping: what a partial run's run.jsonl keeps
 
     @property
     def failed(self) -> bool:
         return (self.result.get("status") or {}).get("state") == "failed"
+
+    @property
+    def partial(self) -> bool:
+        return bool(self.result.get("partial"))
 
 
 def evalset_hash(path: Path) -> str:
@@ -77,7 +89,7 @@ def _answered_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
 
 def with_status_first(result: dict[str, Any]) -> dict[str, Any]:
     """The same dict with ``verdict``, ``status``, ``errors`` and ``preflight`` first (metrics.json key order)."""
-    first = ("verdict", "status", "errors", "preflight", "unmapped", "oracles", "gates")
+    first = ("verdict", "status", "partial", "completion", "errors", "preflight", "unmapped", "oracles", "gates")
     return {**{k: result[k] for k in first if k in result}, **{k: v for k, v in result.items() if k not in first}}
 
 
@@ -97,6 +109,9 @@ def evaluate(
     max_error_rate: float = 0.0,
     scoring_progress: Callable[[int, int], None] | None = None,
     by: Sequence[str] = (),
+    done: Sequence[RunRecord] = (),
+    interrupt: Interrupt | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
 ) -> Evaluation:
     """Run ``queries`` against ``target`` and score them (``by``: eval-set tags to break metrics down by, see
     ``scoring.score``; an unknown one raises ``UnknownTagError`` before anything is sent). With ``probe`` the
@@ -104,28 +119,42 @@ def evaluate(
     preflight sends nothing else: every query is recorded as a ``preflight`` error. ``progress`` is called
     once per answered query; ``scoring_progress(done, total)`` with ``(0, n)`` when scoring starts, after each
     query the leak oracle has judged (scoring's slow part: a Casbin decision per returned document), and
-    ``(n, n)`` when the scores are done."""
+    ``(n, n)`` when the scores are done.
+
+    ``done``: the records of a resumed run's queries already answered (as the target returned them): those queries
+    are not sent again, and are mapped and scored with the others. ``interrupt`` stops the run early (a partial
+    run, see the module docs); ``on_record`` sees each new record as it arrives."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     tag_strata(queries, by)  # a tag no query carries is a usage error, found before the run, not after it
     started = datetime.now(UTC)
     pre: list[Preflight] = [preflight_result] if preflight_result is not None else []
 
+    answered_before = {r.query_id for r in done}
+    pending = [q for q in queries if q.query_id not in answered_before]
+
     async def go() -> list[RunRecord]:
         try:
-            if probe and queries and not pre:
-                pre.append(await preflight(target, queries, cfg.top_k, cfg.mode))
+            if probe and pending and not pre:
+                pre.append(await preflight(target, pending, cfg.top_k, cfg.mode))
             if pre and pre[0].fatal:
                 p = pre[0]
                 if p.fatal:
                     msg = f"not sent: the preflight probe failed ({p.kind}): {p.diagnosis}"
                     return [
-                        RunRecord(query_id=q.query_id, error=msg, error_kind="preflight", attempts=0) for q in queries
+                        RunRecord(query_id=q.query_id, error=msg, error_kind="preflight", attempts=0) for q in pending
                     ]
-            return await run_queries(target, queries, cfg, progress)
+            return await run_queries(target, pending, cfg, progress, interrupt=interrupt, on_record=on_record)
         finally:
             await target.aclose()
 
-    records = asyncio.run(go())
+    by_id = {r.query_id: r for r in [*done, *asyncio.run(go())]}
+    records = [by_id[q.query_id] for q in queries if q.query_id in by_id]  # eval-set order
+    raw_records = list(records)
+    total = len(queries)
+    partial = len(records) < total
+    if partial:  # the metrics are over the queries answered; a --by tag only unanswered queries carry is dropped
+        queries = [q for q in queries if q.query_id in by_id]
+        by = [b for b in by if _carried(queries, b)]
     n = len(queries)
     if scoring_progress is not None:
         scoring_progress(0, n)
@@ -145,11 +174,14 @@ def evaluate(
     result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
-    fq.attach(result, queries, records, ks, catalog)  # the missed and leaking queries by name
+    # the missed and leaking queries by name, each leaked document with the reasons its asker may not see it
+    fq.attach(result, queries, records, ks, catalog, oracle if oracle is not None else "evalset")
     p = pre[0] if pre else None
     if p is not None:
         result["preflight"] = p.as_dict()
     judge(result, max_error_rate, p)
+    if partial:
+        mark_partial(result, len(records), total, interrupt)
     if scoring_progress is not None:
         scoring_progress(n, n)
     snapshots = sorted({str(r.model_extra.get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")})
@@ -166,8 +198,40 @@ def evaluate(
     reported = server_faults(records)
     if reported is not None:  # what the server says it ran with beats what the caller assumed
         info["faults"] = reported
+    if done:
+        info["resumed"] = {"answered_before": len(answered_before), "asked": len(records) - len(answered_before)}
     result["run_info"] = info
-    return Evaluation(records, with_status_first(result), preflight=p)
+    return Evaluation(records, with_status_first(result), preflight=p, raw_records=raw_records)
+
+
+def _carried(queries: Sequence[EvalQuery], tag: str) -> bool:
+    try:
+        tag_strata(queries, [tag])
+    except ValueError:
+        return False
+    return True
+
+
+def mark_partial(result: dict[str, Any], answered: int, total: int, interrupt: Interrupt | None) -> None:
+    """Mark ``result`` partial: ``partial``, ``completion`` (answered of total, what stopped it) and ``status``
+    (``"partial"`` unless the run failed; the reason says the metrics are over the answered queries only)."""
+    why = interrupt.signal if interrupt is not None and interrupt.signal else "stopped"
+    result["partial"] = True
+    result["completion"] = {
+        "answered": answered,
+        "queries": total,
+        "unanswered": total - answered,
+        "stopped_by": why,
+    }
+    status = result.setdefault("status", {"state": "ok", "reason": ""})
+    sentence = (
+        f"PARTIAL run: interrupted ({why}) after {answered} of {total} queries; every figure is over those "
+        f"{answered} answered queries only"
+    )
+    if status.get("state") == "failed":
+        status["reason"] = f"{sentence}; and {status.get('reason', '')}"
+    else:
+        status["state"], status["reason"] = "partial", sentence
 
 
 def server_faults(records: Sequence[RunRecord]) -> list[str] | None:
@@ -189,15 +253,29 @@ def server_faults(records: Sequence[RunRecord]) -> list[str] | None:
 
 
 def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
+    """run.jsonl (replaced atomically and fsync'd), failed_queries.jsonl and metrics.json. A partial run's run.jsonl
+    keeps the records as the target returned them (``raw_records``): ``--resume`` maps them with the rest."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_jsonl(out_dir / "run.jsonl", evaluation.records)
+    keep = evaluation.raw_records if evaluation.partial and evaluation.raw_records is not None else evaluation.records
+    replace_jsonl(out_dir / "run.jsonl", keep)
     section = evaluation.result.get("failed_queries")
     if isinstance(section, dict):  # every missed or leaking query by name; metrics.json keeps the first rows
         fq.write_failed_queries(section.get("rows") or [], out_dir / fq.FAILED_QUERIES_JSONL)
     write_metrics(evaluation.result, out_dir / "metrics.json")
     evaluation.out_dir = out_dir
     return out_dir
+
+
+def replace_jsonl(path: Path, records: Sequence[RunRecord]) -> Path:
+    """Write ``records`` to a temporary file beside ``path``, fsync it, and rename it over ``path``: a reader (or a
+    crash) sees the old file or the new one, never half of it."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    write_jsonl(tmp, records)
+    with tmp.open("rb") as fh:
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
 
 
 def write_metrics(result: dict[str, Any], path: Path) -> Path:

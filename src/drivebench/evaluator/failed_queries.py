@@ -9,7 +9,7 @@ eval set, the run records and the catalog are all at hand (``evaluate``); the re
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from drivebench.evaluator.catalog import Catalog
 from drivebench.formats.evalset import EvalQuery, RunRecord
 
 FAILED_QUERIES_JSONL = "failed_queries.jsonl"
+Explain = Callable[[EvalQuery, str], Sequence[str]]  # why a document may not be previewed: the leak oracle's reasons
 TOP_N = 3  # the top results shown per row: enough to see what the pipeline preferred
 STORED_ROWS = 50  # rows kept in metrics.json (the reports show as many); the full list is the JSONL file
 
@@ -31,15 +32,40 @@ def _doc(doc_id: str, catalog: Catalog | None) -> dict[str, Any]:
     return {"doc_id": doc_id, "name": d.name if d is not None and d.name else None, "path": d.path if d else None}
 
 
+def _leaked(q: EvalQuery | None, doc_id: str, catalog: Catalog | None, explain: Explain | None) -> dict[str, Any]:
+    out = _doc(doc_id, catalog)
+    if explain is not None and q is not None:
+        try:
+            out["why"] = [str(x) for x in explain(q, doc_id)]
+        except Exception as exc:  # an explanation that cannot be given must not cost the run its results
+            out["why"] = [f"no explanation ({type(exc).__name__}: {exc})"]
+    return out
+
+
+def explainer(oracle: Any, queries: Sequence[EvalQuery]) -> Explain | None:
+    """The ``explain`` of a leak oracle (the corpus's, or the eval set's lists when ``oracle`` is ``"evalset"``)."""
+    if oracle == "evalset":
+        if not any(q.forbidden or q.allowed is not None for q in queries):
+            return None
+        from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
+
+        oracle = oracle_from_evalset(queries)
+    explain = getattr(oracle, "explain", None)
+    return explain if callable(explain) else None
+
+
 def failed_query_rows(
     queries: Sequence[EvalQuery],
     records: Sequence[RunRecord],
     per_query: Sequence[Mapping[str, Any]],
     k: int,
     catalog: Catalog | None,
+    explain: Explain | None = None,
 ) -> list[dict[str, Any]]:
     """One row per answered query with no gold document in the top ``k`` (``miss``) or a leak (``leak``), in
-    eval-set order. A query that failed (an error) is not here: the errors table has it."""
+    eval-set order. A query that failed (an error) is not here: the errors table has it. With ``explain`` (the leak
+    oracle's), each leaked document carries ``why``: the reasons its asker may not see it (the grant and deny
+    chain, the clearance veto, a grant out of its validity)."""
     by_id = {q.query_id: q for q in queries}
     recs = {r.query_id: r for r in records}
     rows: list[dict[str, Any]] = []
@@ -63,7 +89,7 @@ def failed_query_rows(
                 "k": k,
                 "gold": [_doc(d, catalog) for d in (q.gold_ids if q else [])],
                 "top": [{"rank": i, "score": h.score, **_doc(h.doc_id, catalog)} for i, h in enumerate(hits, 1)],
-                "leaked": [_doc(d, catalog) for d in leaked],
+                "leaked": [_leaked(q, d, catalog, explain) for d in leaked],
             }
         )
     return rows
@@ -81,10 +107,14 @@ def attach(
     records: Sequence[RunRecord],
     ks: Sequence[int],
     catalog: Catalog | None,
+    oracle: Any = None,
 ) -> dict[str, Any]:
-    """Store ``result["failed_queries"]`` for a scored run (``result["per_query"]`` from ``score``)."""
+    """Store ``result["failed_queries"]`` for a scored run (``result["per_query"]`` from ``score``); ``oracle``: the
+    leak oracle the run was scored with, whose ``explain`` says why each leaked document may not be seen."""
     k = main_k([int(x) for x in ks])
-    result["failed_queries"] = summary(failed_query_rows(queries, records, result["per_query"], k, catalog), k, catalog)
+    explain = explainer(oracle, queries)
+    rows = failed_query_rows(queries, records, result["per_query"], k, catalog, explain)
+    result["failed_queries"] = summary(rows, k, catalog)
     return result
 
 

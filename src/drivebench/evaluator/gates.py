@@ -50,6 +50,12 @@ _SAYS = {
 }
 _NOT = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 EXIT_OK, EXIT_GATE, EXIT_RUN_FAILED = 0, 1, 3
+# a partial run (stopped early) exits 128 + the signal's number, the shell's convention: Ctrl-C 130, SIGTERM 143
+EXIT_INTERRUPTED = {"SIGINT": 130, "SIGTERM": 143}
+
+
+def partial_exit_code(result: Mapping[str, Any]) -> int:
+    return EXIT_INTERRUPTED.get(str((result.get("completion") or {}).get("stopped_by")), 130)
 
 
 class GateError(ValueError):
@@ -217,8 +223,12 @@ def verdict(result: Mapping[str, Any], gates: Sequence[GateResult]) -> dict[str,
     reasons = []
     if status.get("state") == "failed":
         reasons.append(f"FAILED: the run failed: {status.get('reason', '')}")
+    elif result.get("partial"):
+        reasons.append(f"FAILED: {status.get('reason', 'the run is partial')}")
     reasons += [g.message for g in gates if g.failed]
     code = EXIT_RUN_FAILED if status.get("state") == "failed" else (EXIT_GATE if reasons else EXIT_OK)
+    if result.get("partial"):  # never a success, whatever the gates say: exits as the interruption did
+        code = partial_exit_code(result)
     return {
         "state": "failed" if reasons else "passed",
         "exit_code": code,
@@ -257,9 +267,10 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
     root = ET.Element("testsuites", name="drivebench")
     suite = ET.SubElement(root, "testsuite", name="drivebench.gates", tests=str(len(gates)))
     status = result.get("status") or {}
-    if status.get("state") == "failed":
+    if status.get("state") == "failed" or result.get("partial"):
         case = ET.SubElement(suite, "testcase", classname="drivebench.run", name="run")
-        ET.SubElement(case, "error", message="the run failed").text = str(status.get("reason", ""))
+        what = "the run failed" if status.get("state") == "failed" else "the run is partial"
+        ET.SubElement(case, "error", message=what).text = str(status.get("reason", ""))
     for g in gates:
         case = ET.SubElement(suite, "testcase", classname="drivebench.gates", name=g.expr)
         if g.failed:
@@ -301,6 +312,12 @@ def _doc_name(d: Mapping[str, Any]) -> str:
     return str(d.get("name") or d.get("doc_id"))
 
 
+def _leaked_name(d: Mapping[str, Any]) -> str:
+    """A leaked document's name and why its asker may not see it (the grant chain), when known."""
+    why = [str(x) for x in d.get("why") or []]
+    return _doc_name(d) + (f" (why: {'; '.join(why)})" if why else "")
+
+
 def _named_detail(row: Mapping[str, Any]) -> str:
     """A failed query's question, expected documents, top results and leaked documents, by name (ids
     without a catalog)."""
@@ -308,5 +325,5 @@ def _named_detail(row: Mapping[str, Any]) -> str:
     parts.append("expected: " + (", ".join(_doc_name(d) for d in row.get("gold") or []) or "(no gold)"))
     parts.append("top results: " + (", ".join(_doc_name(d) for d in row.get("top") or []) or "(nothing returned)"))
     if row.get("leaked"):
-        parts.append("leaked: " + ", ".join(_doc_name(d) for d in row["leaked"]))
+        parts.append("leaked: " + ", ".join(_leaked_name(d) for d in row["leaked"]))
     return "; ".join(parts)

@@ -26,15 +26,21 @@ trends); ``verdict`` says whether they met the gates (a gate-failed run is a val
 A run's ``label`` (``run_info.label``, from ``--label``; ``NULL`` when it had none) names it: ``eval trend`` draws one
 line per target, corpus version and label.
 
-Schema (version 1; the ``status``, ``corpus``, ``corpus_version``, ``verdict``, ``gates`` and ``label`` columns are
-added to older files on open)::
+A run's ``scope`` says whether it measured the whole eval set: ``NULL`` for a full run (and every run recorded before
+the column existed), ``partial`` for a run stopped early (``"partial": true``: Ctrl-C), ``subset`` for a re-run of some
+queries only (``eval run --only-failed``: ``run_info.subset``). ``trend``, and ``runs``/``latest`` without
+``include_failed``, leave both out like failed runs: their figures are not comparable with a full run's.
+
+Schema (version 1; the ``status``, ``corpus``, ``corpus_version``, ``verdict``, ``gates``, ``label`` and ``scope``
+columns are added to older files on open)::
 
     meta(key PRIMARY KEY, value)                    -- schema_version
     runs(id INTEGER PRIMARY KEY, fingerprint UNIQUE, recorded_at, started_at, run_dir, target,
          evalset_hash, snapshot, format, result, status,
          corpus, corpus_version,                    -- result: JSON without per_query; acme-zh@2
          verdict, gates,                            -- passed | failed | NULL; gates: JSON list
-         label)                                     -- run_info.label or NULL
+         label,                                     -- run_info.label or NULL
+         scope)                                     -- NULL (full) | partial | subset
     metric_values(run_id, name, value, ci_low, ci_high, PRIMARY KEY(run_id, name))
     query_values(run_id, ord, query_id, status, row, PRIMARY KEY(run_id, ord))   -- row: JSON
 """
@@ -106,6 +112,11 @@ class RunSummary:
     verdict: str | None = None  # passed | failed; None: recorded before gates were stored
     gates_json: str | None = None
     label: str | None = None  # run_info.label (--label); None: unlabelled, or recorded before labels were stored
+    scope: str | None = None  # None: a full run; "partial": stopped early; "subset": --only-failed
+
+    @property
+    def full(self) -> bool:
+        return self.scope is None
 
     @property
     def failed(self) -> bool:
@@ -162,6 +173,13 @@ def run_status(result: Mapping[str, Any]) -> str:
     return "failed" if (result.get("status") or {}).get("state") == "failed" else "ok"
 
 
+def run_scope(result: Mapping[str, Any]) -> str | None:
+    """``"partial"`` (stopped early), ``"subset"`` (some queries only: ``run_info.subset``) or None (a full run)."""
+    if result.get("partial"):
+        return "partial"
+    return "subset" if (result.get("run_info") or {}).get("subset") else None
+
+
 def run_verdict(result: Mapping[str, Any]) -> str | None:
     """``"passed"``/``"failed"`` from a metrics.json dict's ``verdict``; None when it has none."""
     verdict = result.get("verdict")
@@ -212,7 +230,8 @@ class HistoryStore:
                 con.execute("ALTER TABLE runs ADD COLUMN status TEXT NOT NULL DEFAULT 'ok'")
             # which corpus, which version (compare refuses mixed versions); the verdict and the gates checked; the
             # run's label (trend lines)
-            for column in ("corpus", "corpus_version", "verdict", "gates", "label"):
+            # whether the run measured the whole eval set (partial and subset runs are left out of trends)
+            for column in ("corpus", "corpus_version", "verdict", "gates", "label", "scope"):
                 if column not in columns:
                     con.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
             with con:
@@ -231,8 +250,8 @@ class HistoryStore:
                 return int(row[0])
             cur = con.execute(
                 "INSERT INTO runs (fingerprint, recorded_at, started_at, run_dir, target, evalset_hash, snapshot,"
-                " format, result, status, corpus, corpus_version, verdict, gates, label)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                " format, result, status, corpus, corpus_version, verdict, gates, label, scope)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     fp,
                     datetime.now(UTC).isoformat(),
@@ -249,6 +268,7 @@ class HistoryStore:
                     run_verdict(result),
                     json.dumps(result["gates"], ensure_ascii=False) if isinstance(result.get("gates"), list) else None,
                     _str_or_none(info.get("label")),
+                    run_scope(result),
                 ),
             )
             run_id = int(cur.lastrowid or 0)
@@ -274,7 +294,7 @@ class HistoryStore:
 
     _COLS = (
         "id, recorded_at, started_at, run_dir, target, evalset_hash, snapshot, status, corpus, corpus_version,"
-        " verdict, gates, label"
+        " verdict, gates, label, scope"
     )
     _ORDER = "ORDER BY COALESCE(started_at, recorded_at), id"
 
@@ -294,6 +314,7 @@ class HistoryStore:
         clauses, args = [], []
         if not include_failed:
             clauses.append(f"{alias}status != 'failed'")
+            clauses.append(f"{alias}scope IS NULL")  # a partial or subset run is not a measurement of the eval set
         if evalset_hash:
             clauses.append(f"{alias}evalset_hash = ?")
             args.append(evalset_hash)
@@ -354,7 +375,7 @@ class HistoryStore:
         where, args = self._filters(evalset_hash, target, "r.", include_failed=include_failed)
         sql = (
             f"SELECT r.id, r.recorded_at, r.started_at, r.run_dir, r.target, r.evalset_hash, r.snapshot, r.status,"
-            f" r.corpus, r.corpus_version, r.verdict, r.gates, r.label, m.value, m.ci_low, m.ci_high FROM runs r"
+            f" r.corpus, r.corpus_version, r.verdict, r.gates, r.label, r.scope, m.value, m.ci_low, m.ci_high FROM runs r"
             f" LEFT JOIN metric_values m ON m.run_id = r.id AND m.name = ? {where}"
             f" ORDER BY COALESCE(r.started_at, r.recorded_at), r.id"
         )
@@ -362,9 +383,9 @@ class HistoryStore:
             rows = con.execute(sql, [metric, *args]).fetchall()
         points = [
             TrendPoint(
-                self._summary(row[:13]),
-                row[13],
-                None if row[14] is None or row[15] is None else (float(row[14]), float(row[15])),
+                self._summary(row[:14]),
+                row[14],
+                None if row[15] is None or row[16] is None else (float(row[15]), float(row[16])),
             )
             for row in rows
         ]

@@ -9,11 +9,16 @@ A document id the corpus does not know is treated as not previewable (fail close
 returns unknown documents is reported, not excused). Each decision is Casbin's ``enforce`` (the reference, not
 the simulator's compiled fast path: the oracle shares nothing with the target's search), memoised per
 (principal, document, time): the engine is a snapshot, so a repeated question has the same answer.
+
+``explain(query, doc_id)`` says why a document may not be previewed (the failed-queries rows of a leak): the grant
+and deny chain of ``drive.permissions.effective`` (the same compiled lines and role closures Casbin evaluates, its
+decision checked against ``enforce``), the clearance veto, grants that reach the document but are not in force at
+the query's time (expired or not yet valid), and a folder that breaks inheritance.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +27,10 @@ from drivebench.drive.errors import DriveError
 from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.permissions import PermissionEngine, Principal
 from drivebench.drive.permissions.compiler import doc_obj
+from drivebench.drive.permissions.effective import ExplanationMismatch, GrantSource, effective_permissions
+from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
-from drivebench.formats.corpus import load_manifest
+from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
 from drivebench.formats.evalset import EvalQuery
 
 
@@ -69,6 +76,109 @@ class DriveOracle:
             except DriveError:
                 self._decisions[key] = False
         return self._decisions[key]
+
+    def _at(self, q: EvalQuery) -> datetime:
+        return as_utc(q.as_of) if q.as_of is not None else self.at
+
+    def _path_of(self, obj: str, at: datetime) -> str:
+        kind, _, ident = obj.partition(":")
+        try:
+            if kind == "fld":
+                return self.drive.folder_path_at(ident, at)
+            return self.drive.doc_path_at(self.drive.doc(ident), at)
+        except (KeyError, DriveError):
+            return obj
+
+    def _who(self, p: Principal) -> str:
+        if p.user_id is not None:
+            return f"user {p.user_id}"
+        return f"role {p.roles[0] if p.roles else '?'}" + (f" in {p.department}" if p.department else "")
+
+    def explain(self, q: EvalQuery, doc_id: str) -> list[str]:
+        """Why ``q``'s principal may not preview ``doc_id`` at the query's time, one reason per item (``[]`` when it
+        may). Read off the compiled policy lines the oracle's Casbin engine holds (``effective_permissions``, whose
+        decision is checked against ``enforce``: an explanation that disagrees is never shown)."""
+        if doc_id not in self.engine.doc_index:
+            return [f"{doc_id} is not a document of the corpus: an unknown id is never previewable"]
+        at = self._at(q)
+        try:
+            doc = self.drive.doc(doc_id)
+            engine = self._engine_at(at)
+            principal = self.principal(q)
+            obj = doc_obj(doc_id)
+            eff = effective_permissions(
+                engine,
+                principal,
+                obj,
+                at,
+                doc.secret_level,
+                path_of=lambda o: self._path_of(o, at),
+                actions=("preview",),
+            )
+        except ExplanationMismatch as exc:
+            return [f"no explanation: it disagreed with Casbin's decision ({exc})"]
+        except DriveError as exc:
+            return [f"not previewable: {exc}"]
+        decision = eff.decision("preview")
+        if decision.allowed:
+            return []
+        who = self._who(principal)
+        doc_path = self._path_of(obj, at)
+        reasons = [
+            self._deny_text(s, doc_path) for s in decision.sources if s.effect == "deny"
+        ]  # a deny beats every allow: first
+        level = doc.secret_level
+        if level > principal.clearance:
+            vetoed = [s.grant_id for s in decision.sources if s.vetoed_by_clearance]
+            text = f"secret level {level} ({_level_name(level)}) > {who}'s clearance {principal.clearance}"
+            text += f" ({_level_name(principal.clearance)})"
+            if vetoed:
+                text += f"; the allow of grant {', '.join(vetoed)} is vetoed"
+            reasons.append(text)
+        if not any(s.effect == "allow" for s in decision.sources):
+            subjects = sorted(engine.subjects_of(principal))
+            ancestors = engine.object_ancestors(obj)
+            t = to_us(at)
+            for line in engine.lines("preview"):  # the same compiled lines, outside their validity at ``at``
+                if line.eft != "allow" or line.obj not in ancestors:
+                    continue
+                if not (line.sub == "everyone" or line.sub in subjects) or within(t, line.nbf, line.exp):
+                    continue
+                where = self._path_of(line.obj, at)
+                if line.exp and t >= int(line.exp):
+                    reasons.append(f"grant {line.gid} to {line.sub} on {where} expired {_day(line.exp)}")
+                else:
+                    reasons.append(f"grant {line.gid} to {line.sub} on {where} starts {_day(line.nbf)}")
+            folders = sorted((a for a in ancestors if a.startswith("fld:")), key=lambda f: len(self._path_of(f, at)))
+            if folders:
+                top = folders[0][4:]
+                node = self.drive.folders.get(top)
+                if node is not None and node.break_inheritance and node.parent_id is not None:
+                    reasons.append(
+                        f"folder {self._path_of(folders[0], at)} breaks inheritance: grants above it do not reach it"
+                    )
+            reasons.append(f"no grant in force allows preview of {doc_path} to {who} (subjects {', '.join(subjects)})")
+        return reasons
+
+    def _deny_text(self, s: GrantSource, doc_path: str) -> str:
+        kind = "folder" if s.obj.startswith("fld:") else "document"
+        text = f"{kind} {s.path or s.obj} denies {s.matched_as}"
+        if s.subject != s.matched_as:
+            text += f" (granted to {s.subject})"
+        text += f" (grant {s.grant_id}"
+        if s.inherited:
+            text += f", inherited by {doc_path}"
+        if s.valid_until is not None:
+            text += f", until {s.valid_until.date().isoformat()}"
+        return text + ")"
+
+
+def _level_name(level: int) -> str:
+    return SECRET_LEVELS[level] if 0 <= level < len(SECRET_LEVELS) else str(level)
+
+
+def _day(bound: str) -> str:
+    return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(bound))).date().isoformat()
 
 
 def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> DriveOracle:

@@ -19,6 +19,11 @@ class ProgressOracle:
     def __call__(self, q: EvalQuery, doc_id: str) -> bool:
         return self.oracle(q, doc_id)
 
+    def explain(self, q: EvalQuery, doc_id: str) -> list[str]:
+        """The wrapped oracle's reasons ``doc_id`` may not be previewed (``[]`` when it cannot say)."""
+        explain = getattr(self.oracle, "explain", None)
+        return list(explain(q, doc_id)) if explain is not None else []
+
     def denied(self, q: EvalQuery, doc_ids: Sequence[str]) -> list[str]:
         """The documents of ``doc_ids`` the query's principal may not preview (the scoring's batch call)."""
         batch = getattr(self.oracle, "denied", None)

@@ -7,12 +7,19 @@ of the attempt that succeeded.
 
 ``RunConfig.mode``: ``"recall"`` calls ``target.recall``; ``"answer"`` calls ``target.answer`` (the
 recall results plus a generated ``answer`` with citations, stored in the run record's ``answer``).
+
+An ``Interrupt`` (set by ``eval run``'s Ctrl-C handler) stops a run early: no new query is sent, the requests in
+flight may finish for ``grace_s`` seconds and are then cancelled; ``run_queries`` returns the records of the queries
+answered by then (a partial run). ``on_record`` sees each record as it arrives (``eval run`` appends it to run.jsonl,
+so even a killed process keeps what was answered).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,6 +41,39 @@ class RunConfig:
     def __post_init__(self) -> None:
         if self.mode not in ("recall", "answer"):
             raise ValueError(f"mode must be 'recall' or 'answer', got {self.mode!r}")
+
+
+class Interrupt:
+    """A request to stop a run early, safe to trigger from a signal handler or another thread: the run sends no new
+    query, lets the requests in flight finish for up to ``grace_s`` seconds, then cancels them."""
+
+    def __init__(self, grace_s: float = 5.0) -> None:
+        self.grace_s = grace_s
+        self.signal: str | None = None  # what stopped the run: "SIGINT", "SIGTERM", or a caller's word
+        self._wakers: list[Callable[[], None]] = []
+        self._lock = threading.Lock()
+
+    @property
+    def requested(self) -> bool:
+        return self.signal is not None
+
+    def trigger(self, why: str = "SIGINT") -> None:
+        with self._lock:
+            if self.signal is None:
+                self.signal = why
+            wakers = list(self._wakers)
+        for wake in wakers:
+            wake()
+
+    def _watch(self, wake: Callable[[], None]) -> Callable[[], None]:
+        with self._lock:
+            self._wakers.append(wake)
+
+        def unwatch() -> None:
+            with self._lock, contextlib.suppress(ValueError):
+                self._wakers.remove(wake)
+
+        return unwatch
 
 
 async def _one(target: Target, q: EvalQuery, cfg: RunConfig, rng: random.Random) -> RunRecord:
@@ -84,16 +124,54 @@ async def run_queries(
     queries: Sequence[EvalQuery],
     cfg: RunConfig = RunConfig(),
     progress: Callable[[], None] | None = None,
+    *,
+    interrupt: Interrupt | None = None,
+    on_record: Callable[[RunRecord], None] | None = None,
 ) -> list[RunRecord]:
-    """Records in eval-set order."""
+    """Records in eval-set order: one per query, or, when ``interrupt`` stopped the run, one per query answered
+    (or failed) before it did. ``on_record`` is called with each record as it arrives (completion order)."""
     sem = asyncio.Semaphore(max(1, cfg.concurrency))
     rng = random.Random(cfg.seed)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    unwatch = interrupt._watch(lambda: loop.call_soon_threadsafe(stop.set)) if interrupt is not None else None
+    if interrupt is not None and interrupt.requested:
+        stop.set()
 
-    async def guarded(q: EvalQuery) -> RunRecord:
+    async def guarded(q: EvalQuery) -> RunRecord | None:
         async with sem:
+            if stop.is_set() or (interrupt is not None and interrupt.requested):  # stopping: never sent
+                return None
             rec = await _one(target, q, cfg, rng)
+        if on_record is not None:
+            on_record(rec)
         if progress is not None:
             progress()
         return rec
 
-    return list(await asyncio.gather(*(guarded(q) for q in queries)))
+    tasks = [asyncio.ensure_future(guarded(q)) for q in queries]
+    stopping = asyncio.ensure_future(stop.wait())
+    try:
+        if tasks:
+            everything = asyncio.gather(*tasks, return_exceptions=True)
+            await asyncio.wait({everything, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            pending = [t for t in tasks if not t.done()]
+            if pending:  # stopped: the requests in flight may finish within the grace period, then are cancelled
+                grace = interrupt.grace_s if interrupt is not None else 0.0
+                _, late = await asyncio.wait(pending, timeout=grace)
+                for t in late:
+                    t.cancel()
+                await asyncio.gather(*late, return_exceptions=True)
+    finally:
+        stopping.cancel()
+        if unwatch is not None:
+            unwatch()
+    out: list[RunRecord] = []
+    for t in tasks:
+        if t.done() and not t.cancelled() and t.exception() is None:
+            rec = t.result()
+            if rec is not None:
+                out.append(rec)
+        elif t.done() and not t.cancelled() and t.exception() is not None:
+            raise t.exception()  # type: ignore[misc]  # a bug in on_record or progress: not a target failure
+    return out

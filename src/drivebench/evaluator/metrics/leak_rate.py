@@ -65,6 +65,16 @@ class EvalsetOracle:
         forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)
         return doc_id not in forbidden and (allowed is None or doc_id in allowed)
 
+    def explain(self, query: EvalQuery, doc_id: str) -> list[str]:
+        """Why ``doc_id`` may not be previewed: which of the query's lists says so (``[]`` when it may)."""
+        forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)
+        out = []
+        if doc_id in forbidden:
+            out.append(f"the eval set lists {doc_id} among query {query.query_id}'s forbidden documents")
+        if allowed is not None and doc_id not in allowed:
+            out.append(f"{doc_id} is not among query {query.query_id}'s allowed documents (the eval set)")
+        return out
+
     def denied(self, query: EvalQuery, doc_ids: Iterable[str]) -> set[str]:
         """The documents among ``doc_ids`` the query's principal may not preview."""
         forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)

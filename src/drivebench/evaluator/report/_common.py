@@ -422,7 +422,8 @@ ERROR_HEADER = ["Error kind", "Queries", "Share", "Meaning", "Sample message"]
 
 
 def is_failed(result: Mapping[str, Any]) -> bool:
-    return (result.get("status") or {}).get("state") == "failed"
+    """The run failed, or is partial (stopped early): either way not a success, and shown as such."""
+    return (result.get("status") or {}).get("state") == "failed" or bool(result.get("partial"))
 
 
 def status_line(result: Mapping[str, Any]) -> str:
@@ -432,11 +433,20 @@ def status_line(result: Mapping[str, Any]) -> str:
     if errors is None:  # an older metrics.json
         counts = result.get("counts") or {}
         return f"errors {counts.get('errors', 0)} of {counts.get('queries', '?')} queries (older metrics file)"
-    head = "RUN FAILED" if is_failed(result) else "Run ok"
+    state = status.get("state")
+    head = "RUN FAILED" if state == "failed" else "RUN PARTIAL" if state == "partial" else "Run ok"
+    if result.get("partial") and state == "failed":
+        head += " (PARTIAL)"
     line = (
         f"{head}: {errors.get('failed', 0)} of {errors.get('queries', 0)} queries failed "
         f"(error rate {fmt(float(errors.get('rate') or 0.0))}); {errors.get('answered', 0)} answered"
     )
+    done = result.get("completion") or {}
+    if result.get("partial"):  # stopped early: how much of the eval set was asked comes first
+        line = (
+            f"{head}: {done.get('answered', '?')} of {done.get('queries', '?')} queries asked before the run was "
+            f"stopped; {errors.get('failed', 0)} of them failed (error rate {fmt(float(errors.get('rate') or 0.0))})"
+        )
     if status.get("reason") and is_failed(result):
         line += f". {status['reason']}"
     return line
@@ -521,7 +531,21 @@ def unmapped_rows(result: Mapping[str, Any], limit: int = 20) -> list[list[str]]
 
 
 FAILED_LIMIT = 50  # rows in the reports; the full list is failed_queries.jsonl beside metrics.json
-FAILED_HEADER = ["Query", "Asked by", "Problem", "Question", "Expected (gold)", "Top results", "Leaked"]
+FAILED_HEADER = [
+    "Query",
+    "Asked by",
+    "Problem",
+    "Question",
+    "Expected (gold)",
+    "Top results",
+    "Leaked (why it must not be seen)",
+]
+
+
+def leaked_label(d: Mapping[str, Any]) -> str:
+    """A leaked document by name, with the reasons its asker may not see it (the grant chain) when known."""
+    why = [str(x) for x in d.get("why") or []]
+    return _doc_label(d) + (f" (why: {'; '.join(why)})" if why else "")
 
 
 def _doc_label(d: Mapping[str, Any]) -> str:
@@ -551,7 +575,7 @@ def failed_rows(result: Mapping[str, Any], limit: int | None = FAILED_LIMIT) -> 
                 str(row.get("question") or ""),
                 "; ".join(_doc_label(d) for d in row.get("gold") or []) or "(no gold)",
                 "; ".join(top) or "(nothing returned)",
-                "; ".join(_doc_label(d) for d in row.get("leaked") or []),
+                " | ".join(leaked_label(d) for d in row.get("leaked") or []),
             ]
         )
     return out

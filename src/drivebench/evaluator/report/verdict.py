@@ -29,6 +29,12 @@ def verdict_line(result: Mapping[str, Any]) -> str:
     code = v.get("exit_code")
     if v.get("state") == "failed":
         what = "the run failed" if code == 3 else f"{failed} of {checked} gate{'s' if checked != 1 else ''} failed"
+        done = result.get("completion") or {}
+        if result.get("partial"):
+            what = f"the run is partial ({done.get('answered')} of {done.get('queries')} queries answered)"
+            if failed:
+                what += f", and {failed} of {checked} gate{'s' if checked != 1 else ''} failed"
+            return f"Verdict: FAILED (exit {code}): {what}"
         if code == 3 and failed:
             what += f", and {failed} of {checked} gate{'s' if checked != 1 else ''} failed"
         return f"Verdict: FAILED (exit {code}): {what}"
