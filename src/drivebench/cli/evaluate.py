@@ -23,7 +23,7 @@ from rich.progress import Progress, TaskID
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.options import LabelOpt, parse_ks
-from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
+from drivebench.cli.reports import HistoryOpt, attach_previous, finish_run  # reports + history
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -374,6 +374,7 @@ def run(
     if target_profile is not None:
         evaluation.result["run_info"]["target_profile"] = str(target_profile)
     judge_gates(evaluation.result, gates, allow_no_oracle, allow_leaks)  # before metrics.json and every report
+    attach_previous(evaluation.result, history)  # the change since the previous run with this label, stored too
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_summary(evaluation.result, out_console)
     finish_run(evaluation.result, out_dir, history, out_console)  # report.md, report.html, history

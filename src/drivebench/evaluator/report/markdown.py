@@ -70,7 +70,7 @@ def verdict_section(result: Mapping[str, Any]) -> list[str]:
 
 
 def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
-    out: list[str] = [f"# {title}", ""]
+    out: list[str] = [f"# {title}", "", f"**{_cell(v.summary_line(result))}**", ""]  # the one line a reader needs
     out += verdict_section(result)  # the verdict opens the report
     info = result.get("run_info") or {}
     if info.get("target"):

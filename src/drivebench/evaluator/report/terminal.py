@@ -108,7 +108,11 @@ def _gates_table(rows: list[list[str]]) -> Table:
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
     from drivebench.evaluator.report import _common as c
 
+    from drivebench.evaluator.report import verdict as v
+
     console = console or Console()
+    style = {"failed": "bold red", "passed": "bold green"}.get(v.line_state(result), "bold")
+    console.print(f"[{style}]{escape(v.summary_line(result))}[/]", highlight=False, soft_wrap=True)  # the one line
     print_verdict(result, console)
     print_errors(result, console)
     console.print(hit_rate_table(result))
