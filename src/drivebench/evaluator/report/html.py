@@ -184,13 +184,38 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
         ]
         docs = c.leak_doc_rows(result)
         if docs:
-            leak_body += ["<h3>Leaked documents</h3>", html_table(c.LEAK_DOC_HEADER, docs, text_cols=2)]
+            leak_body += [
+                "<h3>Leaked documents</h3>",
+                html_table(
+                    c.LEAK_DOC_HEADER,
+                    docs,
+                    text_cols=3,
+                    table_id="table-leaked-documents",
+                    row_classes=["row-failed"] * len(docs),
+                ),
+                f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
+            ]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
 
     failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
     failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]
-    if failed:
-        failed_body.append(html_table(c.FAILED_HEADER, failed, text_cols=len(c.FAILED_HEADER), table_id="table-failed"))
+    if failed:  # one rendering per order, switched by CSS-only radio buttons (the report has no script)
+        views = []
+        for key, label, rows in c.failed_orders(result):
+            table = html_table(
+                c.FAILED_HEADER,
+                rows,
+                text_cols=len(c.FAILED_HEADER),
+                table_id="table-failed" if key == "query" else f"table-failed-by-{key}",
+                row_classes=["row-failed" if row[6] else "" for row in rows],
+            )
+            views.append((label, table))
+        failed_body.append(page.sort_views("failed", views))
+        section = c.failed_section(result) or {}
+        failed_body.append(
+            f'<p class="note">Every missed or leaking query, with its gold and top results: '
+            f"<code>{_e(section.get('file') or 'failed_queries.jsonl')}</code> beside metrics.json.</p>"
+        )
     sections.append(_section("failed-queries", "Queries that missed or leaked", *failed_body))
 
     m = c.citation_matrix(result)

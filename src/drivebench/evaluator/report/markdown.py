@@ -135,7 +135,8 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         level_rows = c.leak_level_rows(result)
         if level_rows:
             out += ["### Leaked documents by secret level", "", md_table(c.LEAK_LEVEL_HEADER, level_rows), ""]
-            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "llr"), ""]
+            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "lllrl"), ""]
+            out += [f"_{c.LEAK_ID_NOTE}_", ""] if c.leak_docs_unnamed(result) else []
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 

@@ -62,7 +62,7 @@ th:first-child, td:first-child { text-align:left; }
 td { white-space:nowrap; }
 td.text { text-align:left; white-space:normal; min-width:8em; max-width:36em; overflow-wrap:anywhere; }
 tr.small td { color:var(--muted); font-style:italic; }
-tr.row-failed td, tr.gate-failed td, td.status-failed { color:var(--bad); }
+tr.gate-failed td, td.status-failed { color:var(--bad); }
 tr.row-failed td:first-child, tr.gate-failed td:first-child { box-shadow:inset 4px 0 0 var(--bad); }
 tr.row-passed td:first-child, tr.gate-passed td:first-child { box-shadow:inset 4px 0 0 var(--ok); }
 code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
@@ -145,9 +145,7 @@ def table(
             cells.append(f"<td{attr}>{e(x)}</td>")
         cls = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
         body.append(f'<tr class="{e(cls)}">{"".join(cells)}</tr>' if cls else f"<tr>{''.join(cells)}</tr>")
-    return (
-        f'<div class="table-wrap"><table{tid}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
-    )
+    return f'<div class="table-wrap"><table{tid}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 
 def section(section_id: str, title: str, *body: str) -> str:
@@ -164,7 +162,8 @@ def sort_views(name: str, views: Sequence[tuple[str, str]], legend: str = "Sort 
         for k in range(len(views))
     )
     labels = "".join(
-        f'<label class="sort-label-{k}" for="sort-{e(name)}-{k}">{e(label)}</label>' for k, (label, _) in enumerate(views)
+        f'<label class="sort-label-{k}" for="sort-{e(name)}-{k}">{e(label)}</label>'
+        for k, (label, _) in enumerate(views)
     )
     bodies = "".join(
         f'<div class="sort-view sort-view-{k}" data-sort="{e(label)}">{body}</div>'
