@@ -78,7 +78,7 @@ def write_html(result: dict[str, Any], path: Path) -> Path:
     table = page.table(
         HEADER,
         rows,
-        text_cols=1,
+        text_cols=0,
         table_id="table-documents",
         row_classes=classes,
         cell_classes=["", "text", "text", "", "", "", "", "", "text", "text status-failed"],
