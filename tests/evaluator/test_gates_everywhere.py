@@ -117,7 +117,7 @@ def test_reports_open_with_the_verdict() -> None:
     print_summary(result, console)
     text = console.export_text()
     first, second = text.splitlines()[:2]  # the one-line verdict, then the gates' verdict and table
-    assert first.startswith("FAILED (1 of 1 gate failed) · hit_rate@10 ") and second.startswith(
+    assert first.startswith("FAILED (1 of 1 gate failed) · LEAKS in 4 queries · hit_rate@10 ") and second.startswith(
         "Verdict: FAILED (exit 1)"
     )
     assert FAILING in text

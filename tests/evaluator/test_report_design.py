@@ -79,12 +79,13 @@ def test_verdict_line_gives_the_change_against_the_previous_run_with_the_same_la
     up["previous_run"] = compare_with_previous(up, store)
     assert up["previous_run"]["state"] == "compared" and up["previous_run"]["previous"]["run_id"] == first
     line = summary_line(up)
-    assert line.startswith(f"PASSED · hit_rate@10 0.925 (+0.012 vs run #{first}, 2026-12-03 14:02) · worst stratum: ")
+    leaks = f"LEAKS in {up['leaks']['queries_with_leak']} queries"  # --allow-leaks let it pass; the line still says
+    assert line.startswith(f"PASSED · {leaks} · hit_rate@10 0.925 (+0.012 vs run #{first}, 2026-12-03 14:02) · worst")
 
     down = run("2026-12-04T09:00:00+00:00", 0.9, gates=("hit_rate@10<0.95",))
     down["previous_run"] = compare_with_previous(down, store)
     assert summary_line(down).startswith(
-        f"FAILED (1 of 1 gate failed) · hit_rate@10 0.900 (-0.013 vs run #{first}, 2026-12-03 14:02)"
+        f"FAILED (1 of 1 gate failed) · {leaks} · hit_rate@10 0.900 (-0.013 vs run #{first}, 2026-12-03 14:02)"
     )
 
     # stored in metrics.json: a report re-rendered from the file shows the same line, in all three places
@@ -224,7 +225,7 @@ def test_eval_reports_name_leaked_documents_and_escape_hostile_names() -> None:
     assert top.get("name") and top.get("path"), "the catalog names a leaked document"
     top["name"], top["path"] = HOSTILE, f"/legal/{HOSTILE}"
     html = render_html(result)
-    table = re.search(r'<table id="table-leaked-documents">.*?</table>', html, re.S)
+    table = re.search(r'<table id="table-leaked-documents"[^>]*>.*?</table>', html, re.S)
     assert table is not None
     first = re.search(r"<tbody><tr[^>]*><td[^>]*>(.*?)</td><td[^>]*>(.*?)</td>", table.group(0))
     assert first is not None and first.group(1) == page.e(HOSTILE) and first.group(2) == page.e(f"/legal/{HOSTILE}")
@@ -238,7 +239,8 @@ def test_eval_reports_name_leaked_documents_and_escape_hostile_names() -> None:
     bare_html = render_html(bare)
     assert c.LEAK_ID_NOTE in bare_html and c.LEAK_ID_NOTE in render_markdown(bare)
     assert re.search(
-        r'<table id="table-leaked-documents"><thead>.*?</thead><tbody><tr[^>]*><td class="text">d\d{3}</td>', bare_html
+        r'<table id="table-leaked-documents"[^>]*><thead>.*?</thead><tbody><tr[^>]*><td class="text"[^>]*>d\d{3}</td>',
+        bare_html,
     )
 
 
@@ -247,17 +249,21 @@ def test_probe_and_audit_pages_name_documents_and_escape_hostile_names(tmp_path:
     audit = write_audit_html(audit_result(HOSTILE), tmp_path / "audit.html").read_text(encoding="utf-8")
     for html in (probe, audit):
         assert "<img" not in html and "onerror=alert(1)>" not in html and page.e(HOSTILE) in html
-    docs = re.search(r'<table id="table-leaked-documents">.*?<tbody>(.*?)</tbody>', probe, re.S)
+    docs = re.search(r'<table id="table-leaked-documents"[^>]*>.*?<tbody>(.*?)</tbody>', probe, re.S)
     assert docs is not None
     cells = re.findall(r"<tr[^>]*><td[^>]*>(.*?)</td>", docs.group(1))
     assert cells == [page.e(HOSTILE), "x-999"]  # by name; an id the corpus does not know stays an id, with a note
     assert "shown by id" in probe
     leaks = re.search(
-        r'<table id="table-leaks">.*?<tbody><tr><td[^>]*>target</td><td[^>]*>u012</td><td[^>]*>(.*?)</td>', probe, re.S
+        r'<table id="table-leaks"[^>]*>.*?<tbody><tr><td[^>]*>target</td><td[^>]*>u012</td><td[^>]*>(.*?)</td>',
+        probe,
+        re.S,
     )
     assert leaks is not None and leaks.group(1) == page.e(HOSTILE)
     row = re.search(
-        r'<table id="table-documents">.*?<tbody><tr class="row-failed"><td>384</td><td[^>]*>(.*?)</td>', audit, re.S
+        r'<table id="table-documents"[^>]*>.*?<tbody><tr class="row-failed"><td[^>]*>384</td><td[^>]*>(.*?)</td>',
+        audit,
+        re.S,
     )
     assert row is not None and row.group(1) == page.e(HOSTILE)
 
@@ -288,7 +294,7 @@ def test_failed_queries_table_has_one_view_per_order(pages: dict[str, str]) -> N
     for k in range(3):  # each radio shows its view, by CSS alone
         assert f".sortable > input.sort-key-{k}:checked ~ .sort-view-{k} {{ display:block; }}" in html
     tables = {
-        key: re.search(rf'<table id="{tid}">.*?</table>', html, re.S)
+        key: re.search(rf'<table id="{tid}"[^>]*>.*?</table>', html, re.S)
         for key, tid in (
             ("query", "table-failed"),
             ("leaks", "table-failed-by-leaks"),
@@ -331,3 +337,15 @@ def test_leaks_first_puts_the_highest_ranked_leak_first() -> None:
     assert orders["query"] == ["q1", "q2", "q9", "q10"]
     assert orders["leaks"] == ["q2", "q9", "q1", "q10"]
     assert sorted(["q10", "q9", "q100"], key=c.natural_key) == ["q9", "q10", "q100"]
+
+
+def test_a_leaking_run_without_gates_is_never_shown_neutral() -> None:
+    result = sample_result(seed=1, resamples=20)  # no verdict: e.g. the demo, which checks no gate
+    assert result["leaks"]["queries_with_leak"] > 0
+    header = re.search(rf'id="{page.VERDICT_ID}" data-state="(\w+)">(.*?)</p>', render_html(result))
+    assert header is not None and header.group(1) == "failed"
+    assert header.group(2).startswith(f"LEAKS in {result['leaks']['queries_with_leak']} queries · hit_rate@10 ")
+    result["leaks"]["queries_with_leak"] = 0
+    result["counts"]["queries_with_leak"] = 0
+    clean = re.search(rf'id="{page.VERDICT_ID}" data-state="(\w+)">', render_html(result))
+    assert clean is not None and clean.group(1) == "none"

@@ -80,6 +80,7 @@ def write_html(result: dict[str, Any], path: Path) -> Path:
         rows,
         text_cols=0,
         table_id="table-documents",
+        stack=True,
         row_classes=classes,
         cell_classes=["", "text", "text", "", "", "", "", "", "text", "text status-failed"],
     )

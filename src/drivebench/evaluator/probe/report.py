@@ -106,6 +106,7 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
                 ],
                 text_cols=3,
                 table_id="table-leaked-documents",
+                stack=True,
                 row_classes=["row-failed"] * len(docs),
             )
         )
@@ -132,6 +133,7 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
                 ],
                 text_cols=9,
                 table_id="table-leaks",
+                stack=True,
             )
         )
         if len(result["leaks"]) > LEAK_ROWS:

@@ -191,6 +191,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                     docs,
                     text_cols=3,
                     table_id="table-leaked-documents",
+                    stack=True,
                     row_classes=["row-failed"] * len(docs),
                 ),
                 f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
@@ -207,6 +208,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                 rows,
                 text_cols=len(c.FAILED_HEADER),
                 table_id="table-failed" if key == "query" else f"table-failed-by-{key}",
+                stack=True,
                 row_classes=["row-failed" if row[6] else "" for row in rows],
             )
             views.append((label, table))

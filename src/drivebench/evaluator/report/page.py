@@ -55,9 +55,9 @@ p { margin:6px 0; }
 .status-ok, .ok { color:var(--ok); font-weight:600; }
 .warn { color:var(--warn); font-weight:600; }
 .table-wrap { max-width:100%; overflow-x:auto; margin:4px 0 12px; border:1px solid var(--line); border-radius:6px; }
-table { border-collapse:collapse; font-size:12.5px; width:max-content; min-width:100%; }
+table { border-collapse:collapse; font-size:12.5px; width:100%; }
 th, td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right; vertical-align:top; }
-th { background:#f3f4f6; font-weight:600; white-space:nowrap; }
+th { background:#f3f4f6; font-weight:600; vertical-align:bottom; overflow-wrap:normal; }
 th:first-child, td:first-child { text-align:left; }
 td { white-space:nowrap; }
 td.text { text-align:left; white-space:normal; min-width:8em; max-width:36em; overflow-wrap:anywhere; }
@@ -67,7 +67,7 @@ tr.row-failed td:first-child, tr.gate-failed td:first-child { box-shadow:inset 4
 tr.row-passed td:first-child, tr.gate-passed td:first-child { box-shadow:inset 4px 0 0 var(--ok); }
 code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
 .grid { display:flex; flex-wrap:wrap; gap:20px; align-items:flex-start; }
-.grid > div { flex:1 1 420px; min-width:0; max-width:100%; }
+.grid > div { flex:1 1 640px; min-width:0; max-width:100%; }
 .grid > div.fig { flex:0 1 auto; }
 svg.chart { max-width:100%; height:auto; background:#fff; }
 details summary { cursor:pointer; font-weight:600; margin:4px 0; }
@@ -85,6 +85,14 @@ __SORT_RULES__
   section { padding:12px 10px; margin:10px 0; }
   .card .value { font-size:20px; }
   .grid > div { flex-basis:100%; }
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display:block; width:100%; }
+  table.stack thead { display:none; }
+  table.stack tr { border-bottom:1px solid var(--line); padding:6px 0; }
+  table.stack tr.row-failed { box-shadow:inset 4px 0 0 var(--bad); }
+  table.stack tr.row-failed td:first-child { box-shadow:none; }
+  table.stack td { border:0; text-align:left; white-space:normal; min-width:0; max-width:none; padding:2px 10px; }
+  table.stack td::before { content:attr(data-label) ": "; font-weight:600; color:var(--muted); }
+  table.stack td:empty { display:none; }
 }
 @media print { section { break-inside:avoid; } header.report-header { background:none; color:var(--ink); }
   .table-wrap { overflow:visible; } .sortable .sort-bar { display:none; } }
@@ -125,11 +133,14 @@ def table(
     table_id: str | None = None,
     row_classes: Sequence[str] | None = None,
     cell_classes: Sequence[str] | None = None,
+    stack: bool = False,
 ) -> str:
     """A table in its own scrolling box: the first ``text_cols`` columns are left-aligned text that wraps, the
     rest numbers; ``row_classes`` gives each row a class (``""`` for none), ``cell_classes`` each column one.
-    Every header and cell is escaped."""
+    With ``stack`` a narrow screen shows each row as a card of "header: value" lines (for wide tables of long
+    text, unreadable when squeezed). Every header and cell is escaped."""
     tid = f' id="{e(table_id)}"' if table_id else ""
+    tid += ' class="stack"' if stack else ""
     head = "".join(
         f'<th style="text-align:left">{e(h)}</th>' if i < text_cols else f"<th>{e(h)}</th>"
         for i, h in enumerate(header)
@@ -142,6 +153,8 @@ def table(
             if cell_classes is not None and i < len(cell_classes) and cell_classes[i]:
                 cls.append(cell_classes[i])
             attr = f' class="{" ".join(cls)}"' if cls else ""
+            if stack and i < len(header):
+                attr += f' data-label="{e(header[i])}"'
             cells.append(f"<td{attr}>{e(x)}</td>")
         cls = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
         body.append(f'<tr class="{e(cls)}">{"".join(cells)}</tr>' if cls else f"<tr>{''.join(cells)}</tr>")

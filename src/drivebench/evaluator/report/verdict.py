@@ -66,11 +66,24 @@ def gate_rows(result: Mapping[str, Any]) -> list[list[str]]:
 # --- the one-line verdict every report opens with -------------------------------------------------------
 
 
+def leaking_queries(result: Mapping[str, Any]) -> int:
+    """Answered queries that returned a document their principal may not open (0 when leaks were not measured)."""
+    from drivebench.evaluator.report import _common as c
+
+    if not c.leak_measured(result):
+        return 0
+    leaks = result.get("leaks") or {}
+    return int(leaks.get("queries_with_leak") or (result.get("counts") or {}).get("queries_with_leak") or 0)
+
+
 def line_state(result: Mapping[str, Any]) -> str:
-    """``failed`` (a gate failed or the run failed), ``passed``, or ``none`` (an older file without a verdict)."""
+    """``failed`` (a gate failed, the run failed, or a run without a verdict leaked: a leak is never shown as
+    neutral), ``passed``, or ``none`` (a file without a verdict and without a leak)."""
     if is_failed(result) or (result.get("status") or {}).get("state") == "failed":
         return "failed"
-    return "passed" if has_verdict(result) else "none"
+    if has_verdict(result):
+        return "passed"
+    return "failed" if leaking_queries(result) else "none"
 
 
 def _head(result: Mapping[str, Any]) -> str | None:
@@ -109,23 +122,28 @@ def comparison_text(result: Mapping[str, Any]) -> str:
     return f"{text} ({float(prev['delta']):+.3f} vs {where})"
 
 
+CATCH_ALL = frozenset({"none", "unknown", "mixed"})
+
+
 def worst_stratum(result: Mapping[str, Any]) -> tuple[str, str, float, int] | None:
     """``(stratum, group, hit rate, n)`` of the group with the lowest Hit Rate at the main K among the groups
     large enough to read (groups flagged small, n < SMALL_GROUP, are anecdotes, not rates); ``None`` if none."""
     from drivebench.evaluator.report import _common as c
 
     metric = main_metric(result)
-    found: list[tuple[float, int, str, str]] = []
+    found: list[tuple[float, bool, int, str, str]] = []
     for stratum in c.strata_names(result):
         groups = (result.get("strata") or {}).get(stratum) or {}
         for group, g in groups.items():
             value = g.get(metric) if isinstance(g, Mapping) else None
             if value is None or c.is_small(g):
                 continue
-            found.append((float(value), -int(g.get("n") or 0), stratum, str(group)))
+            # on a tie, a named group before a catch-all bucket (none, unknown, mixed), then the larger group
+            bucket = str(group) in CATCH_ALL
+            found.append((float(value), bucket, -int(g.get("n") or 0), stratum, str(group)))
     if not found:
         return None
-    value, neg_n, stratum, group = min(found)
+    value, _, neg_n, stratum, group = min(found)
     return stratum, group, value, -neg_n
 
 
@@ -139,6 +157,9 @@ def worst_stratum_text(result: Mapping[str, Any]) -> str:
 
 def summary_line(result: Mapping[str, Any]) -> str:
     """The one line a manager reads: ``PASSED · hit_rate@10 0.925 (+0.012 vs run #4, 2026-12-03 14:02) · worst
-    stratum: phrasing=typo hit_rate@10 0.610 (n=21)``."""
-    parts = [_head(result), comparison_text(result), worst_stratum_text(result)]
+    stratum: phrasing=typo hit_rate@10 0.610 (n=21)``; a run that leaked says ``LEAKS in N queries`` right after
+    the verdict (a leak is the first thing to know, even when ``--allow-leaks`` let the run pass)."""
+    leaked = leaking_queries(result)
+    leaks = f"LEAKS in {leaked} {'query' if leaked == 1 else 'queries'}" if leaked else None
+    parts = [_head(result), leaks, comparison_text(result), worst_stratum_text(result)]
     return " · ".join(p for p in parts if p)
