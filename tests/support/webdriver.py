@@ -131,6 +131,10 @@ class Browser:
         value = self._s("GET", f"/element/{element}/{'property' if prop else 'attribute'}/{name}")
         return None if value is None else str(value)
 
+    def displayed(self, element: str) -> bool:
+        """Whether the element is rendered visibly (``display:none`` on it or an ancestor: False)."""
+        return bool(self._s("GET", f"/element/{element}/displayed"))
+
     def type(self, element: str, text: str) -> None:
         self._s("POST", f"/element/{element}/clear")
         self._s("POST", f"/element/{element}/value", {"text": text})

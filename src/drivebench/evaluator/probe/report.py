@@ -43,6 +43,10 @@ def _path(why: dict[str, Any]) -> str:
     return f"{why['reason']}: " + "; ".join(parts)
 
 
+def _score(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
 def doc_name(doc_id: Any, path: Any, name: Any = None) -> str:
     """A leaked document as a reader knows it: its file name (the result's name, else the last segment of its
     path); its id when the corpus does not know it."""
@@ -126,7 +130,7 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
                         x["secret_level"],
                         x["surface"],
                         f"{x['query_kind']}: {x['query']}",
-                        f"rank {x['result']['rank']} score {x['result']['score']}",
+                        f"rank {x['result']['rank']} score {_score(x['result']['score'])}",
                         _path(x["why_forbidden"]),
                     ]
                     for x in leaks

@@ -141,9 +141,12 @@ def table(
     text, unreadable when squeezed). Every header and cell is escaped."""
     tid = f' id="{e(table_id)}"' if table_id else ""
     tid += ' class="stack"' if stack else ""
+
+    def is_text(i: int) -> bool:
+        return i < text_cols or (cell_classes is not None and i < len(cell_classes) and "text" in cell_classes[i])
+
     head = "".join(
-        f'<th style="text-align:left">{e(h)}</th>' if i < text_cols else f"<th>{e(h)}</th>"
-        for i, h in enumerate(header)
+        f'<th style="text-align:left">{e(h)}</th>' if is_text(i) else f"<th>{e(h)}</th>" for i, h in enumerate(header)
     )
     body = []
     for r, row in enumerate(rows):
