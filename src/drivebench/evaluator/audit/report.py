@@ -82,7 +82,7 @@ def write_html(result: dict[str, Any], path: Path) -> Path:
         table_id="table-documents",
         stack=True,
         row_classes=classes,
-        cell_classes=["", "text", "text", "text", "text", "text", "", "", "text", "text status-failed"],
+        cell_classes=["", "text", "text", "left", "left", "left", "", "", "text wide", "text status-failed"],
     )
     html = page.page(
         kind="audit",

@@ -60,6 +60,8 @@ th, td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right;
 th { background:#f3f4f6; font-weight:600; vertical-align:bottom; overflow-wrap:normal; }
 th:first-child, td:first-child { text-align:left; }
 td { white-space:nowrap; }
+td.left { text-align:left; }
+td.wide { width:30%; min-width:22em; }
 td.text { text-align:left; white-space:normal; min-width:8em; max-width:36em; overflow-wrap:anywhere; }
 tr.small td { color:var(--muted); font-style:italic; }
 tr.gate-failed td, td.status-failed { color:var(--bad); }
@@ -90,7 +92,7 @@ __SORT_RULES__
   table.stack tr { border-bottom:1px solid var(--line); padding:6px 0; }
   table.stack tr.row-failed { box-shadow:inset 4px 0 0 var(--bad); }
   table.stack tr.row-failed td:first-child { box-shadow:none; }
-  table.stack td { border:0; text-align:left; white-space:normal; min-width:0; max-width:none; padding:2px 10px; }
+  table.stack td, table.stack td.wide { border:0; text-align:left; white-space:normal; min-width:0; max-width:none; width:100%; padding:2px 10px; }
   table.stack td::before { content:attr(data-label) ": "; font-weight:600; color:var(--muted); }
   table.stack td:empty { display:none; }
 }
@@ -136,14 +138,16 @@ def table(
     stack: bool = False,
 ) -> str:
     """A table in its own scrolling box: the first ``text_cols`` columns are left-aligned text that wraps, the
-    rest numbers; ``row_classes`` gives each row a class (``""`` for none), ``cell_classes`` each column one.
+    rest numbers; ``row_classes`` gives each row a class (``""`` for none), ``cell_classes`` each column one
+    (``text``: wrapping text, ``left``: a short label kept on one line, ``wide``: text that needs room).
     With ``stack`` a narrow screen shows each row as a card of "header: value" lines (for wide tables of long
     text, unreadable when squeezed). Every header and cell is escaped."""
     tid = f' id="{e(table_id)}"' if table_id else ""
     tid += ' class="stack"' if stack else ""
 
     def is_text(i: int) -> bool:
-        return i < text_cols or (cell_classes is not None and i < len(cell_classes) and "text" in cell_classes[i])
+        classes = (cell_classes[i] if cell_classes is not None and i < len(cell_classes) else "").split()
+        return i < text_cols or "text" in classes or "left" in classes
 
     head = "".join(
         f'<th style="text-align:left">{e(h)}</th>' if is_text(i) else f"<th>{e(h)}</th>" for i, h in enumerate(header)
