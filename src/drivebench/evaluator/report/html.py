@@ -3,7 +3,9 @@
 One file that opens offline: inline CSS, inline SVG charts drawn by ``charts.py``, no JavaScript,
 no fonts, images or stylesheets from anywhere. A Content-Security-Policy meta tag forbids every
 external load, so a regression that adds one shows up as a console error in a browser (the e2e
-test loads the page in headless Chromium and fails on any console message).
+test loads the page in headless Chromium and fails on any console message). The page skeleton, the stylesheet
+and the tables are ``page.py``'s, shared with the probe and audit pages; the header carries the one-line verdict
+(``verdict.summary_line``).
 """
 
 from __future__ import annotations
