@@ -19,7 +19,7 @@ BROWSER_PACKAGES := chromium chromium-driver
 
 .DEFAULT_GOAL := install
 .PHONY: demo test test-fast bench lint docs install clean path-hint vector-packs
-.PHONY: browser report-screenshot  # the HTML report in headless Chromium
+.PHONY: browser report-screenshot  # the eval, probe and audit HTML reports in headless Chromium, 1280 and 390 px
 .PHONY: ui-screenshots  # the web console's pages in headless Chromium
 .PHONY: cjk-font  # screenshots of Chinese pages need a CJK font, or every character is an empty box
 CJK_FONT_PACKAGE := fonts-wqy-microhei
@@ -122,7 +122,7 @@ cjk-font:
 
 # PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
 report-screenshot: $(STAMP) browser cjk-font
-	$(BIN)/python scripts/report_screenshot.py --out reports/report-screenshot.png
+	$(BIN)/python scripts/report_screenshot.py --out-dir reports/screenshots
 
 # PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
 ui-screenshots: $(STAMP) browser cjk-font

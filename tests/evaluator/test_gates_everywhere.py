@@ -116,7 +116,11 @@ def test_reports_open_with_the_verdict() -> None:
     console = Console(record=True, width=200)
     print_summary(result, console)
     text = console.export_text()
-    assert text.startswith("Verdict: FAILED (exit 1)") and FAILING in text
+    first, second = text.splitlines()[:2]  # the one-line verdict, then the gates' verdict and table
+    assert first.startswith("FAILED (1 of 1 gate failed) · LEAKS in 4 queries · hit_rate@10 ") and second.startswith(
+        "Verdict: FAILED (exit 1)"
+    )
+    assert FAILING in text
     assert "Verdict" not in render_markdown(sample_result(seed=2, n_queries=24, resamples=50))  # an older file
 
 

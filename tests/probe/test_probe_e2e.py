@@ -105,7 +105,8 @@ def test_clean_simulator_no_leak_over_1000_pairs(tmp_path: Path, served: tuple[S
     assert set(r["strata"]["secret_level"]) >= {"internal", "confidential", "secret"}
     assert len(r["strata"]["department"]) >= 8
     html = (tmp_path / "probe" / "probe.html").read_text(encoding="utf-8")
-    assert "no leak in 1100 pairs" in html and "<script" not in html and "http" not in html.split("<table")[0]
+    head = html.split("<table")[0]  # no URL before the first table (the CSP meta's http-equiv is not one)
+    assert "no leak in 1100 pairs" in html and "<script" not in html and "://" not in head
 
 
 def test_leaky_acl_is_found_and_named(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:

@@ -131,6 +131,10 @@ class Browser:
         value = self._s("GET", f"/element/{element}/{'property' if prop else 'attribute'}/{name}")
         return None if value is None else str(value)
 
+    def displayed(self, element: str) -> bool:
+        """Whether the element is rendered visibly (``display:none`` on it or an ancestor: False)."""
+        return bool(self._s("GET", f"/element/{element}/displayed"))
+
     def type(self, element: str, text: str) -> None:
         self._s("POST", f"/element/{element}/clear")
         self._s("POST", f"/element/{element}/value", {"text": text})
@@ -181,6 +185,44 @@ class Browser:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(shot["data"]))
         return path
+
+    def layout(self, width: int, height: int = 800) -> dict[str, float]:
+        """The current page laid out at a ``width`` x ``height`` viewport (phone widths emulate a mobile): the
+        content's width and height and the viewport's width, in CSS pixels, from DevTools (no script runs in the
+        page). Content wider than the viewport means the page scrolls sideways. The emulation stays on."""
+        self.cdp(
+            "Emulation.setDeviceMetricsOverride",
+            {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": width < 700},
+        )
+        metrics = self.cdp("Page.getLayoutMetrics")
+        content = metrics.get("cssContentSize") or metrics["contentSize"]
+        viewport = metrics.get("cssLayoutViewport") or metrics["layoutViewport"]
+        return {
+            "content_width": float(content["width"]),
+            "content_height": float(content["height"]),
+            "viewport_width": float(viewport["clientWidth"]),
+        }
+
+    def full_page_screenshot(self, path: Path, width: int) -> dict[str, float]:
+        """A PNG of the whole page (every row, not one screen) at ``width`` CSS pixels; returns ``layout``'s
+        figures at that width."""
+        measured = self.layout(width)
+        try:
+            self.cdp(
+                "Emulation.setDeviceMetricsOverride",
+                {
+                    "width": width,
+                    "height": max(int(measured["content_height"]), 1),
+                    "deviceScaleFactor": 1,
+                    "mobile": width < 700,
+                },
+            )
+            shot = self.cdp("Page.captureScreenshot", {"format": "png"})
+        finally:
+            self.cdp("Emulation.clearDeviceMetricsOverride")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(shot["data"]))
+        return measured
 
     def close(self) -> None:
         try:

@@ -17,7 +17,7 @@ from drivebench.cli.options import (
     parse_extract,
     parse_ks,
 )
-from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
+from drivebench.cli.reports import HistoryOpt, attach_previous, finish_run  # reports + history
 
 
 def demo(
@@ -90,6 +90,7 @@ def demo(
                     **({"label": label} if label else {}),
                 },
             )
+    attach_previous(evaluation.result, history)  # the change since the previous run with this label, stored too
     out_dir = write_outputs(evaluation, out or default_out_dir())
     print_headline(evaluation.result, console)  # the article's three metrics first, then the rest
     print_summary(evaluation.result, console)

@@ -24,7 +24,7 @@ from rich.progress import Progress, TaskID
 
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.options import LabelOpt, parse_ks
-from drivebench.cli.reports import HistoryOpt, finish_run  # reports + history
+from drivebench.cli.reports import HistoryOpt, attach_previous, finish_run  # reports + history
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -522,6 +522,7 @@ def run(
         evaluation.result["completion"]["resume"] = resume_cmd
         evaluation.result["status"]["reason"] += f"; continue with: {resume_cmd}"
     judge_gates(evaluation.result, gates, allow_no_oracle, allow_leaks)  # before metrics.json and every report
+    attach_previous(evaluation.result, history)  # the change since the previous run with this label, stored too
     out_dir = write_outputs(evaluation, out_dir)
     jn.write_run_config(out_dir, {**config, "state": "partial" if evaluation.partial else "complete"})
     print_summary(evaluation.result, out_console)

@@ -67,6 +67,22 @@ def project_config() -> Path | None:
     return find_config()
 
 
+def attach_previous(result: dict[str, Any], history: str | Path | None = None) -> dict[str, Any]:
+    """Store ``result["previous_run"]``: the main figure against the previous run with the same target, corpus
+    version and label in the history (see ``history.compare_with_previous``). Called before metrics.json and the
+    reports are written, so each of them (and a report re-rendered later) carries the comparison. A history that
+    cannot be read gives ``no history``, never a failed run."""
+    from drivebench.evaluator.history import HistoryStore, compare_with_previous
+
+    path = history_path(history)
+    try:
+        result["previous_run"] = compare_with_previous(result, None if path is None else HistoryStore(path))
+    except (OSError, sqlite3.Error) as exc:
+        err_console.print(f"[yellow]could not read the history at {path}: {exc}[/]")
+        result["previous_run"] = compare_with_previous(result, None)
+    return result
+
+
 def finish_run(
     result: dict[str, Any],
     out_dir: Path,
@@ -85,6 +101,12 @@ def finish_run(
     from drivebench.evaluator.report.outputs import write_reports
     from drivebench.evaluator.report.terminal import print_details
 
+    if "previous_run" not in result:  # a caller that did not attach it before writing metrics.json
+        attach_previous(result, history)
+        if (Path(out_dir) / "metrics.json").exists():
+            from drivebench.evaluator.evaluate import write_metrics
+
+            write_metrics(result, Path(out_dir) / "metrics.json")
     if details:
         print_details(result, out or console)
     md, html = write_reports(result, out_dir)

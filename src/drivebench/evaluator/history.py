@@ -405,6 +405,74 @@ class HistoryStore:
             rows = con.execute(sql, run_ids).fetchall()
         return {int(i): int(n) for i, n in rows if isinstance(n, int | float) and n > 0}
 
+    def previous(
+        self, target: str | None, corpus_version: str | None, label: str | None, before: str | None = None
+    ) -> RunSummary | None:
+        """The latest full run (not partial, not a subset) that is not failed on the same target, corpus version and label (``None`` matches
+        ``None``: an unlabelled run follows unlabelled runs), started before ``before`` when given."""
+        where = "WHERE status != 'failed' AND scope IS NULL AND target IS ? AND corpus_version IS ? AND label IS ?"
+        args: list[Any] = [target, corpus_version, label]
+        if before:
+            where += " AND COALESCE(started_at, recorded_at) < ?"
+            args.append(before)
+        sql = f"SELECT {self._COLS} FROM runs {where} ORDER BY COALESCE(started_at, recorded_at) DESC, id DESC LIMIT 1"
+        with self._connect() as con:
+            row = con.execute(sql, args).fetchone()
+        return None if row is None else self._summary(row)
+
+    def metric_value(self, run_id: int, name: str) -> float | None:
+        with self._connect() as con:
+            row = con.execute(
+                "SELECT value FROM metric_values WHERE run_id = ? AND name = ?", (run_id, name)
+            ).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+
+def main_metric(result: Mapping[str, Any]) -> str:
+    """The figure a run is compared on: Hit Rate at the reports' main K (10 when evaluated, else the largest K)."""
+    ks = [int(k) for k in (result.get("config") or {}).get("ks") or []]
+    k = 10 if 10 in ks or not ks else max(ks)
+    return f"hit_rate@{k}"
+
+
+def _minute(when: str | None) -> str | None:
+    dt = parse_when(when)
+    return dt.astimezone(UTC).strftime("%Y-%m-%d %H:%M") if dt is not None else when
+
+
+def compare_with_previous(result: Mapping[str, Any], store: HistoryStore | None) -> dict[str, Any]:
+    """``result["previous_run"]``: the run's main figure against the latest earlier run (not failed) with the same
+    target, corpus version and label in ``store``, computed when the run is recorded so that a report re-rendered
+    from metrics.json shows it.
+
+    ``state`` is ``compared`` (``previous`` and ``delta``; ``delta`` is ``None`` when either figure was not
+    measured, never a made-up 0), ``first`` (no earlier run with this label) or ``no history`` (``store`` is
+    ``None``: recording is off)."""
+    info = result.get("run_info") or {}
+    metric = main_metric(result)
+    value = (result.get("metrics") or {}).get(metric)
+    out: dict[str, Any] = {
+        "metric": metric,
+        "value": value,
+        "target": _str_or_none(info.get("target")),
+        "corpus_version": _str_or_none(info.get("corpus_version")),
+        "label": _str_or_none(info.get("label")),
+    }
+    if store is None:
+        return {**out, "state": "no history"}
+    before = _str_or_none(info.get("started_at"))
+    prev = store.previous(out["target"], out["corpus_version"], out["label"], before) if store.path.exists() else None
+    if prev is None:
+        return {**out, "state": "first"}
+    prev_value = store.metric_value(prev.id, metric)
+    delta = None if value is None or prev_value is None else round(float(value) - prev_value, 6)
+    return {
+        **out,
+        "state": "compared",
+        "previous": {"run_id": prev.id, "when": _minute(prev.when), "value": prev_value, "run_dir": prev.run_dir},
+        "delta": delta,
+    }
+
 
 @dataclass(frozen=True)
 class TrendLine:

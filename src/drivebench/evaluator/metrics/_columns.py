@@ -131,13 +131,21 @@ def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None) -> dict
         doc = catalog.get(doc_id) if catalog is not None else None
         return (doc.secret_level if doc is not None else None) or "unknown"
 
+    def named(doc_id: str) -> dict[str, str]:
+        """The name and path the reports show a leaked document by (nothing when the catalog does not know it)."""
+        doc = catalog.get(doc_id) if catalog is not None else None
+        return {k: v for k, v in (("name", doc.name), ("path", doc.path)) if v} if doc is not None else {}
+
     by_level: Counter[str] = Counter()
     for doc_id, count in per_doc.items():
         by_level[level(doc_id)] += count
     return {
         "depth": "all returned results",
         "queries_with_leak": sum(1 for x in leaked_lists if x),
-        "documents": [{"doc_id": d, "queries": c, "secret_level": level(d)} for d, c in per_doc.most_common()],
+        "documents": [
+            {"doc_id": d, "queries": c, "secret_level": level(d), **named(d)} for d, c in per_doc.most_common()
+        ],
+        "catalog": catalog is not None,
         "by_secret_level": dict(sorted(by_level.items())),
     }
 

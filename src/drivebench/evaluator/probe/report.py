@@ -1,17 +1,16 @@
-"""Probe reports: ``probe.json`` (everything) and ``probe.html`` (self-contained: inline CSS, no
-scripts, no external resources). Failures come first, then leaks with their evidence, then strata."""
+"""Probe reports: ``probe.json`` (everything) and ``probe.html`` (the shared report page, ``report.page``:
+self-contained, inline CSS, no scripts, no external resources). The verdict line opens it; failures come
+first, then leaks with their evidence (documents by name and path), then strata."""
 
 from __future__ import annotations
 
 import json
-from html import escape
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-_CSS = """body{font:14px/1.45 system-ui,sans-serif;margin:24px;color:#222}table{border-collapse:collapse;margin:8px 0 18px}
-td,th{border:1px solid #ccc;padding:3px 7px;text-align:left;vertical-align:top}th{background:#f3f3f3}
-.bad{color:#b00020;font-weight:600}.ok{color:#1b7f3b;font-weight:600}.warn{color:#a35f00;font-weight:600}
-code{background:#f6f6f6;padding:0 3px}.small{font-size:12px;color:#555}"""
+from drivebench.evaluator.report import page
+
+LEAK_ROWS = 500  # leak rows in the page; every leak is in probe.json
 
 
 def write_json(result: dict[str, Any], path: Path) -> Path:
@@ -32,12 +31,6 @@ def verdict(result: dict[str, Any]) -> tuple[str, str]:
     return "ok", f"no leak in {c['pairs_measured']} pairs ({c['requests']} requests)"
 
 
-def _table(headers: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{escape(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{escape(str(x))}</td>" for x in r) + "</tr>" for r in rows)
-    return f"<table><tr>{head}</tr>{body}</table>"
-
-
 def _path(why: dict[str, Any]) -> str:
     parts = []
     for step in why.get("path", []):
@@ -50,50 +43,142 @@ def _path(why: dict[str, Any]) -> str:
     return f"{why['reason']}: " + "; ".join(parts)
 
 
-def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak probe") -> Path:
+def _score(value: Any) -> str:
+    return f"{value:.3f}" if isinstance(value, int | float) and not isinstance(value, bool) else str(value)
+
+
+def doc_name(doc_id: Any, path: Any, name: Any = None) -> str:
+    """A leaked document as a reader knows it: its file name (the result's name, else the last segment of its
+    path); its id when the corpus does not know it."""
+    if name:
+        return str(name)
+    if path:
+        return PurePosixPath(str(path)).name or str(path)
+    return str(doc_id)
+
+
+UNKNOWN_NOTE = "Documents the corpus does not know are shown by id (no name or path to show)."
+VERDICT_STATE = {"bad": "failed", "warn": "warn", "ok": "passed"}
+VERDICT_HEAD = {"bad": "FAILED", "warn": "WARNING", "ok": "PASSED"}
+
+
+def verdict_line(result: dict[str, Any]) -> tuple[str, str]:
+    """``(state, line)`` for the page header: ``FAILED · 3 leak(s): ...``, ``PASSED · no leak in 1100 pairs ...``."""
     cls, text = verdict(result)
+    head = VERDICT_HEAD[cls]
+    return VERDICT_STATE[cls], text if text.startswith("probe FAILED") else f"{head} · {text}"
+
+
+def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak probe") -> Path:
     c, e = result["counts"], result["errors"]
-    out = [f"<!doctype html><meta charset='utf-8'><title>{escape(title)}</title><style>{_CSS}</style>"]
-    out.append(f"<h1>{escape(title)}</h1><p class='{cls}'>{escape(text)}</p>")
     info = result.get("run_info") or {}
-    out.append(_table(["setting", "value"], [[k, v] for k, v in info.items()]))
-    out.append("<h2>Failures</h2>")
     status = result["status"]
-    out.append(
-        f"<p class='{'bad' if status['state'] == 'failed' else 'ok'}'>status: {escape(status['state'])}"
-        f"{' - ' + escape(str(status['reason'])) if status['reason'] else ''}</p>"
-    )
-    out.append(f"<p>{e['failed']} of {e['requests']} requests failed ({e['rate']:.1%}).</p>")
-    if e["by_kind"]:
-        rows = [[k, v["count"], v["meaning"], v["sample"]] for k, v in e["by_kind"].items()]
-        out.append(_table(["kind", "count", "meaning", "sample"], rows))
-    out.append("<h2>Counts</h2>" + _table(["count", "value"], [[k, v] for k, v in c.items()]))
-    out.append(f"<h2>Leaks ({c['leaks']})</h2>")
-    if result["leaked_documents"]:
-        rows = [[d["doc_id"], d["path"], d["leaks"]] for d in result["leaked_documents"]]
-        out.append(_table(["document", "path", "leaks"], rows))
-        rows = [
-            [
-                x["kind"],
-                x["user_id"],
-                x["doc_id"],
-                x["secret_level"],
-                x["surface"],
-                f"{x['query_kind']}: {x['query']}",
-                f"rank {x['result']['rank']} score {x['result']['score']}",
-                _path(x["why_forbidden"]),
-            ]
-            for x in result["leaks"][:500]
-        ]
-        out.append(
-            _table(["kind", "user", "document", "level", "surface", "query", "result", "should be hidden by"], rows)
+    sections = [
+        page.section(
+            "failures",
+            "Failures",
+            f'<p class="{"status-failed" if status["state"] == "failed" else "status-ok"}">status: '
+            f"{page.e(status['state'])}{' - ' + page.e(status['reason']) if status['reason'] else ''}</p>",
+            f"<p>{e['failed']} of {e['requests']} requests failed ({e['rate']:.1%}).</p>",
+            page.table(
+                ["Kind", "Count", "Meaning", "Sample"],
+                [[k, v["count"], v["meaning"], v["sample"]] for k, v in e["by_kind"].items()],
+                text_cols=1,
+                cell_classes=["", "", "text", "text"],
+                table_id="table-errors",
+            )
+            if e["by_kind"]
+            else "",
         )
-        if len(result["leaks"]) > 500:
-            out.append(f"<p class='small'>first 500 of {len(result['leaks'])}; all in probe.json</p>")
-    out.append("<h2>Strata</h2>")
+    ]
+    leak_body: list[str] = []
+    docs = result["leaked_documents"]
+    if docs:
+        unknown = any(not d.get("path") for d in docs)
+        leak_body.append("<h3>Leaked documents</h3>")
+        leak_body.append(
+            page.table(
+                ["Document", "Path", "Id", "Leaks"],
+                [
+                    [
+                        doc_name(d["doc_id"], d.get("path")),
+                        d.get("path") or "(not in the corpus)",
+                        d["doc_id"],
+                        d["leaks"],
+                    ]
+                    for d in docs
+                ],
+                text_cols=3,
+                table_id="table-leaked-documents",
+                stack=True,
+                row_classes=["row-failed"] * len(docs),
+            )
+        )
+        if unknown:
+            leak_body.append(f'<p class="note">{page.e(UNKNOWN_NOTE)}</p>')
+        leaks = result["leaks"][:LEAK_ROWS]
+        leak_body.append("<h3>Every leak, with why it should have been hidden</h3>")
+        leak_body.append(
+            page.table(
+                ["Kind", "User", "Document", "Path", "Level", "Surface", "Query", "Result", "Should be hidden by"],
+                [
+                    [
+                        x["kind"],
+                        x["user_id"],
+                        doc_name(x["doc_id"], x.get("doc_path")),
+                        x.get("doc_path") or f"{x['doc_id']} (not in the corpus)",
+                        x["secret_level"],
+                        x["surface"],
+                        f"{x['query_kind']}: {x['query']}",
+                        f"rank {x['result']['rank']} score {_score(x['result']['score'])}",
+                        _path(x["why_forbidden"]),
+                    ]
+                    for x in leaks
+                ],
+                text_cols=9,
+                table_id="table-leaks",
+                stack=True,
+            )
+        )
+        if len(result["leaks"]) > LEAK_ROWS:
+            leak_body.append(f'<p class="note">first {LEAK_ROWS} of {len(result["leaks"])}; all in probe.json</p>')
+    else:
+        leak_body.append('<p class="note">No leaked document.</p>')
+    sections.append(page.section("leaks", f"Leaks ({c['leaks']})", *leak_body))
+    strata = []
     for axis, cells in result["strata"].items():
         rows = [[k, v["pairs"], v["measured"], v["leaked"]] for k, v in sorted(cells.items())]
-        out.append(f"<h3>{escape(axis)}</h3>" + _table([axis, "pairs", "measured", "leaked"], rows))
+        strata.append(f"<h3>{page.e(axis)}</h3>")
+        strata.append(
+            page.table(
+                [axis, "Pairs", "Measured", "Leaked"],
+                rows,
+                table_id=f"table-strata-{axis}",
+                row_classes=["row-failed" if r[3] else "" for r in rows],
+            )
+        )
+    sections.append(page.section("strata", "Strata", *strata))
+    sections.append(page.section("counts", "Counts", page.table(["Count", "Value"], [[k, v] for k, v in c.items()])))
+    sections.append(
+        page.section("run", "Run", page.table(["Setting", "Value"], [[k, v] for k, v in info.items()], text_cols=2))
+    )
+    subtitle = " · ".join(
+        str(x)
+        for x in (
+            info.get("corpus") and f"corpus {info['corpus']}",
+            f"{c['pairs_probed']} pairs probed",
+            f"{c['requests']} requests",
+        )
+        if x
+    )
+    html = page.page(
+        kind="probe",
+        title=title,
+        subtitle=subtitle,
+        verdict=verdict_line(result),
+        sections=sections,
+        footer="generated by drivebench probe",
+    )
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(out), encoding="utf-8")
+    path.write_text(html, encoding="utf-8")
     return path

@@ -303,14 +303,40 @@ def leak_level_rows(result: Mapping[str, Any]) -> list[list[str]]:
 
 
 LEAK_LEVEL_HEADER = ["Secret level", "Documents leaked", "Leaks (query × document)"]
-LEAK_DOC_HEADER = ["Document", "Secret level", "Queries that leaked it"]
+LEAK_DOC_HEADER = ["Document", "Path", "Secret level", "Queries that leaked it", "Id"]
+LEAK_ID_NOTE = "Some documents are shown by id: give --corpus (the document catalog) for their names and paths."
+
+
+def doc_names(result: Mapping[str, Any]) -> dict[str, tuple[str, str | None]]:
+    """``doc_id -> (name, path)`` for every document the run names: the leaked documents (``leaks.documents``, with
+    the catalog), else the documents of the missed and leaking queries (``failed_queries``, an older file)."""
+    out: dict[str, tuple[str, str | None]] = {}
+    for row in (failed_section(result) or {}).get("rows") or []:
+        for d in [*(row.get("leaked") or []), *(row.get("gold") or []), *(row.get("top") or [])]:
+            if isinstance(d, Mapping) and d.get("name"):
+                out[str(d.get("doc_id"))] = (str(d["name"]), d.get("path"))
+    for d in (result.get("leaks") or {}).get("documents") or []:
+        if d.get("name"):
+            out[str(d.get("doc_id"))] = (str(d["name"]), d.get("path"))
+    return out
 
 
 def leak_doc_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:
+    """One row per leaked document, most leaked first: its name and path when the corpus is known, else its id
+    (``leak_docs_unnamed`` says whether the note ``LEAK_ID_NOTE`` applies)."""
     docs = (result.get("leaks") or {}).get("documents") or []
-    return [[str(d.get("doc_id")), str(d.get("secret_level") or "unknown"), str(d.get("queries", 0))] for d in docs][
-        :limit
-    ]
+    names = doc_names(result)
+    rows = []
+    for d in docs[:limit]:
+        doc_id = str(d.get("doc_id"))
+        name, path = names.get(doc_id, (doc_id, None))
+        rows.append([name, str(path or "—"), str(d.get("secret_level") or "unknown"), str(d.get("queries", 0)), doc_id])
+    return rows
+
+
+def leak_docs_unnamed(result: Mapping[str, Any]) -> bool:
+    names = doc_names(result)
+    return any(str(d.get("doc_id")) not in names for d in (result.get("leaks") or {}).get("documents") or [])
 
 
 def citation_matrix(result: Mapping[str, Any]) -> dict[str, int] | None:
@@ -600,3 +626,51 @@ def failed_sentences(result: Mapping[str, Any], limit: int = FAILED_LIMIT) -> li
     if not section.get("catalog"):
         out.append("Documents are shown by id: give --corpus (the document catalog) for their names and paths.")
     return out
+
+
+# --- the missed and leaking queries in several orders (the HTML report's sortable table) ------------------
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[int, int | str], ...]:
+    """``q2`` before ``q10``: digit runs compare as numbers."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p.casefold()) for p in _DIGITS.split(text) if p)
+
+
+def _leak_rank(row: Mapping[str, Any]) -> int:
+    """The best rank at which a leaked document of ``row`` came back among its shown top results (a leak at rank
+    1 is the worst); a large number when the leak was further down or the row did not leak."""
+    leaked = {str(d.get("doc_id")) for d in row.get("leaked") or [] if isinstance(d, Mapping)}
+    ranks = [int(t.get("rank") or 0) for t in row.get("top") or [] if str(t.get("doc_id")) in leaked]
+    return min(ranks) if ranks else (1 << 20 if leaked else 1 << 30)
+
+
+FAILED_ORDERS: tuple[tuple[str, str], ...] = (
+    ("query", "Query id"),
+    ("leaks", "Leaks first (highest-ranked leak first)"),
+    ("asker", "Who asked"),
+)
+
+
+def failed_orders(
+    result: Mapping[str, Any], limit: int | None = FAILED_LIMIT
+) -> list[tuple[str, str, list[list[str]]]]:
+    """The rows of ``failed_rows`` in each order of ``FAILED_ORDERS``: ``(key, label, rows)``. The same (capped)
+    rows each time, only the order differs."""
+    raw = list((failed_section(result) or {}).get("rows") or [])[:limit]
+    shown = failed_rows(result, limit)
+    pairs = list(zip(raw, shown, strict=True))
+
+    def qid(pair: tuple[Mapping[str, Any], list[str]]) -> tuple[tuple[int, int | str], ...]:
+        return natural_key(str(pair[0].get("query_id")))
+
+    orders = {
+        "query": sorted(pairs, key=qid),
+        "leaks": sorted(
+            pairs,
+            key=lambda p: (not p[0].get("leaked"), _leak_rank(p[0]), -len(p[0].get("leaked") or []), qid(p)),
+        ),
+        "asker": sorted(pairs, key=lambda p: (natural_key(str(p[0].get("asker") or "")), qid(p))),
+    }
+    return [(key, label, [row for _, row in orders[key]]) for key, label in FAILED_ORDERS]

@@ -3,91 +3,30 @@
 One file that opens offline: inline CSS, inline SVG charts drawn by ``charts.py``, no JavaScript,
 no fonts, images or stylesheets from anywhere. A Content-Security-Policy meta tag forbids every
 external load, so a regression that adds one shows up as a console error in a browser (the e2e
-test loads the page in headless Chromium and fails on any console message).
+test loads the page in headless Chromium and fails on any console message). The page skeleton, the stylesheet
+and the tables are ``page.py``'s, shared with the probe and audit pages; the header carries the one-line verdict
+(``verdict.summary_line``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from html import escape
+from collections.abc import Mapping
 from typing import Any
 
 from drivebench.evaluator.report import _common as c
-from drivebench.evaluator.report import charts
+from drivebench.evaluator.report import charts, page
 from drivebench.evaluator.report import verdict as v
 from drivebench.evaluator.report.markdown import HIT_RATE_HEADER, hit_rate_rows
 
-CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
-
-CSS = """
-:root { --ink:#111827; --muted:#6b7280; --line:#e5e7eb; --bg:#f9fafb; --card:#ffffff; --accent:#2563eb; --bad:#dc2626; }
-* { box-sizing: border-box; }
-body { margin:0; background:var(--bg); color:var(--ink);
-  font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans",sans-serif; }
-header { background:#111827; color:#f9fafb; padding:20px 32px; }
-header h1 { margin:0 0 4px; font-size:22px; }
-header p { margin:0; color:#d1d5db; font-size:13px; word-break:break-all; }
-main { max-width:1200px; margin:0 auto; padding:16px 32px 48px; }
-section { background:var(--card); border:1px solid var(--line); border-radius:8px; padding:16px 20px; margin:16px 0; }
-h2 { font-size:17px; margin:0 0 12px; }
-h3 { font-size:14px; margin:16px 0 8px; }
-.note { color:var(--muted); font-size:12px; margin:6px 0 0; }
-.cards { display:flex; flex-wrap:wrap; gap:12px; }
-.card { flex:1 1 150px; border:1px solid var(--line); border-radius:8px; padding:10px 14px; background:#fff; }
-.card .label { color:var(--muted); font-size:12px; }
-.card .value { font-size:24px; font-weight:650; }
-.card .ci { color:var(--muted); font-size:11px; }
-.card.bad .value { color:var(--bad); }
-.status-failed { color:var(--bad); }
-table { border-collapse:collapse; font-size:12.5px; margin:4px 0; }
-th, td { padding:4px 8px; border-bottom:1px solid var(--line); text-align:right; vertical-align:top; }
-th { background:#f3f4f6; font-weight:600; }
-th:first-child, td:first-child { text-align:left; }
-td { white-space:nowrap; }
-td.text { text-align:left; white-space:normal; }
-tr.small td { color:var(--muted); font-style:italic; }
-code { font-family:ui-monospace,"DejaVu Sans Mono",monospace; font-size:12px; }
-.grid { display:flex; flex-wrap:wrap; gap:20px; align-items:flex-start; }
-.grid > div { flex:1 1 420px; min-width:0; overflow-x:auto; }
-.grid > div.fig { flex:0 1 auto; }
-svg.chart { max-width:100%; height:auto; background:#fff; }
-details summary { cursor:pointer; font-weight:600; margin:4px 0; }
-footer { color:var(--muted); font-size:12px; text-align:center; padding:8px; }
-@media print { section { break-inside:avoid; } header { background:none; color:var(--ink); } }
-"""
+CSP = page.CSP
 
 
 def _e(text: Any) -> str:
-    return escape(str(text), quote=True)
+    return page.e(text)
 
 
-def html_table(
-    header: Sequence[str],
-    rows: Sequence[Sequence[Any]],
-    *,
-    text_cols: int = 1,
-    table_id: str | None = None,
-    row_classes: Sequence[str] | None = None,
-) -> str:
-    """A plain table; the first ``text_cols`` columns are left-aligned text, the rest numbers; ``row_classes``
-    gives each row a class (``""`` for none)."""
-    tid = f' id="{_e(table_id)}"' if table_id else ""
-    head = "".join(
-        f'<th style="text-align:left">{_e(h)}</th>' if i < text_cols else f"<th>{_e(h)}</th>"
-        for i, h in enumerate(header)
-    )
-    body = []
-    for r, row in enumerate(rows):
-        cells = "".join(
-            f'<td class="text">{_e(x)}</td>' if i < text_cols else f"<td>{_e(x)}</td>" for i, x in enumerate(row)
-        )
-        cls = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
-        body.append(f'<tr class="{_e(cls)}">{cells}</tr>' if cls else f"<tr>{cells}</tr>")
-    return f"<table{tid}><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _section(section_id: str, title: str, *body: str) -> str:
-    return f'<section id="{_e(section_id)}"><h2>{_e(title)}</h2>\n' + "\n".join(body) + "\n</section>"
+html_table = page.table
+_section = page.section
 
 
 def _cards(result: Mapping[str, Any]) -> str:
@@ -130,7 +69,10 @@ def _verdict_section(result: Mapping[str, Any]) -> str:
         f'<p class="{"status-failed" if failed else "status-ok"}" id="verdict-line"><strong>'
         f"{_e(v.verdict_line(result))}</strong></p>",
         f'<ul class="status-failed">{reasons}</ul>' if reasons else "",
-        f'<table id="table-gates"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>' if rows else "",
+        f'<div class="table-wrap"><table id="table-gates"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+        "</div>"
+        if rows
+        else "",
     )
 
 
@@ -142,6 +84,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
         str(x)
         for x in (
             info.get("target"),
+            info.get("label") and f"label {info['label']}",
             info.get("corpus") and f"corpus {info['corpus']}",
             info.get("started_at"),
             counts.get("queries") is not None and f"{counts['queries']} queries",
@@ -243,13 +186,40 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
         ]
         docs = c.leak_doc_rows(result)
         if docs:
-            leak_body += ["<h3>Leaked documents</h3>", html_table(c.LEAK_DOC_HEADER, docs, text_cols=2)]
+            leak_body += [
+                "<h3>Leaked documents</h3>",
+                html_table(
+                    c.LEAK_DOC_HEADER,
+                    docs,
+                    text_cols=3,
+                    table_id="table-leaked-documents",
+                    stack=True,
+                    row_classes=["row-failed"] * len(docs),
+                ),
+                f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
+            ]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
 
     failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
     failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]
-    if failed:
-        failed_body.append(html_table(c.FAILED_HEADER, failed, text_cols=len(c.FAILED_HEADER), table_id="table-failed"))
+    if failed:  # one rendering per order, switched by CSS-only radio buttons (the report has no script)
+        views = []
+        for key, label, rows in c.failed_orders(result):
+            table = html_table(
+                c.FAILED_HEADER,
+                rows,
+                text_cols=len(c.FAILED_HEADER),
+                table_id="table-failed" if key == "query" else f"table-failed-by-{key}",
+                stack=True,
+                row_classes=["row-failed" if row[6] else "" for row in rows],
+            )
+            views.append((label, table))
+        failed_body.append(page.sort_views("failed", views))
+        section = c.failed_section(result) or {}
+        failed_body.append(
+            f'<p class="note">Every missed or leaking query, with its gold and top results: '
+            f"<code>{_e(section.get('file') or 'failed_queries.jsonl')}</code> beside metrics.json.</p>"
+        )
     sections.append(_section("failed-queries", "Queries that missed or leaked", *failed_body))
 
     m = c.citation_matrix(result)
@@ -284,27 +254,12 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             "</div></div>",
         )
     )
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{_e(CSP)}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            '<meta name="generator" content="drivebench">',
-            f"<title>{_e(title)}</title>",
-            f"<style>{CSS}</style>",
-            "</head>",
-            "<body>",
-            f"<header><h1>{_e(title)}</h1><p>{_e(subtitle)}</p>{_faults_banner(result)}</header>",
-            "<main>",
-            *sections,
-            "</main>",
-            f"<footer>{_e(result.get('format', ''))} · generated by drivebench {_e(info.get('drivebench_version', ''))}"
-            "</footer>",
-            "</body>",
-            "</html>",
-            "",
-        ]
+    return page.page(
+        kind="eval",
+        title=title,
+        subtitle=subtitle,
+        verdict=(v.line_state(result), v.summary_line(result)),
+        banner=_faults_banner(result),
+        sections=sections,
+        footer=f"{result.get('format', '')} · generated by drivebench {info.get('drivebench_version', '')}",
     )

@@ -70,7 +70,7 @@ def verdict_section(result: Mapping[str, Any]) -> list[str]:
 
 
 def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
-    out: list[str] = [f"# {title}", ""]
+    out: list[str] = [f"# {title}", "", f"**{_cell(v.summary_line(result))}**", ""]  # the one line a reader needs
     out += verdict_section(result)  # the verdict opens the report
     info = result.get("run_info") or {}
     if info.get("target"):
@@ -135,7 +135,8 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         level_rows = c.leak_level_rows(result)
         if level_rows:
             out += ["### Leaked documents by secret level", "", md_table(c.LEAK_LEVEL_HEADER, level_rows), ""]
-            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "llr"), ""]
+            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "lllrl"), ""]
+            out += [f"_{c.LEAK_ID_NOTE}_", ""] if c.leak_docs_unnamed(result) else []
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 

@@ -135,8 +135,11 @@ def _gates_table(rows: list[list[str]]) -> Table:
 
 def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
     from drivebench.evaluator.report import _common as c
+    from drivebench.evaluator.report import verdict as v
 
     console = console or Console()
+    style = {"failed": "bold red", "passed": "bold green"}.get(v.line_state(result), "bold")
+    console.print(f"[{style}]{escape(v.summary_line(result))}[/]", highlight=False, soft_wrap=True)  # the one line
     print_verdict(result, console)
     print_errors(result, console)
     console.print(hit_rate_table(result))
@@ -234,7 +237,9 @@ def leak_table(result: dict[str, Any]) -> Table | None:
         table.add_row("(any)", "0", "0")
     docs = c.leak_doc_rows(result, limit=10)
     if docs:
-        table.caption = "most leaked: " + ", ".join(f"{d} ({lv}, {q}×)" for d, lv, q in docs)
+        table.caption = "most leaked: " + ", ".join(f"{escape(name)} ({lv}, {q}×)" for name, _, lv, q, _ in docs)
+        if c.leak_docs_unnamed(result):
+            table.caption += f". {c.LEAK_ID_NOTE}"
     return table
 
 

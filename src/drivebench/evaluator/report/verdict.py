@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from drivebench.evaluator.gates import stored_gates
+from drivebench.evaluator.history import main_metric
 
 GATE_HEADER = ["Gate", "Result", "Value", "Threshold", "Condition"]
 
@@ -66,3 +67,105 @@ def gate_rows(result: Mapping[str, Any]) -> list[list[str]]:
         ]
         for g in stored_gates(result)
     ]
+
+
+# --- the one-line verdict every report opens with -------------------------------------------------------
+
+
+def leaking_queries(result: Mapping[str, Any]) -> int:
+    """Answered queries that returned a document their principal may not open (0 when leaks were not measured)."""
+    from drivebench.evaluator.report import _common as c
+
+    if not c.leak_measured(result):
+        return 0
+    leaks = result.get("leaks") or {}
+    return int(leaks.get("queries_with_leak") or (result.get("counts") or {}).get("queries_with_leak") or 0)
+
+
+def line_state(result: Mapping[str, Any]) -> str:
+    """``failed`` (a gate failed, the run failed, or a run without a verdict leaked: a leak is never shown as
+    neutral), ``passed``, or ``none`` (a file without a verdict and without a leak)."""
+    if is_failed(result) or (result.get("status") or {}).get("state") == "failed":
+        return "failed"
+    if has_verdict(result):
+        return "passed"
+    return "failed" if leaking_queries(result) else "none"
+
+
+def _head(result: Mapping[str, Any]) -> str | None:
+    v = result.get("verdict") or {}
+    if not has_verdict(result):
+        return "RUN FAILED" if (result.get("status") or {}).get("state") == "failed" else None
+    if v.get("state") != "failed":
+        return "PASSED"
+    if v.get("exit_code") == 3:
+        return "FAILED (the run failed)"
+    checked, failed = int(v.get("gates_checked") or 0), int(v.get("gates_failed") or 0)
+    return f"FAILED ({failed} of {checked} gate{'s' if checked != 1 else ''} failed)"
+
+
+def _number(value: Any) -> str:
+    return "not measured" if value is None else f"{float(value):.3f}"
+
+
+def comparison_text(result: Mapping[str, Any]) -> str:
+    """The main figure and its change against the previous run with the same label (``result["previous_run"]``,
+    stored when the run was recorded): ``hit_rate@10 0.925 (+0.012 vs run #4, 2026-12-03 14:02)``."""
+    prev = result.get("previous_run")
+    if not isinstance(prev, Mapping):
+        metric = main_metric(result)
+        return f"{metric} {_number((result.get('metrics') or {}).get(metric))} (not compared: no run history)"
+    text = f"{prev.get('metric')} {_number(prev.get('value'))}"
+    state = prev.get("state")
+    if state == "first":
+        return f"{text} (first run with this label)"
+    if state != "compared":
+        return f"{text} (not compared: the run was not recorded in a history)"
+    before = prev.get("previous") or {}
+    where = f"run #{before.get('run_id')}, {before.get('when')}"
+    if prev.get("delta") is None:
+        return f"{text} (vs {where}: {_number(before.get('value'))} then, no change can be computed)"
+    return f"{text} ({float(prev['delta']):+.3f} vs {where})"
+
+
+CATCH_ALL = frozenset({"none", "unknown", "mixed"})
+
+
+def worst_stratum(result: Mapping[str, Any]) -> tuple[str, str, float, int] | None:
+    """``(stratum, group, hit rate, n)`` of the group with the lowest Hit Rate at the main K among the groups
+    large enough to read (groups flagged small, n < SMALL_GROUP, are anecdotes, not rates); ``None`` if none."""
+    from drivebench.evaluator.report import _common as c
+
+    metric = main_metric(result)
+    found: list[tuple[float, bool, int, str, str]] = []
+    for stratum in c.strata_names(result):
+        groups = (result.get("strata") or {}).get(stratum) or {}
+        for group, g in groups.items():
+            value = g.get(metric) if isinstance(g, Mapping) else None
+            if value is None or c.is_small(g):
+                continue
+            # on a tie, a named group before a catch-all bucket (none, unknown, mixed), then the larger group
+            bucket = str(group) in CATCH_ALL
+            found.append((float(value), bucket, -int(g.get("n") or 0), stratum, str(group)))
+    if not found:
+        return None
+    value, _, neg_n, stratum, group = min(found)
+    return stratum, group, value, -neg_n
+
+
+def worst_stratum_text(result: Mapping[str, Any]) -> str:
+    worst = worst_stratum(result)
+    if worst is None:
+        return "worst stratum: not measured"
+    stratum, group, value, n = worst
+    return f"worst stratum: {stratum}={group} {main_metric(result)} {value:.3f} (n={n})"
+
+
+def summary_line(result: Mapping[str, Any]) -> str:
+    """The one line a manager reads: ``PASSED · hit_rate@10 0.925 (+0.012 vs run #4, 2026-12-03 14:02) · worst
+    stratum: phrasing=typo hit_rate@10 0.610 (n=21)``; a run that leaked says ``LEAKS in N queries`` right after
+    the verdict (a leak is the first thing to know, even when ``--allow-leaks`` let the run pass)."""
+    leaked = leaking_queries(result)
+    leaks = f"LEAKS in {leaked} {'query' if leaked == 1 else 'queries'}" if leaked else None
+    parts = [_head(result), leaks, comparison_text(result), worst_stratum_text(result)]
+    return " · ".join(p for p in parts if p)
