@@ -92,6 +92,8 @@ def test_cli_plant_and_audit(tmp_path: Path, base: Manifest) -> None:
     html = (tmp_path / "a" / "oversharing.html").read_text(encoding="utf-8")
     assert "<script" not in html and "src=" not in html and "4 flagged" in html
     assert html.index(applied[0]["doc_id"]) < html.index("</table>")
+    # flags in words, never a Python list or dict (a grant list read ['g0032', ...] once)
+    assert "[&#x27;" not in html and "[&#39;" not in html and "=[" not in html and "broad-subject (users " in html
     res = runner.invoke(app, ["audit", "oversharing", str(src), "--json"])
     assert res.exit_code == 0 and json.loads(res.stdout)["counts"]["flagged"] == 0
     res = runner.invoke(app, ["audit", "oversharing", str(src), "--level", "top"])

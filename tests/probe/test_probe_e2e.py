@@ -107,6 +107,9 @@ def test_clean_simulator_no_leak_over_1000_pairs(tmp_path: Path, served: tuple[S
     html = (tmp_path / "probe" / "probe.html").read_text(encoding="utf-8")
     head = html.split("<table")[0]  # no URL before the first table (the CSP meta's http-equiv is not one)
     assert "no leak in 1100 pairs" in html and "<script" not in html and "://" not in head
+    # the built-in corpus by its label, not the cache folder it was built into
+    assert f"corpus {r['run_info']['corpus_version']}" in head and str(corpus) not in head
+    assert r["run_info"]["corpus_version"].startswith("acme-")
 
 
 def test_leaky_acl_is_found_and_named(tmp_path: Path, served: tuple[Simulator, str], corpus: Path) -> None:

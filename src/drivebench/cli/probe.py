@@ -25,6 +25,7 @@ from rich.table import Table
 from drivebench.cli.clickcompat import click
 from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
 from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, resolve_target, usage_error
+from drivebench.corpora.builtin import corpus_version
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
 
@@ -230,6 +231,7 @@ def probe(
         "target": url,
         "target_profile": str(target_profile) if target_profile else None,
         "corpus": str(corpus),
+        "corpus_version": corpus_version(Path(corpus)),  # a built-in's label (acme-zh@3), None for a folder
         "seed": seed,
         "pairs_asked": pairs,
         "match": match,

@@ -31,11 +31,20 @@ def chain_text(chains: list[dict[str, Any]], limit: int = 6) -> str:
     return "; ".join(parts) + (f"; +{len(chains) - limit} more" if len(chains) > limit else "")
 
 
+def _value_text(value: Any) -> str:
+    if isinstance(value, list | tuple | set):
+        return ", ".join(_value_text(v) for v in value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_value_text(v)}" for k, v in value.items())
+    return str(value)
+
+
 def flag_text(flags: list[dict[str, Any]]) -> str:
+    """``broad-subject (users 19; grants g0032, g0055)``: readable words, never a Python list or dict."""
     out = []
     for f in flags:
-        detail = ", ".join(f"{k}={v}" for k, v in f.items() if k != "flag")
-        out.append(f"{f['flag']} ({detail})")
+        detail = "; ".join(f"{k.replace('_', ' ')} {_value_text(v)}" for k, v in f.items() if k != "flag")
+        out.append(f"{f['flag']} ({detail})" if detail else str(f["flag"]))
     return "; ".join(out)
 
 

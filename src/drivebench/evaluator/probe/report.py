@@ -165,7 +165,8 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
     subtitle = " · ".join(
         str(x)
         for x in (
-            info.get("corpus") and f"corpus {info['corpus']}",
+            (info.get("corpus_version") or info.get("corpus"))
+            and f"corpus {info.get('corpus_version') or info['corpus']}",
             f"{c['pairs_probed']} pairs probed",
             f"{c['requests']} requests",
         )
