@@ -76,6 +76,11 @@ def _whole(screen: str, *expected: str) -> None:
     assert max((len(line) for line in table_lines), default=0) <= 80, screen[:3000]
     missing = [e for e in expected if e not in screen]
     assert not missing, (missing, screen[:3000])
+    reprs = [r for r in PYTHON_REPRS if r in screen]  # words for people, never a dict, list or object repr
+    assert not reprs, (reprs, screen[:3000])
+
+
+PYTHON_REPRS = ("{'", "['", "('", "PosixPath(", " object at 0x", "Traceback")
 
 
 @pytest.fixture(scope="module")

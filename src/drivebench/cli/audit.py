@@ -73,7 +73,8 @@ def oversharing(
 
         console.print(fit_table(table, console))  # a document per block when the columns do not fit the terminal
     c = result["counts"]
-    err_console.print(f"{c['documents']} documents audited, {c['flagged']} flagged {c['by_flag']}")
+    by_flag = ", ".join(f"{flag} {n}" for flag, n in c["by_flag"].items())
+    err_console.print(f"{c['documents']} documents audited, {c['flagged']} flagged ({by_flag})")
     raise typer.Exit(1 if c["flagged"] else 0)
 
 
