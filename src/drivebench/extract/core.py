@@ -2,31 +2,37 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 
 from drivebench.extract.base import ExtractConfig, Extraction, ExtractionError, Part, join_parts
 from drivebench.extract.detect import detect_type
-from drivebench.extract.docx import extract_docx
-from drivebench.extract.dxf import extract_dxf
-from drivebench.extract.md import extract_md
-from drivebench.extract.pdf import extract_pdf
-from drivebench.extract.pptx import extract_pptx
-from drivebench.extract.txt import extract_txt
-from drivebench.extract.xlsx import extract_xlsx
-from drivebench.extract.zip import extract_zip
 from drivebench.extract.zipguard import Budget
 
 Extractor = Callable[[bytes, str, str, ExtractConfig], tuple[list[Part], list[str]]]
 
-EXTRACTORS: dict[str, Extractor] = {
-    "pdf": extract_pdf,
-    "docx": extract_docx,
-    "xlsx": extract_xlsx,
-    "pptx": extract_pptx,
-    "dxf": extract_dxf,
-    "md": extract_md,
-    "txt": extract_txt,
+# Each format's module is imported on first use: the parsers (ezdxf, pypdf, python-pptx, openpyxl) take over a
+# second to import, which every command and server start would pay whether or not it reads a file.
+EXTRACTOR_MODULES: dict[str, str] = {
+    "pdf": "drivebench.extract.pdf:extract_pdf",
+    "docx": "drivebench.extract.docx:extract_docx",
+    "xlsx": "drivebench.extract.xlsx:extract_xlsx",
+    "pptx": "drivebench.extract.pptx:extract_pptx",
+    "dxf": "drivebench.extract.dxf:extract_dxf",
+    "md": "drivebench.extract.md:extract_md",
+    "txt": "drivebench.extract.txt:extract_txt",
+    "zip": "drivebench.extract.zip:extract_zip",
 }
+EXTRACTORS: dict[str, Extractor] = {}  # filled as formats are first read (tests may put their own in)
+
+
+def _extractor(file_type: str) -> Callable[..., tuple[list[Part], list[str]]]:
+    found = EXTRACTORS.get(file_type)
+    if found is None:
+        module, name = EXTRACTOR_MODULES[file_type].split(":")
+        found = EXTRACTORS[file_type] = getattr(importlib.import_module(module), name)
+    return found
+
 
 _CORRUPT = {"md": "corrupt-text", "txt": "corrupt-text"}
 
@@ -43,11 +49,12 @@ def _extract(data: bytes, filename: str, config: ExtractConfig, depth: int, budg
         raise ExtractionError("too-large", f"{filename!r} has {len(data)} bytes (limit {config.max_file_bytes})")
     file_type = detect_type(data, filename)
     strategy = config.strategy(file_type)
+    extractor = _extractor(file_type)  # outside the try: a parser that cannot be imported is no corrupt file
     try:
         if file_type == "zip":
-            parts, warnings = extract_zip(data, filename, strategy, config, depth + 1, budget, _member(config))
+            parts, warnings = extractor(data, filename, strategy, config, depth + 1, budget, _member(config))
         else:
-            parts, warnings = EXTRACTORS[file_type](data, filename, strategy, config)
+            parts, warnings = extractor(data, filename, strategy, config)
     except ExtractionError:
         raise
     except Exception as exc:  # fail closed: any parser failure becomes a reason
