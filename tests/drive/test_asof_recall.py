@@ -20,9 +20,9 @@ PAST = "2026-08-01T00:00:00+00:00"  # before d0014 v2 (2026-09-05) changed the a
 # hybrid with the dense half in milvus-lite (the filter pushed into Milvus) passes the same tests
 @pytest.fixture(scope="module", params=["bm25", "hybrid", "hybrid+milvus"])
 def pipeline_sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
-    """A seed simulator with the minilm embedder, one per recall pipeline (bm25, hybrid, hybrid over milvus-lite)."""
+    """A seed simulator with the default embedder (e5), one per recall pipeline (bm25, hybrid, hybrid over milvus-lite)."""
     pipeline, _, index = request.param.partition("+")
-    s = fresh_sim(SimConfig(embedder="minilm", pipeline=pipeline, vector_store=index or "faiss"))
+    s = fresh_sim(SimConfig(embedder="e5", pipeline=pipeline, vector_store=index or "faiss"))
     yield s
     if index:  # reset (after every test) keeps the backend: a fresh Milvus collection for the fresh store
         assert s.store.vector_backend is not None and s.index_metadata()["vector_store"]["backend"] == "milvus"
