@@ -46,7 +46,8 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
       "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level"}],
                     "by_secret_level": {level: n}} | null,
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
-                    "non_gold_citations": {"wrong", "unresolvable"}, "scope"} | null,
+                    "non_gold_citations": {"wrong", "unresolvable"}, "scope",
+                    "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,
       "per_query": [{"query_id", "status": "ok" | "error" | "missing", <per-query metric values>,
                      "hops", "full_chain", "latency_ms", "leaked": [..], "citations": {..}}],
     }

@@ -34,7 +34,7 @@ from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
 from drivebench.simulator import principals
-from drivebench.simulator.answer.levers import AnswerLevers
+from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.policies import Policies
 from drivebench.simulator.snapshot import SnapshotFingerprint
@@ -119,7 +119,7 @@ class Simulator:
         self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()
         # a bad answer lever is refused at start, never on the first answer
-        AnswerLevers.from_settings(self.config.answer_citation, self.config.answer_length, self.config.answer_passages)
+        levers_of(self.config)
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
         # packaged vectors (index.vector_packs) count as a cache: off with use_cache=False, like the cache

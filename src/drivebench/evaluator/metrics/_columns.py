@@ -22,7 +22,7 @@ from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics._common import gain_matrix, ideal_matrix
 from drivebench.evaluator.metrics._run import Aligned
 from drivebench.evaluator.metrics.answer_fact_recall import distinct_facts, fact_counts
-from drivebench.evaluator.metrics.citation_diagnosis import CATEGORIES, NON_GOLD, diagnose
+from drivebench.evaluator.metrics.citation_diagnosis import CATEGORIES, NON_GOLD, diagnose, larger_gap
 from drivebench.evaluator.metrics.hit_rate import hit_rate_batch
 from drivebench.evaluator.metrics.hit_rate_permitted import hit_rate_permitted_batch
 from drivebench.evaluator.metrics.leak_rate import leak_batch
@@ -261,6 +261,7 @@ def citations(al: Aligned, t: Table, catalog: Catalog | None) -> None:
     t.sections["citations"] = {
         "gold_docs": {k: totals[k] for k in CATEGORIES},
         "non_gold_citations": {k: totals[k] for k in NON_GOLD},
+        "larger_gap": larger_gap(totals),  # the article's rule: generation (recalled, not cited) or retrieval
         "scope": "gold docs and citations of queries with gold; wrong/unresolvable of every answered query",
     }
 

@@ -376,6 +376,21 @@ def citation_matrix(result: Mapping[str, Any]) -> dict[str, int] | None:
     return out
 
 
+GAP_TEXT = {
+    "generation": "generation: gold documents recalled but not cited outnumber those never recalled (make the "
+    "answer cite what it read)",
+    "retrieval": "retrieval: gold documents never recalled outnumber those recalled but not cited (improve recall)",
+    "both": "generation and retrieval lose as many gold documents",
+    "none": "no gold document was lost",
+}
+
+
+def gap_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Larger gap: generation: ...`` from the citation diagnosis (None without answers or in an older file)."""
+    gap = (result.get("citations") or {}).get("larger_gap")
+    return f"Larger gap: {GAP_TEXT.get(gap, gap)}" if gap else None
+
+
 RUN_INFO_ORDER = (
     "target",
     "faults",

@@ -259,6 +259,9 @@ def citation_table(result: dict[str, Any]) -> Table | None:
     table.add_row("retrieved", f"{m['retrieved_cited']} success", f"{m['retrieved_not_cited']} generation gap")
     table.add_row("not retrieved", f"{m['cited_not_retrieved']} from elsewhere", f"{m['neither']} retrieval gap")
     table.caption = f"non-gold citations: {m['wrong']} wrong, {m['unresolvable']} unresolvable"
+    gap = c.gap_sentence(result)
+    if gap:
+        table.caption += f". {escape(gap)}"
     return table
 
 

@@ -7,7 +7,7 @@ from drivebench.simulator.answer.compose import (
     compose_answer,
     split_sentences,
 )
-from drivebench.simulator.answer.levers import CITATION_MODES, AnswerLevers, parse_citation
+from drivebench.simulator.answer.levers import CITATION_MODES, AnswerLevers, levers_of, parse_citation
 
 __all__ = [
     "CITATION_MODES",
@@ -16,6 +16,7 @@ __all__ = [
     "AnswerResult",
     "CitationRec",
     "compose_answer",
+    "levers_of",
     "parse_citation",
     "split_sentences",
 ]

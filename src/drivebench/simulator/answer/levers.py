@@ -52,6 +52,15 @@ class AnswerLevers:
         return cls(mode, share, length, passages)
 
 
+def levers_of(config: object) -> AnswerLevers:
+    """The levers a ``SimConfig`` (its ``answer_citation`` / ``answer_length`` / ``answer_passages``) sets."""
+    return AnswerLevers.from_settings(
+        str(getattr(config, "answer_citation", "always")),
+        int(getattr(config, "answer_length", 0)),
+        int(getattr(config, "answer_passages", DEFAULT_PASSAGES)),
+    )
+
+
 def parse_citation(spec: str) -> tuple[str, float]:
     """``"always"`` / ``"some"`` / ``"some:0.3"`` / ``"wrong"`` -> ``(mode, share)``; ValueError when bad."""
     text = str(spec).strip().lower()
