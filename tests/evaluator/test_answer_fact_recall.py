@@ -141,9 +141,10 @@ def test_stable_across_reruns() -> None:
 def test_not_measured_without_facts_or_answers(
     tmp_path: Path, facts: list[str], answer: str | None, reason: str
 ) -> None:
+    from rich.console import Console
+
     from drivebench.evaluator.report.html import render_html
     from drivebench.evaluator.report.terminal import print_summary
-    from rich.console import Console
 
     result = score([_q("a", facts)], [_rec("a", answer)], catalog=_catalog())
     assert result["metrics"]["answer_fact_recall"] is None and result["metrics"]["claim_support"] is None

@@ -115,11 +115,10 @@ class Simulator:
         *,
         faults: FaultSet | None = None,
     ) -> None:
+        levers_of(config or SimConfig())  # a bad answer lever is refused at start, before anything is built
         self.faults = faults if faults is not None else FaultSet(owner=self)  # fault profiles; empty = clean
         self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()
-        # a bad answer lever is refused at start, never on the first answer
-        levers_of(self.config)
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
         # packaged vectors (index.vector_packs) count as a cache: off with use_cache=False, like the cache
