@@ -4,6 +4,7 @@ article ties it to, and the citation diagnosis points at the layer that was degr
 from __future__ import annotations
 
 import dataclasses
+import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -224,3 +225,21 @@ def test_longer_answers_state_more_facts(
     long = _run(sim, seed_evalset, catalog)
     assert short["metrics"]["answer_fact_recall"] < base["metrics"]["answer_fact_recall"]
     assert long["metrics"]["answer_fact_recall"] > base["metrics"]["answer_fact_recall"]
+
+
+def test_replica_workers_get_the_levers() -> None:
+    """``serve --workers N`` hands the levers to every worker process through the replica spec."""
+    from drivebench.server.process import ReplicaSpec, load_replica
+
+    spec = ReplicaSpec("seed", "bm25", "hash", [], answer_levers={"answer_citation": "some:0.2", "answer_length": 2})
+    again = ReplicaSpec(**json.loads(spec.to_env()))
+    assert again == spec
+    config = load_replica(again).config
+    assert (config.answer_citation, config.answer_length, config.answer_passages) == ("some:0.2", 2, 3)
+
+
+def test_compare_shows_the_answer_fact_metrics_with_the_answers() -> None:
+    from drivebench.evaluator.compare_runs import metric_group
+
+    assert metric_group("answer_fact_recall") == metric_group("claim_support") == metric_group("source_coverage")
+    assert metric_group("claim_support") == "answers"
