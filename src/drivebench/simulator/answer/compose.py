@@ -183,7 +183,10 @@ def _lever_targets(
             keep = unit("answer-citation", query, p.hit.doc_id) < levers.cite_share
             out[p.hit.doc_id] = p.hit if keep else None
     elif levers.citation == "wrong":
-        recalled = list({h.doc_id: h for h in reversed(outcome.hits)}.values())[::-1]  # first hit of each doc
+        first: dict[str, RecallHit] = {}
+        for h in outcome.hits:
+            first.setdefault(h.doc_id, h)  # each document's best hit, in recall order
+        recalled = list(first.values())
         order = [h.doc_id for h in recalled]
         for p in picks:
             if len(order) < 2:
