@@ -107,7 +107,7 @@ def make_target(
     if _is_simulator(target):
         from drivebench.simulator.target import InProcessTarget
 
-        return InProcessTarget(target)
+        return InProcessTarget(target, citation_style=citation_style)
     if hasattr(target, "recall") and hasattr(target, "aclose"):
         return target
     if callable(target):

@@ -146,3 +146,19 @@ def test_line_of_finds_keys_in_their_table() -> None:
         )
         == 2
     )
+
+
+def test_answer_levers_are_config_keys_checked_like_the_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    got = default_map(
+        tmp_path, '[serve]\nanswer_citation = "some:0.3"\nanswer-length = 2\n[demo]\nanswer_passages = 5\n'
+    )
+    assert got["serve"] == {"answer_citation": "some:0.3", "answer_length": 2}
+    assert got["demo"] == {"answer_passages": 5}
+    path = tmp_path / "drivebench.toml"
+    path.write_text('[serve]\nanswer_citation = "sometimes"\n', encoding="utf-8")
+    code, _, err = invoke(["--config", str(path), "info"], tmp_path, monkeypatch)
+    assert code == 2 and f"{path}:2: answer_citation = 'sometimes'" in err and "some:F" in err
+    code, _, err = invoke(["--config", "none", "serve", "--answer-passages", "0"], tmp_path, monkeypatch)
+    assert code == 2 and "--answer-passages" in err

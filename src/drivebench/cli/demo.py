@@ -9,11 +9,15 @@ import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, progress_bar
 from drivebench.cli.options import (
+    AnswerCitationOpt,
+    AnswerLengthOpt,
+    AnswerPassagesOpt,
     CorpusOpt,
     EmbedderOpt,
     ExtractOpt,
     LabelOpt,
     PipelineOpt,
+    answer_config,
     parse_extract,
     parse_ks,
 )
@@ -39,12 +43,16 @@ def demo(
         "--answers/--no-answers",
         help="Call /api/mcp/answer too (the default): Source Recall Coverage and citation precision are scored.",
     ),
+    answer_citation: str = AnswerCitationOpt,
+    answer_length: int = AnswerLengthOpt,
+    answer_passages: int = AnswerPassagesOpt,
 ) -> None:
     """Serve the corpus on a free local port, evaluate its eval set over HTTP, print the tables, write the files."""
+    levers = answer_config(answer_citation, answer_length, answer_passages)
     if fault:  # clean vs faulted comparison
         from drivebench.cli.faults import fault_demo
 
-        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label)
+        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label, levers)
         return
     from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
@@ -62,7 +70,9 @@ def demo(
 
     started = time.perf_counter()
     ks = parse_ks(k)
-    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract)))
+    sim = load_with_progress(
+        corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), **levers)
+    )
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)
@@ -87,6 +97,7 @@ def demo(
                     "evalset_hash": evalset_hash(evalset),
                     "pipeline": pipeline,
                     "embedder": embedder,
+                    **({"answer_levers": levers} if answers and levers != answer_config("always", 0, 3) else {}),
                     **({"label": label} if label else {}),
                 },
             )

@@ -6,6 +6,7 @@ import json
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -23,6 +24,7 @@ def fault_demo(
     answers: bool,
     history: str | None = None,
     label: str | None = None,
+    answer_levers: dict[str, Any] | None = None,
 ) -> None:
     """Evaluate under the faults, then clean; write both runs (run.jsonl, metrics.json, report.md,
     report.html, recorded in the history like the clean demo) and comparison.json."""
@@ -44,7 +46,7 @@ def fault_demo(
         faults = parse_fault_specs(fault)
     except FaultSpecError as exc:
         raise typer.BadParameter(str(exc), param_hint="--fault") from None
-    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder))
+    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder, **(answer_levers or {})))
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)

@@ -14,7 +14,17 @@ import sys
 import typer
 
 from drivebench.cli.common import err_console, load_with_progress
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
+from drivebench.cli.options import (
+    AnswerCitationOpt,
+    AnswerLengthOpt,
+    AnswerPassagesOpt,
+    CorpusOpt,
+    EmbedderOpt,
+    ExtractOpt,
+    PipelineOpt,
+    answer_config,
+    parse_extract,
+)
 
 
 def mcp(
@@ -25,6 +35,9 @@ def mcp(
     pipeline: str = PipelineOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
+    answer_citation: str = AnswerCitationOpt,
+    answer_length: int = AnswerLengthOpt,
+    answer_passages: int = AnswerPassagesOpt,
 ) -> None:
     """Serve the corpus as an MCP server over stdio (tools recall, answer, get_document, list_versions)."""
     from drivebench.errors import DrivebenchError
@@ -32,8 +45,9 @@ def mcp(
     from drivebench.simulator.backend import SimConfig
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: nothing else may reach it
+        levers = answer_config(answer_citation, answer_length, answer_passages)
         sim = load_with_progress(
-            corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract))
+            corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), **levers)
         )
         if user is not None:
             if user not in sim.drive.users:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
 from drivebench.corpora.builtin import DEFAULT_CORPUS
@@ -77,3 +79,40 @@ LabelOpt = typer.Option(
     help="A name for this run (e.g. 'nightly', 'bge-m3 trial'): stored in metrics.json run_info.label and the "
     "history; `eval trend` draws one line per target, corpus version and label.",
 )
+
+
+def _check_answer_citation(value: str) -> str:
+    from drivebench.simulator.answer.levers import parse_citation
+
+    try:
+        parse_citation(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return value.strip().lower()
+
+
+# the answer generator's levers (simulator.answer.levers): SimConfig.answer_citation / _length / _passages
+AnswerCitationOpt = typer.Option(
+    "always",
+    "--answer-citation",
+    callback=_check_answer_citation,
+    help="How simulated answers cite what they quote: always (default), some or some:F (each quoted document "
+    "cited with probability F, 0.5 by default; deterministic per query and document) or wrong (each statement "
+    "cites another recalled document).",
+)
+AnswerLengthOpt = typer.Option(
+    0,
+    "--answer-length",
+    min=0,
+    max=50,
+    help="At most this many sentences per simulated answer (0, the default: the built-in rule, up to 3 from the "
+    "top passage and 1 from each other passage read).",
+)
+AnswerPassagesOpt = typer.Option(
+    3, "--answer-passages", min=1, max=50, help="How many of the recall's top documents a simulated answer reads."
+)
+
+
+def answer_config(citation: str, length: int, passages: int) -> dict[str, Any]:
+    """The SimConfig keyword arguments of the answer levers."""
+    return {"answer_citation": citation, "answer_length": length, "answer_passages": passages}

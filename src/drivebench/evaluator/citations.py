@@ -187,19 +187,74 @@ def extract_citations(answer: str | None, catalog: Catalog, prefer: Collection[s
     body, refs = _split_reference_lines(text)
     r = _Resolver(catalog, prefer)
     for m in _TOKEN.finditer(body):
-        if m.group("wiki") is not None:
-            r.add(m.group("wiki"), "wiki", [m.group("wiki").split("|", 1)[0]], strong=True)
-        elif m.group("link_url") is not None:
-            r.add(m.group("link_text"), "link", [m.group("link_text"), _url_key(m.group("link_url"))], strong=False)
-        elif m.group("foot") is not None:
-            if "^" + m.group("foot") not in refs:
-                r.add("[^" + m.group("foot") + "]", "footnote", [], strong=True)
-        elif m.group("bracket") is not None:
-            inner = m.group("bracket")
-            if not (inner.isdigit() and inner in refs):  # a [n] marker: its entry is counted below
-                r.add_listed(inner, "bracket", None)
-        else:
-            r.add_listed(m.group("lent"), "lenticular", None)
+        _marker(m, refs, r)
     for entry in refs.values():
         r.add(entry, "footnote", _entry_keys(entry), strong=True)
     return Citations(r.out)
+
+
+def _marker(m: re.Match[str], refs: dict[str, str], r: _Resolver) -> None:
+    """Add the citation(s) one marker of the body makes (a footnote's entry is added by the caller)."""
+    if m.group("wiki") is not None:
+        r.add(m.group("wiki"), "wiki", [m.group("wiki").split("|", 1)[0]], strong=True)
+    elif m.group("link_url") is not None:
+        r.add(m.group("link_text"), "link", [m.group("link_text"), _url_key(m.group("link_url"))], strong=False)
+    elif m.group("foot") is not None:
+        if "^" + m.group("foot") not in refs:
+            r.add("[^" + m.group("foot") + "]", "footnote", [], strong=True)
+    elif m.group("bracket") is not None:
+        inner = m.group("bracket")
+        if not (inner.isdigit() and inner in refs):  # a [n] marker: its entry is counted below
+            r.add_listed(inner, "bracket", None)
+    else:
+        r.add_listed(m.group("lent"), "lenticular", None)
+
+
+@dataclass(frozen=True)
+class Statement:
+    text: str  # the statement as written (NFKC, markers removed)
+    cited: tuple[str, ...]  # doc ids its markers resolve to (empty: uncited)
+
+
+def cited_statements(answer: str | None, catalog: Catalog, prefer: Collection[str] = ()) -> list[Statement]:
+    """The answer cut into statements, each with the documents its own markers cite.
+
+    A statement is the text of one line up to a group of citation markers (the markers cite the text
+    before them, back to the previous group or the line's start); text after a line's last marker group,
+    or on a line without markers, is an uncited statement. A footnote marker (``[^1]``, ``[1]``) cites
+    its reference-list entry; the reference list itself is not a statement. Code is ignored."""
+    if not answer:
+        return []
+    text = _CODE.sub(" ", unicodedata.normalize("NFKC", answer))
+    body, refs = _split_reference_lines(text)
+    out: list[Statement] = []
+    for line in body.split("\n"):
+        start, pending, cites = 0, "", []
+        for m in _TOKEN.finditer(line):
+            gap = line[start : m.start()]
+            if gap.strip() and cites:  # new text after a marker group: the group closes its statement
+                out.append(Statement(pending, tuple(d for d in dict.fromkeys(cites) if d)))
+                pending, cites = "", []
+            pending += gap
+            r = _Resolver(catalog, prefer)
+            _marker(m, refs, r)
+            label = ("^" + m.group("foot")) if m.group("foot") is not None else m.group("bracket")
+            entry = refs.get(label or "")
+            if entry is not None and (m.group("foot") is not None or (label or "").isdigit()):
+                r.add(entry, "footnote", _entry_keys(entry), strong=True)
+            found = [c.doc_id for c in r.out if c.doc_id is not None]
+            if found or r.out:
+                cites += found
+                if not found:
+                    cites.append("")  # a marker that resolves to nothing still closes the statement
+            else:
+                pending += m.group(0)  # prose brackets stay text
+            start = m.end()
+        rest = line[start:]
+        if cites and rest.strip():  # text after the line's last marker group: a statement of its own
+            out.append(Statement(pending, tuple(d for d in dict.fromkeys(cites) if d)))
+            pending, cites = "", []
+        pending += rest
+        if pending.strip() or cites:
+            out.append(Statement(pending, tuple(d for d in dict.fromkeys(cites) if d)))
+    return out

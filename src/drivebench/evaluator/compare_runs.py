@@ -82,8 +82,8 @@ METRIC_GROUPS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("multi_hop", "Multi-hop", ("multi_hop_completeness", "full_chain_rate", "full_chain", "hop_position_hit_rate")),
     (
         "answers",
-        "Answers: source coverage, citation precision",
-        ("source_coverage", "source_coverage_macro", "citation_precision"),
+        "Answers: source coverage, citation precision, answer facts",
+        ("source_coverage", "source_coverage_macro", "citation_precision", "answer_fact_recall", "claim_support"),
     ),
     ("safety", "Safety: leaks, stale versions", ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate")),
     ("cost", "Cost and latency", ("latency_ms", "cost", "tokens")),

@@ -13,7 +13,8 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "retries": {"total", "queries", "max"},            # from run.jsonl's per-query retries
                   "by_kind": {kind: {"count", "meaning", "sample", "queries"}}},   (failures.errors_section)
       "unmapped": {"results", "queries", "reasons", "samples"},    # results whose id mapped to no document
-      "oracles": {"leak" | "version" | "trashed": {"measured": true, "source"} | {"measured": false, "reason"}},
+      "oracles": {"leak" | "version" | "trashed" | "answer_facts":
+                  {"measured": true, "source"} | {"measured": false, "reason"}},
       "metrics_scope": {...},  # what "metrics" and "metrics_answered" are computed over
       "config":  {"ks": [1, 3, 5, 10], "multi_hop_k": 10, "seed": 0, "oracle": true, "catalog": true,
                   "bootstrap": {"resamples": 1000, "method": "percentile", "level": 0.95} | null,
@@ -24,6 +25,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "version_exact_hit_rate@K", "stale_version_hit_rate@K",    # null without pinned gold
                   "trashed_hit_rate@K",                                      # null without catalog
                   "source_coverage", "source_coverage_macro", "citation_precision",  # null without answers
+                  "answer_fact_recall", "claim_support",     # null without answers or without answer_facts
                   "multi_hop_completeness": {"2": ..}, "full_chain_rate": {"2": ..},
                   "hop_position_hit_rate": {"2": {"1": .., "2": ..}},
                   "latency_ms_p50", "latency_ms_p95", "latency_ms_p99"},
@@ -39,12 +41,13 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                                           # too small to read. See drivebench.evaluator.strata
       "counts":  {"queries", "scored", "errors", "timeouts", "missing_from_run", "unknown_in_run",
                   "duplicate_run_records", "no_gold", "version_pinned", "multi_hop", "with_answer",
-                  "refusals", "queries_with_leak"          (with an oracle),
+                  "with_answer_facts", "refusals", "queries_with_leak"          (with an oracle),
                   "citations_unresolvable", "citations_ambiguous"  (with answers)},
       "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level"}],
                     "by_secret_level": {level: n}} | null,
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
-                    "non_gold_citations": {"wrong", "unresolvable"}, "scope"} | null,
+                    "non_gold_citations": {"wrong", "unresolvable"}, "scope",
+                    "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,
       "per_query": [{"query_id", "status": "ok" | "error" | "missing", <per-query metric values>,
                      "hops", "full_chain", "latency_ms", "leaked": [..], "citations": {..}}],
     }
@@ -173,6 +176,7 @@ def _score(
     fam.versions(al, t)
     fam.trashed(al, t, catalog)
     fam.citations(al, t, catalog)
+    oracles["answer_facts"] = fam.answer_facts(al, t, catalog)
     fam.multi_hop(al, t)
     fam.latency(al, t)
     errors = errors_section(al)

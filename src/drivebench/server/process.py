@@ -167,6 +167,7 @@ class ReplicaSpec:
     index: str = "faiss"
     faults: list[str] = field(default_factory=list)
     secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
+    answer_levers: dict[str, Any] = field(default_factory=dict)  # SimConfig's answer_* fields
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -215,6 +216,7 @@ def load_replica(spec: ReplicaSpec) -> Simulator:
         embedder=spec.embedder,
         extract=ExtractConfig.from_pairs(spec.extract),
         vector_store=spec.index,
+        **spec.answer_levers,
     )
     sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret

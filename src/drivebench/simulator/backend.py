@@ -34,6 +34,7 @@ from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
 from drivebench.simulator import principals
+from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.policies import Policies
 from drivebench.simulator.snapshot import SnapshotFingerprint
@@ -64,6 +65,11 @@ class SimConfig:
     chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
     cache_dir: Path | None = None  # embedding cache; None = the user cache dir; disable with use_cache=False
     use_cache: bool = True
+    # the answer generator's levers (simulator.answer.levers): always | some | some:F | wrong; 0 = built-in
+    # length rule, else at most N sentences; how many top recalled documents are read
+    answer_citation: str = "always"
+    answer_length: int = 0
+    answer_passages: int = 3
 
 
 @dataclass(frozen=True)
@@ -109,6 +115,7 @@ class Simulator:
         *,
         faults: FaultSet | None = None,
     ) -> None:
+        levers_of(config or SimConfig())  # a bad answer lever is refused at start, before anything is built
         self.faults = faults if faults is not None else FaultSet(owner=self)  # fault profiles; empty = clean
         self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()

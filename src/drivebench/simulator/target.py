@@ -11,16 +11,18 @@ import asyncio
 from drivebench.drive.errors import DriveError, PermissionCheckFailed
 from drivebench.formats.evalset import EvalQuery, RunHit
 from drivebench.formats.target import TargetError, TargetResponse
+from drivebench.simulator.answer import compose_answer, levers_of
 from drivebench.simulator.backend import Simulator
 
 
 class InProcessTarget:
-    def __init__(self, sim: Simulator) -> None:
+    def __init__(self, sim: Simulator, citation_style: str = "brackets") -> None:
         self.sim = sim
+        self.citation_style = citation_style
         self.name = f"inprocess:{sim.drive.name}"
         self._token = sim.tokens.resolve(sim.tokens.eval_token)
 
-    def _call(self, query: EvalQuery, top_k: int) -> TargetResponse:
+    def _call(self, query: EvalQuery, top_k: int, answer: bool = False) -> TargetResponse:
         assert self._token is not None
         try:
             principal = self.sim.principal_for(
@@ -32,8 +34,14 @@ class InProcessTarget:
         except DriveError as exc:
             raise TargetError(f"{exc.code}: {exc}", retryable=False) from exc
         hits = [RunHit(doc_id=h.doc_id, version_id=h.version_id, score=h.score, rank=h.rank) for h in outcome.hits]
+        text = None
+        if answer:  # what POST /api/mcp/answer would say, with the simulator's answer levers
+            text = compose_answer(
+                self.sim, outcome, query.query, self.citation_style, levers=levers_of(self.sim.config)
+            ).text
         return TargetResponse(
             hits=hits,
+            answer=text,
             as_of=outcome.at.isoformat(),
             snapshot=outcome.snapshot,
             faults=self.sim.faults.header_value(),  # what X-Drivebench-Faults would say
@@ -41,6 +49,10 @@ class InProcessTarget:
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
         return await asyncio.to_thread(self._call, query, top_k)
+
+    async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse:
+        """Recall plus the simulator's extractive answer (``simulator.answer``), as the answer endpoint gives."""
+        return await asyncio.to_thread(self._call, query, top_k, True)
 
     async def aclose(self) -> None:
         return None

@@ -20,6 +20,7 @@ module                      metric(s)
 ``source_coverage``         source_coverage (micro) and source_coverage_macro
 ``citation_precision``      citation_precision
 ``citation_diagnosis``      retrieved_cited / retrieved_not_cited / cited_not_retrieved / neither
+``answer_fact_recall``      answer_fact_recall and claim_support (``answer_facts`` matched, no LLM)
 ``multi_hop``               multi_hop_completeness, full_chain_rate, hop position hit rate
 ``latency``                 latency_ms_p50 / p95 / p99
 ==========================  =========================================================
@@ -42,5 +43,6 @@ Conventions shared by all of them (implemented in ``_common`` and ``_run``, test
 6. **Fewer results than K** = padding with non-relevant results; nDCG's ideal comes from the judged
    gold, never from the retrieved list.
 7. **A metric that cannot be computed is ``None``**, never 0: leaks without an oracle, citations
-   without any answer, version metrics without pinned gold, trash without a catalog.
+   without any answer, version metrics without pinned gold, trash without a catalog, answer facts
+   without ``answer_facts`` in the eval set or without answers.
 """

@@ -14,6 +14,10 @@ For every citation that is not gold: ``wrong`` (resolves to a non-gold document)
 Edge cases: errored / missing queries retrieved nothing and cite nothing (every gold doc is
 ``neither``); no gold: only ``wrong`` / ``unresolvable`` apply; duplicates count once; ranks and ties
 are irrelevant. Only computed when the run has answers.
+
+``larger_gap(totals)`` applies the article's rule to the run's totals: more gold documents ``retrieved_not_cited``
+than ``neither`` -> ``"generation"`` (fix the prompt: make it cite), more ``neither`` -> ``"retrieval"`` (fix
+recall), equal and non-zero -> ``"both"``, none lost -> ``"none"``.
 """
 
 from __future__ import annotations
@@ -43,3 +47,11 @@ def diagnose(
     out["wrong"] = [c for c in cited_ids if c not in gold_set]
     out["unresolvable"] = list(dict.fromkeys(unresolvable))
     return out
+
+
+def larger_gap(totals: dict[str, int]) -> str:
+    """``generation`` / ``retrieval`` / ``both`` / ``none``: where more gold documents got lost (see above)."""
+    generation, retrieval = int(totals.get("retrieved_not_cited", 0)), int(totals.get("neither", 0))
+    if generation == retrieval:
+        return "none" if generation == 0 else "both"
+    return "generation" if generation > retrieval else "retrieval"

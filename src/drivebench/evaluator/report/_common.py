@@ -27,6 +27,8 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("source_coverage", "Source Recall Coverage", "gold documents cited by the answer (micro average)"),
     ("source_coverage_macro", "Source coverage (macro)", "gold documents cited, averaged per query"),
     ("citation_precision", "Citation precision", "citations that name a gold document"),
+    ("answer_fact_recall", "Answer-fact recall", "share of a query's answer facts the answer states (normalised)"),
+    ("claim_support", "Claim support", "share of the answer facts stated that sit in a cited statement"),
     ("multi_hop_completeness", "Multi-hop completeness", "share of a chain's documents in the top K, by hop count"),
     ("full_chain_rate", "Full-chain rate", "multi-hop queries with every link in the top K, by hop count"),
     ("hop_position_hit_rate", "Hit rate by hop position", "per hop count, how often link p was found"),
@@ -154,6 +156,26 @@ def definition_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
     return [(label, text) for fam, label, text in FAMILIES if fam in present]
 
 
+ANSWER_FACT_FAMILIES = ("answer_fact_recall", "claim_support")
+
+
+def answer_fact_sentence(result: Mapping[str, Any]) -> str:
+    """``Answer facts: recall 0.812 [0.70, 0.90], claim support 0.95 (over 40 queries with answer facts; ...)``
+    or ``Answer facts: not measured: <why>``; never a bare 0."""
+    entry = (result.get("oracles") or {}).get("answer_facts")
+    metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
+    if entry is None or not entry.get("measured") or metrics.get("answer_fact_recall") is None:
+        why = (entry or {}).get("reason", "no answer_facts in this metrics.json")
+        return f"Answer facts: not measured: {why}"
+    support = metrics.get("claim_support")
+    n = (result.get("counts") or {}).get("with_answer_facts", "?")
+    return (
+        f"Answer facts: recall {fmt(metrics['answer_fact_recall'])} {fmt_ci(ci.get('answer_fact_recall'))}, "
+        f"claim support {fmt(support) + ' ' + fmt_ci(ci.get('claim_support')) if support is not None else 'not measured (no fact stated)'} "
+        f"(over {n} queries with answer facts; matched after normalising numbers, dates, amounts and names, no LLM)"
+    )
+
+
 def metric_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
     """Every metric of ``result["metrics"]``: ``(name, label, value, 95% CI)`` in report order."""
     metrics, ci = result.get("metrics") or {}, result.get("ci") or {}
@@ -167,6 +189,8 @@ def metric_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
             label = f"Latency {name.removeprefix('latency_ms_')} (ms)"
         value = metrics[name]
         text = fmt_hops(value) if isinstance(value, Mapping) else fmt(value)
+        if value is None and fam in ANSWER_FACT_FAMILIES:  # never a bare dash: say it was not measured
+            text = "not measured"
         rows.append((name, label, text, fmt_ci(ci.get(name))))
     return rows
 
@@ -352,6 +376,21 @@ def citation_matrix(result: Mapping[str, Any]) -> dict[str, int] | None:
     return out
 
 
+GAP_TEXT = {
+    "generation": "generation: gold documents recalled but not cited outnumber those never recalled (make the "
+    "answer cite what it read)",
+    "retrieval": "retrieval: gold documents never recalled outnumber those recalled but not cited (improve recall)",
+    "both": "generation and retrieval lose as many gold documents",
+    "none": "no gold document was lost",
+}
+
+
+def gap_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Larger gap: generation: ...`` from the citation diagnosis (None without answers or in an older file)."""
+    gap = (result.get("citations") or {}).get("larger_gap")
+    return f"Larger gap: {GAP_TEXT.get(gap, gap)}" if gap else None
+
+
 RUN_INFO_ORDER = (
     "target",
     "faults",
@@ -402,6 +441,8 @@ def run_info_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
         if result.get("oracles"):
             rows.append(("version oracle", oracle_text(result, "version")))
             rows.append(("trash oracle", oracle_text(result, "trashed")))
+            if "answer_facts" in result["oracles"]:
+                rows.append(("answer facts", oracle_text(result, "answer_facts")))
         rows.append(("document catalog", "yes" if cfg.get("catalog") else "no"))
     return rows
 

@@ -229,6 +229,9 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             '<p class="note">Generation gap: retrieved but not cited. Retrieval gap: never retrieved. '
             "Counts are gold documents of queries with gold.</p>"
         )
+    if c.gap_sentence(result):
+        cit_body.append(f'<p class="note" id="larger-gap">{_e(c.gap_sentence(result) or "")}.</p>')
+    cit_body.append(f'<p class="note" id="answer-facts">{_e(c.answer_fact_sentence(result))}.</p>')
     sections.append(_section("citations", "Citation diagnosis", *cit_body))
 
     sections.append(

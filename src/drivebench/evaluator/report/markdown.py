@@ -156,6 +156,10 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         ]
         out += [md_table(["Gold documents", "cited", "not cited"], matrix, "lrr"), ""]
         out += [f"Non-gold citations: {m['wrong']} wrong, {m['unresolvable']} unresolvable.", ""]
+        gap = c.gap_sentence(result)
+        if gap:
+            out += [f"{gap}.", ""]
+    out += [f"{c.answer_fact_sentence(result)}.", ""]
 
     out += ["## All metrics", "", md_table(["Metric", "Label", "Value", "95% CI"], c.metric_rows(result), "llrr"), ""]
     out += ["### Definitions", "", md_table(["Metric", "Meaning"], c.definition_rows(result), "ll"), ""]

@@ -151,6 +151,8 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
     console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
+    if (result.get("counts") or {}).get("with_answer") or metrics.get("answer_fact_recall") is not None:
+        console.print(escape(c.answer_fact_sentence(result)), highlight=False, soft_wrap=True)
 
 
 # --- strata, leaks, multi-hop by hop count, citation diagnosis (reports owner) ---------------------
@@ -257,6 +259,9 @@ def citation_table(result: dict[str, Any]) -> Table | None:
     table.add_row("retrieved", f"{m['retrieved_cited']} success", f"{m['retrieved_not_cited']} generation gap")
     table.add_row("not retrieved", f"{m['cited_not_retrieved']} from elsewhere", f"{m['neither']} retrieval gap")
     table.caption = f"non-gold citations: {m['wrong']} wrong, {m['unresolvable']} unresolvable"
+    gap = c.gap_sentence(result)
+    if gap:
+        table.caption += f". {escape(gap)}"
     return table
 
 

@@ -15,7 +15,7 @@ from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.body import read_json_object
 from drivebench.server.api.recall import _ERRORS, body_schema, filter_args, to_response
 from drivebench.server.api.schemas import AnswerRequest, AnswerResponse, CitationOut
-from drivebench.simulator.answer import AnswerResult, compose_answer
+from drivebench.simulator.answer import AnswerResult, compose_answer, levers_of
 from drivebench.simulator.backend import RecallOutcome, Simulator
 
 router = APIRouter(tags=["answer"])
@@ -23,7 +23,8 @@ router = APIRouter(tags=["answer"])
 
 def recall_and_answer(sim: Simulator, principal: object, req: AnswerRequest) -> tuple[RecallOutcome, AnswerResult]:
     outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))  # type: ignore[arg-type]
-    return outcome, compose_answer(sim, outcome, req.query, req.citation_style)
+    # the server's answer levers (checked when the simulator was configured: see ``Simulator.__init__``)
+    return outcome, compose_answer(sim, outcome, req.query, req.citation_style, levers=levers_of(sim.config))
 
 
 def answer_response(

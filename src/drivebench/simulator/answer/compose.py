@@ -18,6 +18,11 @@
    brackets falls back to ``[[doc id]]``), ``ids`` ``[[doc id]]`` or ``footnotes`` ``[^n]`` with a
    reference list ``[^n]: /folder/file name`` at the end.
 
+Levers (``levers.AnswerLevers``, the server's ``answer_citation`` / ``answer_length`` / ``answer_passages``):
+``max_docs`` above is ``passages``; ``length`` > 0 replaces the sentence rule of step 3; ``citation`` ``some``
+leaves some documents' statements uncited, ``wrong`` points each at another recalled document. The
+defaults give the answers described above, byte for byte.
+
 Fault hooks (no-ops on a clean server): ``citation-drop`` removes a document's markers (and its
 reference-list entry) while keeping its sentences; ``wrong-citation`` points a document's markers at
 another document the principal may preview and that recall did not return.
@@ -33,6 +38,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from drivebench.search.index.tokenize import tokenize
+from drivebench.simulator.answer.levers import AnswerLevers
+from drivebench.simulator.faults.faultset import unit
 
 if TYPE_CHECKING:
     from drivebench.simulator.backend import RecallHit, RecallOutcome
@@ -114,7 +121,7 @@ def _hit_sentences(sources: AnswerSources, hit: RecallHit) -> list[str]:
     return list(seen)[skip:]
 
 
-def _pick(sources: AnswerSources, hits: list[RecallHit], query: str, max_docs: int) -> list[_Pick]:
+def _pick(sources: AnswerSources, hits: list[RecallHit], query: str, max_docs: int, length: int = 0) -> list[_Pick]:
     terms = query_terms(query)
     per_hit = [(hit, _hit_sentences(sources, hit)) for hit in hits[:max_docs]]
     tokens = {s: terms_of(s) & terms for _, sentences in per_hit for s in sentences}
@@ -128,6 +135,8 @@ def _pick(sources: AnswerSources, hits: list[RecallHit], query: str, max_docs: i
     picks: list[_Pick] = []
     if not scored:
         return picks
+    if length > 0:
+        return _pick_length(scored, length)
     top_hit, top_ranked = scored[0]
     best = top_ranked[0][0] if top_ranked else 0.0
     if top_ranked:
@@ -141,6 +150,53 @@ def _pick(sources: AnswerSources, hits: list[RecallHit], query: str, max_docs: i
     return picks
 
 
+def _pick_length(scored: list[tuple[RecallHit, list[tuple[float, int, str]]]], length: int) -> list[_Pick]:
+    """``length`` > 0: the top passage's best sentence, then the best-scoring others (each at least half the
+    best, up to ``length`` per passage), ``length`` sentences in all, in recall and document order."""
+    top_hit, top_ranked = scored[0]
+    if not top_ranked:
+        return [_Pick(top_hit, [s for s in split_sentences(top_hit.snippet)[:1]] or [top_hit.name])]
+    best = top_ranked[0][0]
+    pool = [
+        (r[0], hi, r[1], r[2])
+        for hi, (_, ranked) in enumerate(scored)
+        for r in ranked[:length]
+        if (hi, r[1]) != (0, top_ranked[0][1]) and best > 0 and r[0] >= best * 0.5
+    ]
+    pool.sort(key=lambda x: (-x[0], x[1], x[2]))
+    chosen = [(0, top_ranked[0][1], top_ranked[0][2]), *((hi, i, s) for _, hi, i, s in pool[: length - 1])]
+    picks: list[_Pick] = []
+    for hi, (hit, _) in enumerate(scored):
+        sentences = [s for h, _, s in sorted(c for c in chosen if c[0] == hi)]
+        if sentences:
+            picks.append(_Pick(hit, sentences))
+    return picks
+
+
+def _lever_targets(
+    picks: list[_Pick], outcome: RecallOutcome, query: str, levers: AnswerLevers
+) -> dict[str, RecallHit | None]:
+    """Which recalled hit each quoted document's statements cite under the citation lever (None: uncited)."""
+    out: dict[str, RecallHit | None] = {}
+    if levers.citation == "some":
+        for p in picks:
+            keep = unit("answer-citation", query, p.hit.doc_id) < levers.cite_share
+            out[p.hit.doc_id] = p.hit if keep else None
+    elif levers.citation == "wrong":
+        first: dict[str, RecallHit] = {}
+        for h in outcome.hits:
+            first.setdefault(h.doc_id, h)  # each document's best hit, in recall order
+        recalled = list(first.values())
+        order = [h.doc_id for h in recalled]
+        for p in picks:
+            if len(order) < 2:
+                out[p.hit.doc_id] = None
+                continue
+            i = order.index(p.hit.doc_id) if p.hit.doc_id in order else -1
+            out[p.hit.doc_id] = recalled[(i + 1) % len(order)]
+    return out
+
+
 def _bracket_safe(name: str) -> bool:
     return not re.search(r"[\[\]\n【】]", name)
 
@@ -151,12 +207,16 @@ def compose_answer(
     query: str,
     style: str = "brackets",
     *,
-    max_docs: int = 3,
+    max_docs: int | None = None,
+    levers: AnswerLevers | None = None,
 ) -> AnswerResult:
+    """``levers``: the generator's knobs (``levers.AnswerLevers``; default: cite always, the built-in
+    length, 3 passages); ``max_docs`` overrides ``levers.passages``."""
     if style not in CITATION_STYLES:
         raise ValueError(f"unknown citation_style {style!r}; use one of {', '.join(CITATION_STYLES)}")
+    levers = levers or AnswerLevers()
     zh = bool(_CJK.search(query))
-    picks = _pick(sources, outcome.hits, query, max_docs)
+    picks = _pick(sources, outcome.hits, query, max_docs or levers.passages, levers.length)
     if not picks:
         none = "没有找到你有权查看的相关文档。" if zh else "No document you may see answers this question."
         return AnswerResult(none)
@@ -175,15 +235,19 @@ def compose_answer(
             if other is not None:
                 replacements[p.hit.doc_id] = other
 
+    targets = _lever_targets(picks, outcome, query, levers)
     citations: dict[str, CitationRec] = {}
     lines: list[str] = []
     quoted: list[tuple[str, str]] = []
     for p in picks:
         drop = faults.drop_citation(query, p.hit.doc_id)  # FAULT citation-drop
-        cited_id = replacements.get(p.hit.doc_id, p.hit.doc_id)
+        cited_hit = targets.get(p.hit.doc_id, p.hit)  # the citation lever: the right hit, another one, or none
+        drop = drop or cited_hit is None
+        cited_hit = cited_hit or p.hit
+        cited_id = replacements.get(p.hit.doc_id, cited_hit.doc_id)
         marker = ""
         if not drop:
-            rec = citations.get(cited_id) or _citation(sources, outcome, p.hit, cited_id, style, len(citations) + 1)
+            rec = citations.get(cited_id) or _citation(sources, outcome, cited_hit, cited_id, style, len(citations) + 1)
             citations[cited_id] = rec
             marker = rec.marker
         for s in p.sentences:
