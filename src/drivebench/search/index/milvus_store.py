@@ -42,6 +42,10 @@ What a change rewrites in Milvus:
 Writes are lazy: ``ChunkStore.add`` queues the new chunk ids, and ``sync`` (called by ``visible_chunks``
 under the store lock, before any search) writes queued rows and changed validity in one upsert.
 
+Ownership: every collection records its owner in its description (``owner_record``): an in-memory simulator's
+is dropped when it closes, resets or exits, and ``collect_garbage`` (``drivebench milvus gc URI``) drops those
+whose owner is gone.
+
 Durability (``--data-dir``): the collection name is kept in ``<data-dir>/milvus/COLLECTION``. At start-up the
 store comes from its FAISS snapshot; ``reconcile`` reads the collection's ids and validity, deletes rows the
 store does not hold alive (ids past the snapshot are re-assigned by the replay), and queues missing rows. So
@@ -53,8 +57,11 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import json
 import logging
+import os
 import re
+import socket
 import shutil
 import tempfile
 import threading
@@ -84,6 +91,7 @@ PREFIX = "drivebench_"
 _clients: dict[str, MilvusClient] = {}
 _clients_lock = threading.Lock()
 _tempdir: Path | None = None
+_in_memory: set[MilvusVectors] = set()  # collections of in-memory simulators of this process: dropped at exit
 
 
 class MilvusSearchError(PermissionCheckFailed):
@@ -112,17 +120,22 @@ def _process_tempdir() -> Path:
     global _tempdir
     if _tempdir is None:
         _tempdir = Path(tempfile.mkdtemp(prefix="drivebench-milvus-"))
-        atexit.register(_cleanup)
     return _tempdir
 
 
 def _cleanup() -> None:
+    for vectors in list(_in_memory):
+        with contextlib.suppress(Exception):  # best effort at exit: `drivebench milvus gc` finds what is left
+            vectors.release()
     for client in list(_clients.values()):
         with contextlib.suppress(Exception):  # best effort at exit
             client.close()
     _clients.clear()
     if _tempdir is not None:
         shutil.rmtree(_tempdir, ignore_errors=True)
+
+
+atexit.register(_cleanup)
 
 
 def resolve_uri(spec: IndexSpec, data_dir: Path | None) -> str:
@@ -132,6 +145,80 @@ def resolve_uri(spec: IndexSpec, data_dir: Path | None) -> str:
     root = Path(data_dir) / "milvus" if data_dir is not None else _process_tempdir()
     root.mkdir(parents=True, exist_ok=True)
     return str(root / "vectors.db")
+
+
+# ---------------------------------------------------------------------------------------------------- ownership
+# Each collection says who owns it in its description (JSON): the machine (host name and boot id), the process
+# (pid and its start time, so a reused pid is not taken for the owner) and, for a --data-dir serve, the data
+# directory. A server shared by several drivebench processes then holds only what they own: an in-memory serve
+# drops its collection at shutdown (and at exit), a --data-dir serve keeps one (named in <data-dir>/milvus/
+# COLLECTION) and drops its older ones, and `drivebench milvus gc URI` drops what a killed process left.
+def _machine() -> str:
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot; None when it does not exist or is unknown)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def owner_record(data_dir: Path | None) -> dict[str, Any]:
+    pid = os.getpid()
+    return {
+        "drivebench": 1,
+        "machine": _machine(),
+        "pid": pid,
+        "pid_start": _start_ticks(pid),
+        "data_dir": str(data_dir.resolve()) if data_dir is not None else None,
+    }
+
+
+def orphan_verdict(name: str, description: str) -> tuple[bool, str]:
+    """Whether ``name`` (a drivebench collection) is an orphan, and why."""
+    try:
+        owner = json.loads(description)
+        assert isinstance(owner, dict) and owner.get("drivebench") == 1
+    except (ValueError, AssertionError):
+        return False, "no owner recorded (made before owners were recorded, or not drivebench's): kept"
+    if owner.get("machine") != _machine():
+        return False, f"owned by another machine or boot ({owner.get('machine')}): kept"
+    pid = int(owner.get("pid") or 0)
+    if pid and _start_ticks(pid) == owner.get("pid_start"):
+        return False, f"its process {pid} is running"
+    data_dir = owner.get("data_dir")
+    if data_dir is None:
+        return True, f"in-memory simulator whose process {pid} is gone"
+    pointer = Path(data_dir) / "milvus" / "COLLECTION"
+    try:
+        current = pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        return True, f"its data directory {data_dir} holds no collection pointer"
+    if current != name:
+        return True, f"its data directory {data_dir} names another collection ({current})"
+    return False, f"the collection of {data_dir} (reconciled at its next start)"
+
+
+def collect_garbage(uri: str, *, dry_run: bool = False) -> list[dict[str, Any]]:
+    """``drivebench milvus gc URI``: a verdict per drivebench collection on the server; orphans are dropped."""
+    client = client_for(uri)
+    out: list[dict[str, Any]] = []
+    for name in sorted(client.list_collections()):
+        if not name.startswith(PREFIX):
+            continue
+        description = str(client.describe_collection(name).get("description") or "")
+        orphan, reason = orphan_verdict(name, description)
+        if orphan and not dry_run:
+            client.drop_collection(name)
+        out.append({"collection": name, "orphan": orphan, "dropped": orphan and not dry_run, "reason": reason})
+    return out
 
 
 def _int_list(values: np.ndarray) -> str:
@@ -186,7 +273,8 @@ class MilvusVectors:
         from pymilvus import DataType, MilvusClient
 
         name = f"{PREFIX}{self._dir_tag()}_{uuid.uuid4().hex[:12]}"
-        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        owner = json.dumps(owner_record(self.data_dir), separators=(",", ":"))
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False, description=owner)
         schema.add_field("id", DataType.INT64, is_primary=True)
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
         for field in ("doc_no", "valid_from", "valid_to", "trashed_at"):
@@ -200,6 +288,8 @@ class MilvusVectors:
             self._pointer.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self._pointer, name.encode())
             self._drop_others(keep=name)
+        else:
+            _in_memory.add(self)
         return name
 
     def _drop_others(self, keep: str) -> None:
@@ -430,6 +520,14 @@ class MilvusVectors:
         }
 
     def drop(self) -> None:
-        if self.collection is not None:
-            self.client.drop_collection(self.collection)
-            self.collection = None
+        with self.lock:
+            _in_memory.discard(self)
+            if self.collection is not None:
+                self.client.drop_collection(self.collection)
+                self.collection = None
+
+    def release(self) -> None:
+        """The simulator is done with this store (shutdown, or a reset swapped in another): an in-memory
+        simulator's collection is dropped; a data directory's stays, to be reconciled at the next start."""
+        if self.data_dir is None:
+            self.drop()
