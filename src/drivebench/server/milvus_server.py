@@ -378,8 +378,9 @@ def start_in_netns(
 def _inner(root: Path) -> None:
     """Inside the new namespace: loopback up, the binary on INNER_PORT, then relay ``root/proxy.sock`` to it."""
     _loopback_up()
+    stop = threading.Event()  # the handler only flags: stopping inside it would race the loop's wait below
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     server = start_binary(root, INNER_PORT)
-    signal.signal(signal.SIGTERM, lambda *_: (server.stop(), os._exit(0)))
     sock_path = root / "proxy.sock.tmp"
     with contextlib.suppress(FileNotFoundError):
         sock_path.unlink()
@@ -389,8 +390,13 @@ def _inner(root: Path) -> None:
     relay = TcpRelay(listener, lambda: socket.create_connection(("127.0.0.1", INNER_PORT), timeout=None))
     os.replace(sock_path, root / "proxy.sock")  # the outer process waits for this name: ready
     print(f"milvus ready in its network namespace ({server.started_s:.1f} s)", flush=True)
-    code = server.proc.wait()
+    while not stop.wait(0.2) and server.alive():
+        pass
     relay.close()
+    code = server.proc.poll()
+    server.stop()
+    if stop.is_set():
+        sys.exit(0)
     print(f"milvus exited with code {code}", flush=True)
     sys.exit(1)
 
