@@ -1,7 +1,7 @@
 """Dense search in Milvus (pymilvus ``MilvusClient``: milvus-lite embedded, or a Milvus server), with the
 permission filter pushed into the search as a filter expression: never a post-filter, never under-filled.
 
-Collection (one per chunk store; FLAT index, inner product, ``Strong`` consistency)::
+Collection (one per chunk store; FLAT index, inner product, ``Session`` consistency: ``CONSISTENCY``)::
 
     id          INT64 primary key   the chunk id (position in ``ChunkStore``, never reused)
     vector      FLOAT_VECTOR(dim)
@@ -87,6 +87,13 @@ MAX_TOPK = 16384  # Milvus's limit on topk
 WRITE_BATCH = 2000
 READ_BATCH = 4000
 PREFIX = "drivebench_"
+# Session: a search waits only for this process's own last write to the collection (pymilvus keeps its
+# timestamp per collection); every write to a collection comes from the process that owns it, so a new
+# version, a trash or a purge is seen by the next recall, and a grant change writes nothing to Milvus (the
+# permitted set travels in the expression). Strong waited for the server's time tick on every search (200 ms at
+# 2.3.5's timeTickInterval: 249-277 ms per filtered top-10 at 12k chunks); Bounded (5 s graceful time) answered
+# with rows from before a write (benchmarks/bench_milvus.py ``consistency``: stale results).
+CONSISTENCY = "Session"
 
 _clients: dict[str, MilvusClient] = {}
 _clients_lock = threading.Lock()
@@ -245,6 +252,7 @@ class MilvusVectors:
         self._doc_no = np.zeros(0, dtype=np.int64)  # per chunk id: its document's number
         self._doc_rank: dict[str, int] = {}  # doc id -> number (order of first appearance in the store)
         self.generation = 0  # bumped whenever the collection's rows or validity change
+        self.consistency = CONSISTENCY  # benchmarks/bench_milvus.py compares the levels
         self.counters = {"searches": 0, "rows_written": 0, "rows_deleted": 0, "syncs": 0, "id_list_searches": 0}
         self.last_sync_s = 0.0
 
@@ -281,7 +289,7 @@ class MilvusVectors:
             schema.add_field(field, DataType.INT64)
         index = self.client.prepare_index_params()
         index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
-        self.client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
+        self.client.create_collection(name, schema=schema, index_params=index, consistency_level=self.consistency)
         if self._pointer is not None:  # durable: this collection is the data dir's from now on
             from drivebench.formats.files import write_atomic
 
@@ -306,6 +314,7 @@ class MilvusVectors:
             return  # nothing to adopt: the first write creates a collection and queues every live chunk
         self.collection = name
         self.client.load_collection(name)
+        self._barrier()  # rows another process (the one before a restart) wrote are all visible below
         n = len(self.store)
         self._grow(n)
         stale: list[int] = []
@@ -336,6 +345,12 @@ class MilvusVectors:
             len(stale),
             len(self._pending),
         )
+
+    def _barrier(self) -> None:
+        """One Strong read: what any process wrote to the collection before now is visible to what follows
+        (the Session level only waits for this process's own writes)."""
+        assert self.collection is not None
+        self.client.query(self.collection, filter="id >= 0", limit=1, output_fields=["id"], consistency_level="Strong")
 
     # ------------------------------------------------------------------ store hooks
     def _grow(self, n: int) -> None:
@@ -469,7 +484,7 @@ class MilvusVectors:
                 filter=expr,
                 output_fields=["doc_no"],
                 search_params={"metric_type": "IP"},
-                consistency_level="Strong",
+                consistency_level=self.consistency,
             )
         hits = [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
         outside = [h.chunk_id for h in hits if h.chunk_id >= n or not allowed[h.chunk_id]]
@@ -486,7 +501,7 @@ class MilvusVectors:
             limit=min(k, MAX_TOPK),
             output_fields=["doc_no"],
             search_params={"metric_type": "IP"},
-            consistency_level="Strong",
+            consistency_level=self.consistency,
         )
         return [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
 
@@ -495,6 +510,7 @@ class MilvusVectors:
         """Every id in the collection (tests: the collection agrees with the store)."""
         if self.collection is None:
             return set()
+        self._barrier()
         out: set[int] = set()
         it = self.client.query_iterator(self.collection, batch_size=READ_BATCH, filter="id >= 0", output_fields=["id"])
         try:
@@ -516,6 +532,7 @@ class MilvusVectors:
             "pending": len(self._pending),
             "filter": "doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t",
             "last_sync_s": round(self.last_sync_s, 4),
+            "consistency": self.consistency,
             **self.counters,
         }
 
