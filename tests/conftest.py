@@ -47,6 +47,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     _MILVUS.stop()
 
+
 # What makes a test slow is what it touches, not a list kept by hand: a test is marked ``slow`` when its module
 # uses a way to start a process or a server, to build a corpus or to load a model (below), when it uses a fixture
 # that does, or when it lives in tests/e2e/. ``make test-fast`` leaves those out.

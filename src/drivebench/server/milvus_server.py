@@ -335,7 +335,9 @@ def start_in_netns(
         listener.bind((host, port))
     except OSError as exc:
         listener.close()
-        raise MilvusServerError(f"port {port} on {host} is in use: {exc.strerror}", hint="pass another --port") from None
+        raise MilvusServerError(
+            f"port {port} on {host} is in use: {exc.strerror}", hint="pass another --port"
+        ) from None
     listener.listen(64)
     created = data_dir is None
     root = Path(tempfile.mkdtemp(prefix="drivebench-milvus-server-")) if data_dir is None else Path(data_dir)

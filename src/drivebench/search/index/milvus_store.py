@@ -61,8 +61,8 @@ import json
 import logging
 import os
 import re
-import socket
 import shutil
+import socket
 import tempfile
 import threading
 import time
