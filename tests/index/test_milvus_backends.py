@@ -29,7 +29,10 @@ def vector_store_sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
     backend = s.store.vector_backend
     if backend is not None:
         assert backend.counters["id_list_searches"] == 0  # always the document/validity expression
-        backend.drop()
+        name = backend.collection
+        assert name is not None and backend.client.has_collection(name)
+        s.close()  # an in-memory simulator's collection goes with it (a shared server keeps only what is owned)
+        assert not backend.client.has_collection(name)
 
 
 def _recalled(sim: Simulator, user: str, **kw: object) -> set[str]:
