@@ -53,7 +53,9 @@ def test_a_child_that_dies_at_start_is_an_error_within_seconds(tmp_path: Path, m
 
 def test_the_command_refuses_a_missing_package_with_the_install_hint() -> None:
     args = ["drivebench", "milvus-server", "--port", str(free_base())]
-    code = f"import sys; sys.modules['milvus'] = None; sys.argv = {args!r}\nfrom drivebench.cli.main import main; main()"
+    code = (
+        f"import sys; sys.modules['milvus'] = None; sys.argv = {args!r}\nfrom drivebench.cli.main import main; main()"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2, out.stderr
     assert "the Milvus server package is not installed" in out.stderr and "drivebench[milvus-server]" in out.stderr

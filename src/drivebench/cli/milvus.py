@@ -43,15 +43,22 @@ def milvus_server(
 
     if not netns:
         err_console.print(f"[yellow]warning:[/] {ALL_INTERFACES_WARNING}")
-    stop = threading.Event()
+    stop, ready = threading.Event(), threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
+        if not ready.is_set():  # while starting: abort the start (it stops the child and removes its directory)
+            raise KeyboardInterrupt
 
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, on_signal)
     err_console.print(f"starting Milvus {'in a network namespace of its own ' if netns else ''}…")
-    server = start_in_netns(data, port, timeout) if netns else start_binary(data, port, timeout)
+    try:
+        server = start_in_netns(data, port, timeout) if netns else start_binary(data, port, timeout)
+    except KeyboardInterrupt:
+        err_console.print("stopped while starting")
+        raise typer.Exit(130) from None
+    ready.set()
     try:
         console.print(f"ready: {server.uri}", soft_wrap=True)
         err_console.print(

@@ -380,9 +380,16 @@ def start_in_netns(
 def _inner(root: Path) -> None:
     """Inside the new namespace: loopback up, the binary on INNER_PORT, then relay ``root/proxy.sock`` to it."""
     _loopback_up()
-    stop = threading.Event()  # the handler only flags: stopping inside it would race the loop's wait below
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop, started = threading.Event(), threading.Event()
+
+    def on_term(*_: object) -> None:  # once started it only flags: stopping here would race the loop below
+        stop.set()
+        if not started.is_set():
+            raise SystemExit(0)  # start_binary stops the child on the way out
+
+    signal.signal(signal.SIGTERM, on_term)
     server = start_binary(root, INNER_PORT)
+    started.set()
     sock_path = root / "proxy.sock.tmp"
     with contextlib.suppress(FileNotFoundError):
         sock_path.unlink()
