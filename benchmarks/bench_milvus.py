@@ -1,4 +1,9 @@
-"""Filtered top-10 dense search: milvus-lite vs FAISS, side by side in one process.
+"""Filtered top-10 dense search: a Milvus 2.3.5 server vs milvus-lite vs FAISS, side by side in one run.
+
+The server is ``BENCH_MILVUS_URI`` or one this run starts (``drivebench.server.milvus_server``; in a network
+namespace of its own when root); it gets the same vectors as milvus-lite and is searched at the consistency
+level drivebench uses (``milvus_store.CONSISTENCY``). ``consistency`` compares Strong, Session and Bounded with a
+write (trash, new version) or a revocation right before each search. ``BENCH_MILVUS_SIZES=12000``: other sizes.
 
 Synthetic L2-normalised 384-d vectors, one chunk per document, in a real ``ChunkStore`` (FAISS
 ``IndexIDMap2(IndexFlatIP)``, index mode ``flat``: exact) with ``milvus_store.MilvusVectors`` attached (a

@@ -21,6 +21,8 @@ from drivebench.search.index.milvus_store import MilvusVectors, client_for, coll
 from drivebench.search.index.vector_store import IndexSpec
 from drivebench.server import milvus_server
 from drivebench.server.milvus_server import MilvusServerError, free_base, ports_for, start_binary
+from drivebench.server.process import free_port
+from tests.support import clirun
 from tests.support.milvus import server_uri
 
 pytestmark = pytest.mark.milvus_server
@@ -59,6 +61,18 @@ def test_the_command_refuses_a_missing_package_with_the_install_hint() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 2, out.stderr
     assert "the Milvus server package is not installed" in out.stderr and "drivebench[milvus-server]" in out.stderr
+
+
+def test_workers_with_a_milvus_server_are_refused_with_the_reason() -> None:
+    for index, reason in (
+        ("milvus:http://127.0.0.1:9", "use --workers 1 with --index milvus:URI"),
+        ("milvus", "milvus-lite keeps one file per process"),
+    ):
+        out = clirun.run(
+            "serve", "--workers", "2", "--index", index, "--port", str(free_port()), env=clirun.clean_env()
+        )
+        assert out.returncode == 2 and reason in " ".join(out.stderr.split()), out.stderr
+        assert ("milvus-lite" in out.stderr) is (index == "milvus")
 
 
 def _tiny_store(n: int = 40) -> ChunkStore:
