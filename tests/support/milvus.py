@@ -107,7 +107,7 @@ class SessionServer:
             return
         if "not slow" in (config.option.markexpr or "") or not _needs_server(config.args, config.rootpath):
             return  # nothing collected will use it (its tests are all slow)
-        from drivebench.server.milvus_server import can_use_netns, free_base
+        from drivebench.server.milvus_server import can_use_netns, die_with_parent, free_base
         from drivebench.server.process import free_port
 
         netns = can_use_netns()
@@ -118,7 +118,13 @@ class SessionServer:
         cmd = [sys.executable, "-m", "drivebench", "--quiet", "milvus-server", "--port", str(port)]
         cmd += ["--netns"] if netns else []
         with open(log, "wb") as out:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
+            self.proc = subprocess.Popen(  # SIGTERM if pytest dies: the command still stops Milvus and cleans up
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                preexec_fn=lambda: die_with_parent(signal.SIGTERM),
+            )
         os.environ[URI_ENV] = f"http://127.0.0.1:{port}"
         os.environ[LOG_ENV] = log
         os.environ[PID_ENV] = str(self.proc.pid)

@@ -120,9 +120,13 @@ def _package() -> object:
     return milvus
 
 
-def _die_with_parent() -> None:  # preexec_fn: the child gets SIGKILL when the process that started it dies
+def die_with_parent(sig: int = signal.SIGKILL) -> None:
+    """preexec_fn: the child gets ``sig`` when the process that started it dies (``PR_SET_PDEATHSIG``)."""
     with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(sig))
+
+
+_die_with_parent = die_with_parent
 
 
 def _log_tail(path: Path, lines: int = 15) -> str:
