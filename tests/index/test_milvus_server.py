@@ -14,7 +14,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import typer
 
+from drivebench.cli import serve
 from drivebench.search.index import milvus_store
 from drivebench.search.index.chunk_store import ChunkStore
 from drivebench.search.index.milvus_store import MilvusVectors, client_for, collect_garbage, owner_record
@@ -22,7 +24,6 @@ from drivebench.search.index.vector_store import IndexSpec
 from drivebench.server import milvus_server
 from drivebench.server.milvus_server import MilvusServerError, free_base, ports_for, start_binary
 from drivebench.server.process import free_port
-from tests.support import clirun
 from tests.support.milvus import server_uri
 
 pytestmark = pytest.mark.milvus_server
@@ -53,14 +54,11 @@ def test_a_child_that_dies_at_start_is_an_error_within_seconds(tmp_path: Path, m
     assert (tmp_path / "data").exists()  # a directory it was given is kept
 
 
-def test_the_command_refuses_a_missing_package_with_the_install_hint() -> None:
-    args = ["drivebench", "milvus-server", "--port", str(free_base())]
-    code = (
-        f"import sys; sys.modules['milvus'] = None; sys.argv = {args!r}\nfrom drivebench.cli.main import main; main()"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
-    assert out.returncode == 2, out.stderr
-    assert "the Milvus server package is not installed" in out.stderr and "drivebench[milvus-server]" in out.stderr
+def test_a_missing_package_is_an_error_with_the_install_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "milvus", None)  # import milvus raises ImportError
+    with pytest.raises(MilvusServerError, match="the Milvus server package is not installed") as err:
+        start_binary(None, free_base())
+    assert err.value.hint is not None and "drivebench[milvus-server]" in err.value.hint
 
 
 def test_workers_with_a_milvus_server_are_refused_with_the_reason() -> None:
@@ -68,11 +66,9 @@ def test_workers_with_a_milvus_server_are_refused_with_the_reason() -> None:
         ("milvus:http://127.0.0.1:9", "use --workers 1 with --index milvus:URI"),
         ("milvus", "milvus-lite keeps one file per process"),
     ):
-        out = clirun.run(
-            "serve", "--workers", "2", "--index", index, "--port", str(free_port()), env=clirun.clean_env()
-        )
-        assert out.returncode == 2 and reason in " ".join(out.stderr.split()), out.stderr
-        assert ("milvus-lite" in out.stderr) is (index == "milvus")
+        with pytest.raises(typer.BadParameter, match=reason) as err:
+            serve._serve_replicas("seed", "127.0.0.1", free_port(), "dense", "hash", [], index, [], None, 2)
+        assert ("milvus-lite" in str(err.value)) is (index == "milvus")
 
 
 def _tiny_store(n: int = 40) -> ChunkStore:

@@ -132,6 +132,9 @@ class SessionServer:
     def stop(self) -> None:
         if self.proc is None:
             return
+        from drivebench.search.index.milvus_store import release_all
+
+        release_all()  # this process's in-memory collections, while the server still answers
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)  # it stops Milvus and removes its data directory
             try:

@@ -158,7 +158,8 @@ class MilvusProcess:
         return self.proc.poll() is None
 
     def stop(self, timeout: float = 15.0) -> None:
-        """SIGTERM, then SIGKILL after ``timeout``; removes the data directory when this module created it."""
+        """SIGTERM, then SIGKILL after ``timeout``; removes the data directory when this module created it (and
+        then kills at once: a graceful stop would only flush data about to be deleted)."""
         if self._stopped:
             return
         self._stopped = True
@@ -166,7 +167,7 @@ class MilvusProcess:
             self.relay.close()
         if self.proc.poll() is None:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGTERM)
+                os.killpg(self.proc.pid, signal.SIGKILL if self.created_dir else signal.SIGTERM)
             try:
                 self.proc.wait(timeout)
             except subprocess.TimeoutExpired:

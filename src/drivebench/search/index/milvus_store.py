@@ -130,10 +130,29 @@ def _process_tempdir() -> Path:
     return _tempdir
 
 
+def release_all() -> int:
+    """Drop the collections of this process's in-memory simulators (at exit, or before their server stops).
+    Best effort: a server that is gone leaves them to ``drivebench milvus gc``. Returns how many were dropped."""
+    dropped = 0
+    pymilvus_log = logging.getLogger("pymilvus")
+    level = pymilvus_log.level
+    pymilvus_log.setLevel(logging.CRITICAL)  # one line of ours, not a traceback per collection
+    try:
+        for vectors in list(_in_memory):
+            try:
+                vectors.release()
+                dropped += 1
+            except Exception as exc:
+                _in_memory.discard(vectors)
+                with contextlib.suppress(Exception):  # the log stream itself may be closed at exit
+                    log.warning("milvus %s: collection %s not dropped (%s)", vectors.uri, vectors.collection, exc)
+    finally:
+        pymilvus_log.setLevel(level)
+    return dropped
+
+
 def _cleanup() -> None:
-    for vectors in list(_in_memory):
-        with contextlib.suppress(Exception):  # best effort at exit: `drivebench milvus gc` finds what is left
-            vectors.release()
+    release_all()
     for client in list(_clients.values()):
         with contextlib.suppress(Exception):  # best effort at exit
             client.close()
