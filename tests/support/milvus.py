@@ -93,6 +93,19 @@ def _needs_server(args: Sequence[str], rootdir: Path) -> bool:
     return False
 
 
+def _marks_select_it(markexpr: str) -> bool:
+    """Whether ``-m markexpr`` keeps a test of this parameter (marked milvus_server and slow, maybe e2e)."""
+    if not markexpr.strip():
+        return True
+    from _pytest.mark.expression import Expression
+
+    expr = Expression.compile(markexpr)
+    return any(
+        expr.evaluate(lambda name, m=marks: name in m)
+        for marks in ({"milvus_server", "slow"}, {"milvus_server", "slow", "e2e"})
+    )
+
+
 class SessionServer:
     """The ``drivebench milvus-server`` child of the xdist controller (or of the single pytest process)."""
 
@@ -105,8 +118,8 @@ class SessionServer:
             return
         if hasattr(config, "workerinput"):  # an xdist worker: the controller started it
             return
-        if "not slow" in (config.option.markexpr or "") or not _needs_server(config.args, config.rootpath):
-            return  # nothing collected will use it (its tests are all slow)
+        if not _marks_select_it(config.option.markexpr or "") or not _needs_server(config.args, config.rootpath):
+            return  # nothing collected will use it (e.g. -m "not slow": its tests are all slow)
         from drivebench.server.milvus_server import can_use_netns, die_with_parent, free_base
         from drivebench.server.process import free_port
 
