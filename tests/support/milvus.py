@@ -13,6 +13,7 @@ that need it, loudly: that parameter is never skipped."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -80,16 +81,18 @@ def server_uri() -> str:
 def _needs_server(args: Sequence[str], rootdir: Path) -> bool:
     """Whether the paths pytest was given hold a test module that uses this parametrisation."""
     needle = "tests.support.milvus import"
+    users = re.compile(r"\b(BACKENDS|backend_params|server_uri|index_spec)\b")  # what needs the server
     for arg in args or [str(rootdir / "tests")]:
         path = Path(arg.split("::", 1)[0])
         path = path if path.is_absolute() else Path.cwd() / path
         files = [path] if path.is_file() else sorted(path.rglob("test_*.py")) if path.is_dir() else []
         for f in files:
             try:
-                if needle in f.read_text(encoding="utf-8"):
-                    return True
+                text = f.read_text(encoding="utf-8")
             except OSError:
                 continue
+            if needle in text and users.search(text):
+                return True
     return False
 
 
