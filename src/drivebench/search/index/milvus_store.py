@@ -315,7 +315,7 @@ class MilvusVectors:
             self._pointer.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self._pointer, name.encode())
             self._drop_others(keep=name)
-        else:
+        elif self.spec.label == "milvus-server":  # a milvus-lite file goes with its temporary directory
             _in_memory.add(self)
         return name
 
