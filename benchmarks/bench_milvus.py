@@ -1,4 +1,9 @@
-"""Filtered top-10 dense search: milvus-lite vs FAISS, side by side in one process.
+"""Filtered top-10 dense search: a Milvus 2.3.5 server vs milvus-lite vs FAISS, side by side in one run.
+
+The server is ``BENCH_MILVUS_URI`` or one this run starts (``drivebench.server.milvus_server``; in a network
+namespace of its own when root); it gets the same vectors as milvus-lite and is searched at the consistency
+level drivebench uses (``milvus_store.CONSISTENCY``). ``consistency`` compares Strong, Session and Bounded with a
+write (trash, new version) or a revocation right before each search. ``BENCH_MILVUS_SIZES=12000``: other sizes.
 
 Synthetic L2-normalised 384-d vectors, one chunk per document, in a real ``ChunkStore`` (FAISS
 ``IndexIDMap2(IndexFlatIP)``, index mode ``flat``: exact) with ``milvus_store.MilvusVectors`` attached (a
@@ -42,7 +47,7 @@ import faiss
 import numpy as np
 
 from drivebench.search.index.chunk_store import ChunkStore
-from drivebench.search.index.milvus_store import MAX_US, MilvusVectors
+from drivebench.search.index.milvus_store import CONSISTENCY, MAX_US, MilvusVectors
 from drivebench.search.index.vector_store import IndexSpec, visible_mask
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
@@ -51,7 +56,16 @@ from benchmarks.report import write_report
 DIM = 384
 K = 10
 SELECTIVITIES = (0.01, 0.1, 0.5)
-METHODS = ("faiss_unfiltered", "faiss_filtered", "milvus_unfiltered", "milvus_filtered", "milvus_id_list")
+METHODS = (
+    "faiss_unfiltered",
+    "faiss_filtered",
+    "milvus_unfiltered",
+    "milvus_filtered",
+    "milvus_id_list",
+    "server_unfiltered",
+    "server_filtered",
+)
+LEVELS = ("Strong", "Session", "Bounded")
 NOW_US = 1_790_000_000_000_000  # the instant every query is judged at (all chunks valid then)
 FILTER_TARGET = 1.5
 
@@ -62,10 +76,12 @@ def _normalised(rng: np.random.Generator, n: int) -> np.ndarray:
     return np.ascontiguousarray(x)
 
 
-def build(n: int, rng: np.random.Generator, root: Path) -> tuple[ChunkStore, MilvusVectors, np.ndarray, float]:
+def build(
+    n: int, rng: np.random.Generator, root: Path, spec: IndexSpec | None = None, xb: np.ndarray | None = None
+) -> tuple[ChunkStore, MilvusVectors, np.ndarray, float]:
     """A chunk store of ``n`` one-chunk documents (filled directly: ``add`` per document is for real ingest)
-    and its Milvus collection; returns the load time of the collection."""
-    xb = _normalised(rng, n)
+    and its Milvus collection (milvus-lite, or the server of ``spec``); returns the load time of the collection."""
+    xb = _normalised(rng, n) if xb is None else xb
     store = ChunkStore(DIM, index_mode="flat")
     store.index.add_with_ids(xb, np.arange(n, dtype=np.int64))
     store.texts = [""] * n
@@ -75,14 +91,22 @@ def build(n: int, rng: np.random.Generator, root: Path) -> tuple[ChunkStore, Mil
     store.ordinals = [0] * n
     store.alive = np.ones(n, dtype=bool)
     store.by_version = {f"doc{i}-v1": [i] for i in range(n)}
-    milvus = MilvusVectors.open(store, IndexSpec("milvus"), root / f"n{n}", reconcile=False)
+    milvus = MilvusVectors.open(store, spec or IndexSpec("milvus"), root / f"n{n}", reconcile=False)
     store.vector_backend = milvus
     started = time.perf_counter()
     milvus.sync(np.zeros(n, np.int64), np.full(n, MAX_US, np.int64), np.full(n, MAX_US, np.int64))
     return store, milvus, xb, time.perf_counter() - started
 
 
-def _search(store: ChunkStore, milvus: MilvusVectors, method: str, q: np.ndarray, mask: np.ndarray) -> list[int]:
+def _search(
+    store: ChunkStore, engines: dict[str, MilvusVectors], method: str, q: np.ndarray, mask: np.ndarray
+) -> list[int]:
+    if method.startswith("server_"):
+        server = engines["server"]
+        if method == "server_unfiltered":
+            return [h.chunk_id for h in server.unfiltered_search(q, K)]
+        return [h.chunk_id for h in server.search(q, visible_mask(mask, NOW_US, server.generation), K)]
+    milvus = engines["lite"]
     if method == "faiss_unfiltered":
         return [int(i) for i in store.index.search(q.reshape(1, -1), K)[1][0] if i >= 0]
     if method == "faiss_filtered":
@@ -94,9 +118,13 @@ def _search(store: ChunkStore, milvus: MilvusVectors, method: str, q: np.ndarray
     return [h.chunk_id for h in milvus.search(q, mask, K)]  # a plain mask: the id-list expression
 
 
-def bench_size(n: int, quick: bool, root: Path, seed: int = 0) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def bench_size(
+    n: int, quick: bool, root: Path, server_uri: str, seed: int = 0
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     rng = np.random.default_rng(seed + n)
     store, milvus, xb, load_s = build(n, rng, root)
+    _, server, _, server_load_s = build(n, rng, root / "server", IndexSpec("milvus", server_uri), xb)
+    engines = {"lite": milvus, "server": server}
     n_queries = (8 if quick else 20) if n >= 100_000 else (15 if quick else 40)
     xq = _normalised(rng, n_queries)
     scores = xb @ xq.T
@@ -118,7 +146,7 @@ def bench_size(n: int, quick: bool, root: Path, seed: int = 0) -> tuple[list[dic
                 best = float("inf")
                 for _ in range(3 if method.startswith("faiss") else 1):
                     t0 = time.perf_counter()
-                    got = _search(store, milvus, method, q, mask)
+                    got = _search(store, engines, method, q, mask)
                     best = min(best, time.perf_counter() - t0)
                 times[method].append(best)
                 if "unfiltered" not in method:
@@ -127,7 +155,7 @@ def bench_size(n: int, quick: bool, root: Path, seed: int = 0) -> tuple[list[dic
                 under[method] += len(got) < want
         med = {m: statistics.median(times[m]) for m in METHODS}
         for method in METHODS:
-            own = "faiss_unfiltered" if method.startswith("faiss") else "milvus_unfiltered"
+            own = method.split("_")[0] + "_unfiltered"
             rows.append(
                 {
                     "chunks": n,
@@ -145,11 +173,82 @@ def bench_size(n: int, quick: bool, root: Path, seed: int = 0) -> tuple[list[dic
                     "underfill_rate": round(under[method] / n_queries, 4),
                 }
             )
-    extra = {"chunks": n, "milvus_load_s": round(load_s, 2)}
+    extra: dict[str, Any] = {"chunks": n, "milvus_load_s": round(load_s, 2), "server_load_s": round(server_load_s, 2)}
     if n >= 100_000 or n == max(sizes()):
-        extra.update(propagation(store, milvus, xb, rng))
+        extra["milvus_lite"] = propagation(store, milvus, xb, rng)
+        extra["server"] = propagation(store, server, xb, rng)
+    if n == min(sizes()):
+        extra["consistency"] = consistency(n, rng, root, server_uri, quick)
     milvus.drop()
+    server.drop()
     return rows, extra
+
+
+def consistency(n: int, rng: np.random.Generator, root: Path, uri: str, quick: bool) -> list[dict[str, Any]]:
+    """Strong vs Session vs Bounded on the server, with a write right before each search: a trash (the top
+    document's ``trashed_at``), a new version (the old row's ``valid_to`` closed, a new row of the same document
+    opened: both upserts) and a revocation (the allowed set loses the document; nothing is written). A search is
+    stale when its answer still shows what the write removed (or raises: rows outside the permitted set)."""
+    rounds = 6 if quick else 15
+    out = []
+    for level in LEVELS:
+        _store, vec, xb, _ = build(n, rng, root / f"level-{level}", IndexSpec("milvus", uri))
+        vec.consistency = level
+        start, end, trash = np.zeros(n, np.int64), np.full(n, MAX_US, np.int64), np.full(n, MAX_US, np.int64)
+        mask = np.ones(n, dtype=bool)
+        hidden = np.zeros(n, dtype=bool)  # trashed or superseded by an earlier round
+        times: dict[str, list[float]] = {"trash": [], "new_version": [], "revocation": [], "no_write": []}
+        stale: dict[str, int] = dict.fromkeys(times, 0)
+        for r in range(rounds):
+            for change in times:
+                q = xb[int(rng.integers(n))] + 0.01 * rng.standard_normal(DIM).astype(np.float32)
+                scores = xb @ q
+                scores[~mask | hidden] = -np.inf
+                top = int(np.argmax(scores))
+                hidden[top] = change in ("trash", "new_version")
+                if change == "trash":
+                    trash[top] = NOW_US - 1 - r
+                elif (
+                    change == "new_version"
+                ):  # the old version's row closes (the new one's is an insert, the same upsert)
+                    end[top] = NOW_US - 1 - r
+                elif change == "revocation":
+                    mask[top] = False
+                # the document stays permitted: only the rows' validity (written to Milvus) hides the old row
+                gen = vec.sync(start, end, trash)
+                t0 = time.perf_counter()
+                try:
+                    hits = [h.chunk_id for h in vec.search(q, visible_mask(mask, NOW_US, gen), K)]
+                    bad = change != "no_write" and top in hits
+                except Exception:
+                    bad = True
+                times[change].append(time.perf_counter() - t0)
+                stale[change] += bad
+        for change, ts in times.items():
+            out.append(
+                {
+                    "level": level,
+                    "write_before_search": change,
+                    "searches": len(ts),
+                    "median_ms": round(statistics.median(ts) * 1000, 2),
+                    "p90_ms": round(float(np.percentile(ts, 90)) * 1000, 2),
+                    "stale": stale[change],
+                }
+            )
+        vec.drop()
+    return out
+
+
+def start_server() -> tuple[str, Any]:
+    """``BENCH_MILVUS_URI``, else a server of this run (drivebench.server.milvus_server; in a network namespace
+    of its own when root)."""
+    uri = os.environ.get("BENCH_MILVUS_URI", "").strip()
+    if uri:
+        return uri, None
+    from drivebench.server.milvus_server import can_use_netns, free_base, start_binary, start_in_netns
+
+    server = start_in_netns(None, 0) if can_use_netns() else start_binary(None, free_base())
+    return server.uri, server
 
 
 def propagation(store: ChunkStore, milvus: MilvusVectors, xb: np.ndarray, rng: np.random.Generator) -> dict[str, Any]:
@@ -168,6 +267,11 @@ def propagation(store: ChunkStore, milvus: MilvusVectors, xb: np.ndarray, rng: n
     hits = milvus.search(q, visible_mask(granted, NOW_US, milvus.generation), K)
     grant_s = time.perf_counter() - t0
     assert hits and hits[0].chunk_id == top
+    # revoke it again: the allowed set loses the document, nothing is written; the next search omits it
+    t0 = time.perf_counter()
+    hits = milvus.search(q, visible_mask(mask, NOW_US, milvus.generation), K)
+    revoke_s = time.perf_counter() - t0
+    assert top not in [h.chunk_id for h in hits]
     # trash that document: its rows' trashed_at is rewritten (upsert), then the search no longer shows it
     start, end, trash = np.zeros(n, np.int64), np.full(n, MAX_US, np.int64), np.full(n, MAX_US, np.int64)
     t0 = time.perf_counter()
@@ -188,6 +292,7 @@ def propagation(store: ChunkStore, milvus: MilvusVectors, xb: np.ndarray, rng: n
         "propagation_documents": n,
         "grant_change_s": round(grant_s, 4),
         "grant_change_rows_rewritten": 0,
+        "revocation_to_next_search_s": round(revoke_s, 4),
         "trash_one_document_s": round(trash_s, 4),
         "trash_one_document_rows_rewritten": 1,
         "trash_folder_s": round(folder_s, 3),
@@ -195,7 +300,7 @@ def propagation(store: ChunkStore, milvus: MilvusVectors, xb: np.ndarray, rng: n
     }
 
 
-def simulator_propagation() -> list[dict[str, Any]]:
+def simulator_propagation(server_uri: str) -> list[dict[str, Any]]:
     """Grant and revoke through the whole simulator (seed corpus, dense pipeline, hash embedder), per backend:
     from the drive write to the first recall that shows (or no longer shows) the document. This includes the
     Casbin engine recompiling for the new policy version, which dominates; Milvus rewrites nothing."""
@@ -206,7 +311,7 @@ def simulator_propagation() -> list[dict[str, Any]]:
     from drivebench.simulator.backend import SimConfig
 
     out = []
-    for backend in ("faiss", "milvus"):
+    for backend in ("faiss", "milvus", f"milvus:{server_uri}"):
         sim = load_simulator("seed", config=SimConfig(embedder="hash", pipeline="dense", vector_store=backend))
         user, doc = "u012", "d0010"
         query = "Platform Architecture Overview"
@@ -229,7 +334,11 @@ def simulator_propagation() -> list[dict[str, Any]]:
         revoke_s = time.perf_counter() - t0
         assert granted and revoked, (backend, granted, revoked)
         out.append(
-            {"backend": backend, "grant_to_recall_s": round(grant_s, 4), "revoke_to_recall_s": round(revoke_s, 4)}
+            {
+                "backend": IndexSpec("milvus", server_uri).label if ":" in backend else backend,
+                "grant_to_recall_s": round(grant_s, 4),
+                "revoke_to_recall_s": round(revoke_s, 4),
+            }
         )
         if sim.store.vector_backend is not None:
             sim.store.vector_backend.drop()
@@ -237,21 +346,33 @@ def simulator_propagation() -> list[dict[str, Any]]:
 
 
 def sizes() -> tuple[int, ...]:
+    if os.environ.get("BENCH_MILVUS_SIZES"):  # e.g. 12000: a shorter run
+        return tuple(int(x) for x in os.environ["BENCH_MILVUS_SIZES"].split(","))
     return (12_000, 100_000, 1_000_000) if os.environ.get("BENCH_MILVUS_1M") == "1" else (12_000, 100_000)
 
 
 def main() -> int:
-    import pymilvus
-
     quick = os.environ.get("BENCH_QUICK") == "1"
     faiss.omp_set_num_threads(1)
+    print(f"filtered top-{K}, {DIM}-d, one query per call, median ms (FAISS flat best of 3; Milvus one run)")
+    server_uri, server = start_server()
+    print(f"Milvus server (2.3.5) at {server_uri}; consistency {CONSISTENCY}")
+    try:
+        return run(quick, server_uri)
+    finally:
+        if server is not None:
+            server.stop()
+
+
+def run(quick: bool, server_uri: str) -> int:
+    import pymilvus
+
     rows: list[dict[str, Any]] = []
     extras: list[dict[str, Any]] = []
-    print(f"filtered top-{K}, {DIM}-d, one query per call, median ms (FAISS flat best of 3; milvus-lite one run)")
     print(f"{'chunks':>8} {'select':>7} {'method':>18} {'ms':>9} {'vs own unfilt':>13} {'vs faiss':>9} {'exact':>6}")
     with tempfile.TemporaryDirectory(prefix="bench-milvus-") as tmp:
         for n in sizes():
-            size_rows, extra = bench_size(n, quick, Path(tmp))
+            size_rows, extra = bench_size(n, quick, Path(tmp), server_uri)
             extras.append(extra)
             for r in size_rows:
                 rows.append(r)
@@ -261,9 +382,16 @@ def main() -> int:
                     f"{r['exactness']:>6.3f}"
                 )
             print(f"  {n} chunks: {json.dumps(extra)}")
-    in_sim = simulator_propagation()
+    in_sim = simulator_propagation(server_uri)
     print(f"  grant/revoke through the simulator (seed): {json.dumps(in_sim)}")
-    filtered = [r for r in rows if r["method"] in ("faiss_filtered", "milvus_filtered", "milvus_id_list")]
+    for extra in extras:
+        for c in extra.get("consistency", []):
+            print(
+                f"  consistency {c['level']:>8} after {c['write_before_search']:>12}: {c['median_ms']:>8.2f} ms median, stale {c['stale']}/{c['searches']}"
+            )
+    filtered = [
+        r for r in rows if r["method"] in ("faiss_filtered", "milvus_filtered", "milvus_id_list", "server_filtered")
+    ]
     exact = all(r["exactness"] == 1.0 and r["underfill_rate"] == 0.0 for r in filtered)
     milvus_ratios = [r["ratio_to_own_unfiltered"] for r in rows if r["method"] == "milvus_filtered"]
     within = max(milvus_ratios) <= FILTER_TARGET
@@ -277,6 +405,8 @@ def main() -> int:
         "filtered_exact_and_full_everywhere": exact,
         "milvus_filter_cost_max_ratio": max(milvus_ratios),
         "milvus_filter_cost_within_target": within,
+        "server_version": "2.3.5",
+        "consistency": CONSISTENCY,
         "filter_cost_target": FILTER_TARGET,
         "python": sys.version.split()[0],
         "faiss": faiss.__version__,

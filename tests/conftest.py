@@ -33,6 +33,20 @@ from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
 from tests.support import sims
+from tests.support.milvus import SessionServer
+
+_MILVUS = SessionServer()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """One Milvus server for the session, started before collection (in the background: the tests that use
+    it wait for it to be ready); xdist workers inherit its address (tests/support/milvus.py)."""
+    _MILVUS.start(config)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    _MILVUS.stop()
+
 
 # What makes a test slow is what it touches, not a list kept by hand: a test is marked ``slow`` when its module
 # uses a way to start a process or a server, to build a corpus or to load a model (below), when it uses a fixture

@@ -21,7 +21,7 @@ from drivebench.drive.model import GrantRec
 from drivebench.drive.operations import Retention
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.persistence import DataDirLocked, open_durable
-from tests.support.milvus import backend_params
+from tests.support.milvus import backend_params, index_spec, kind
 from tests.support.sims import HASH, client_for, upload
 
 QUERIES = [
@@ -134,7 +134,7 @@ def test_clean_restart_gives_the_same_state_and_answers(data_dir: Path, embedder
 
 @backend_params
 def test_crash_replays_the_feed_from_the_index_tag(data_dir: Path, index: str) -> None:
-    config = replace(HASH, vector_store=index)
+    config = replace(HASH, vector_store=index_spec(index))
     sim = open_durable(data_dir, "seed", config, start_saver=False)
     tag = sim.durable.saved_seq
     mutate(sim)
@@ -155,7 +155,7 @@ def test_crash_replays_the_feed_from_the_index_tag(data_dir: Path, index: str) -
 
 @backend_params
 def test_destructive_changes_checkpoint_first_so_a_replay_is_exact(data_dir: Path, index: str) -> None:
-    config = replace(HASH, vector_store=index)
+    config = replace(HASH, vector_store=index_spec(index))
     sim = open_durable(data_dir, "seed", config, start_saver=False)
     client = client_for(sim)
     doc = upload(client, sim, "u009", "/it", "gone.md", b"# gone\npersist-marker gone").json()["doc_id"]
@@ -228,7 +228,7 @@ def test_unreferenced_blobs_and_temp_files_are_collected(data_dir: Path) -> None
 
 @backend_params
 def test_durable_reset_and_seed_persist(data_dir: Path, index: str) -> None:
-    config = replace(HASH, vector_store=index)
+    config = replace(HASH, vector_store=index_spec(index))
     sim = open_durable(data_dir, "seed", config)
     initial, first = sim.snapshot(), answers(sim)
     mutate(sim)
@@ -243,7 +243,7 @@ def test_durable_reset_and_seed_persist(data_dir: Path, index: str) -> None:
         assert again.snapshot() == initial and len(again.drive.changes) == 0
         assert answers(again) == first
         vectors_agree(again)
-        if index == "milvus":  # one collection per data dir: the one from before the reset was dropped
+        if kind(index) == "milvus":  # one collection per data dir: the one from before the reset was dropped
             backend = again.store.vector_backend
             assert [
                 c for c in backend.client.list_collections() if c.startswith(f"drivebench_{backend._dir_tag()}_")

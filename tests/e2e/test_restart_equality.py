@@ -13,7 +13,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.support.milvus import backend_params
+from tests.support.milvus import backend_params, index_spec, kind
 from tests.support.serverproc import ServerProc
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -93,9 +93,9 @@ def writes(srv: ServerProc, tag: str) -> None:
         assert c.delete(f"/api/v1/files/{extra['doc_id']}", headers=srv.headers("admin")).status_code == 200
 
 
-@backend_params  # the same restart and SIGKILL checks with the vectors in milvus-lite
+@backend_params  # the same restart and SIGKILL checks with the vectors in milvus-lite and in a Milvus server
 def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path, index: str) -> None:
-    srv = ServerProc(tmp_path / "data", index=index)
+    srv = ServerProc(tmp_path / "data", index=index_spec(index))
     try:
         srv.start()
         initial = srv.get("/_sim/stats").json()
@@ -140,8 +140,9 @@ def test_same_answers_after_sigterm_and_after_sigkill(tmp_path: Path, index: str
             > 0
         )
         assert after["durable"]["rebuilt_index_at_start"] is False
-        assert after["index_backend"]["backend"] == index
-        if index == "milvus":  # the collection holds exactly the live chunks after the replay
+        assert after["index_backend"]["backend"] == kind(index)
+        assert after["index_backend"]["spec"] == index_spec(index)
+        if kind(index) == "milvus":  # the collection holds exactly the live chunks after the replay
             assert after["index_backend"]["rows"] == after["chunks"] and after["index_backend"]["pending"] == 0
             assert after["index_backend"]["id_list_searches"] == 0
         print(

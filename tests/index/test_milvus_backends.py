@@ -1,5 +1,5 @@
-"""Permissions and versions over every vector-store backend: FAISS, milvus-lite, and a Milvus
-server when ``DRIVEBENCH_MILVUS_URI`` is set. Dense pipeline (the vector store decides everything), hash
+"""Permissions and versions over every vector-store backend: FAISS, milvus-lite, and the session's Milvus
+server (tests/support/milvus.py). Dense pipeline (the vector store decides everything), hash
 embedder, the seed corpus; the oracle is the Casbin enforcer itself (``engine.enforce``), never the fast path."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from drivebench.api import load_simulator
 from drivebench.drive.model import GrantRec
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.support.decisions import enforce_doc
-from tests.support.milvus import BACKENDS
+from tests.support.milvus import BACKENDS, index_spec
 
 EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手册 finance"
 
@@ -22,12 +22,17 @@ EVERYTHING = "project 项目 budget 预算 platform design 方案 handbook 手�
 @pytest.fixture(scope="module", params=BACKENDS)
 def vector_store_sim(request: pytest.FixtureRequest) -> Iterator[Simulator]:
     """A seed simulator (hash embedder, dense pipeline) per vector-store backend of ``BACKENDS``."""
-    s = load_simulator("seed", config=SimConfig(embedder="hash", pipeline="dense", vector_store=request.param))
+    spec = index_spec(request.param)
+    s = load_simulator("seed", config=SimConfig(embedder="hash", pipeline="dense", vector_store=spec))
+    assert s.index_metadata()["vector_store"]["spec"] == spec  # the backend asked for is the one searching
     yield s
     backend = s.store.vector_backend
     if backend is not None:
         assert backend.counters["id_list_searches"] == 0  # always the document/validity expression
-        backend.drop()
+        name = backend.collection
+        assert name is not None and backend.client.has_collection(name)
+        s.close()  # an in-memory simulator's collection goes with it (a shared server keeps only what is owned)
+        assert not backend.client.has_collection(name)
 
 
 def _recalled(sim: Simulator, user: str, **kw: object) -> set[str]:

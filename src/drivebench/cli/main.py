@@ -26,6 +26,7 @@ from drivebench.cli import audit as audit_cli  # security audits of a corpus
 from drivebench.cli import connector as connector_cli
 from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
+from drivebench.cli import milvus as milvus_cli  # a Milvus server in the foreground; gc of its collections
 from drivebench.cli import probe as probe_cli
 from drivebench.cli import sync as sync_cli  # noqa: F401  (registers eval sync)
 from drivebench.cli.clickcompat import ClickException, MissingParameter
@@ -186,6 +187,8 @@ reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")
 app.command("probe")(probe_cli.probe)  # leak probes
 app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus.")
+app.command("milvus-server")(milvus_cli.milvus_server)
+app.add_typer(milvus_cli.app, name="milvus", help="Manage drivebench's collections on a Milvus server.")
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -138,8 +138,15 @@ def _serve_replicas(
         raise typer.BadParameter(
             "a data directory has one writer: use --workers 1 with --data-dir", param_hint="--workers"
         )
-    if index != "faiss":
+    if index == "milvus":
         raise typer.BadParameter("milvus-lite keeps one file per process: use --workers 1", param_hint="--workers")
+    if index != "faiss":  # milvus:URI
+        raise typer.BadParameter(
+            "replicas do not share a Milvus server's collection yet (each would load its own copy and the "
+            "read-only replicas could not change a grant): use --workers 1 with --index milvus:URI "
+            "(docs/vector-stores.md, Several processes)",
+            param_hint="--workers",
+        )
     from drivebench.cli.common import resolve_with_progress
 
     try:  # the corpus is built (once) here; every worker loads the built directory

@@ -334,9 +334,12 @@ class Simulator:
         lifecycle.checkpoint(self)
 
     def close(self) -> None:
-        """Write the final index snapshot and release the data directory (no-op in memory)."""
+        """Write the final index snapshot and release the data directory; in memory, drop the Milvus collection
+        of a ``milvus`` vector store (a shared server keeps only what running simulators own)."""
         if self.durable is not None:
             self.durable.close()
+        else:
+            vector_store.release(self.store)
 
     def principal_for(
         self,

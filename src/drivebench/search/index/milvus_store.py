@@ -1,7 +1,7 @@
 """Dense search in Milvus (pymilvus ``MilvusClient``: milvus-lite embedded, or a Milvus server), with the
 permission filter pushed into the search as a filter expression: never a post-filter, never under-filled.
 
-Collection (one per chunk store; FLAT index, inner product, ``Strong`` consistency)::
+Collection (one per chunk store; FLAT index, inner product, ``Session`` consistency: ``CONSISTENCY``)::
 
     id          INT64 primary key   the chunk id (position in ``ChunkStore``, never reused)
     vector      FLOAT_VECTOR(dim)
@@ -42,6 +42,10 @@ What a change rewrites in Milvus:
 Writes are lazy: ``ChunkStore.add`` queues the new chunk ids, and ``sync`` (called by ``visible_chunks``
 under the store lock, before any search) writes queued rows and changed validity in one upsert.
 
+Ownership: every collection records its owner in its description (``owner_record``): an in-memory simulator's
+is dropped when it closes, resets or exits, and ``collect_garbage`` (``drivebench milvus gc URI``) drops those
+whose owner is gone.
+
 Durability (``--data-dir``): the collection name is kept in ``<data-dir>/milvus/COLLECTION``. At start-up the
 store comes from its FAISS snapshot; ``reconcile`` reads the collection's ids and validity, deletes rows the
 store does not hold alive (ids past the snapshot are re-assigned by the replay), and queues missing rows. So
@@ -53,9 +57,12 @@ from __future__ import annotations
 import atexit
 import contextlib
 import hashlib
+import json
 import logging
+import os
 import re
 import shutil
+import socket
 import tempfile
 import threading
 import time
@@ -80,10 +87,18 @@ MAX_TOPK = 16384  # Milvus's limit on topk
 WRITE_BATCH = 2000
 READ_BATCH = 4000
 PREFIX = "drivebench_"
+# Session: a search waits only for this process's own last write to the collection (pymilvus keeps its
+# timestamp per collection); every write to a collection comes from the process that owns it, so a new
+# version, a trash or a purge is seen by the next recall, and a grant change writes nothing to Milvus (the
+# permitted set travels in the expression). Strong waited for the server's time tick on every search (200 ms at
+# 2.3.5's timeTickInterval: 249-277 ms per filtered top-10 at 12k chunks); Bounded (5 s graceful time) answered
+# with rows from before a write (benchmarks/bench_milvus.py ``consistency``: stale results).
+CONSISTENCY = "Session"
 
 _clients: dict[str, MilvusClient] = {}
 _clients_lock = threading.Lock()
 _tempdir: Path | None = None
+_in_memory: set[MilvusVectors] = set()  # collections of in-memory simulators of this process: dropped at exit
 
 
 class MilvusSearchError(PermissionCheckFailed):
@@ -112,17 +127,41 @@ def _process_tempdir() -> Path:
     global _tempdir
     if _tempdir is None:
         _tempdir = Path(tempfile.mkdtemp(prefix="drivebench-milvus-"))
-        atexit.register(_cleanup)
     return _tempdir
 
 
+def release_all() -> int:
+    """Drop the collections of this process's in-memory simulators (at exit, or before their server stops).
+    Best effort: a server that is gone leaves them to ``drivebench milvus gc``. Returns how many were dropped."""
+    dropped = 0
+    pymilvus_log = logging.getLogger("pymilvus")
+    level = pymilvus_log.level
+    pymilvus_log.setLevel(logging.CRITICAL)  # one line of ours, not a traceback per collection
+    try:
+        for vectors in list(_in_memory):
+            try:
+                vectors.release()
+                dropped += 1
+            except Exception as exc:
+                _in_memory.discard(vectors)
+                with contextlib.suppress(Exception):  # the log stream itself may be closed at exit
+                    log.warning("milvus %s: collection %s not dropped (%s)", vectors.uri, vectors.collection, exc)
+    finally:
+        pymilvus_log.setLevel(level)
+    return dropped
+
+
 def _cleanup() -> None:
+    release_all()
     for client in list(_clients.values()):
         with contextlib.suppress(Exception):  # best effort at exit
             client.close()
     _clients.clear()
     if _tempdir is not None:
         shutil.rmtree(_tempdir, ignore_errors=True)
+
+
+atexit.register(_cleanup)
 
 
 def resolve_uri(spec: IndexSpec, data_dir: Path | None) -> str:
@@ -132,6 +171,80 @@ def resolve_uri(spec: IndexSpec, data_dir: Path | None) -> str:
     root = Path(data_dir) / "milvus" if data_dir is not None else _process_tempdir()
     root.mkdir(parents=True, exist_ok=True)
     return str(root / "vectors.db")
+
+
+# ---------------------------------------------------------------------------------------------------- ownership
+# Each collection says who owns it in its description (JSON): the machine (host name and boot id), the process
+# (pid and its start time, so a reused pid is not taken for the owner) and, for a --data-dir serve, the data
+# directory. A server shared by several drivebench processes then holds only what they own: an in-memory serve
+# drops its collection at shutdown (and at exit), a --data-dir serve keeps one (named in <data-dir>/milvus/
+# COLLECTION) and drops its older ones, and `drivebench milvus gc URI` drops what a killed process left.
+def _machine() -> str:
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text(encoding="utf-8").strip()
+    except OSError:
+        boot = ""
+    return f"{socket.gethostname()}/{boot}"
+
+
+def _start_ticks(pid: int) -> int | None:
+    """The process's start time (clock ticks since boot; None when it does not exist or is unknown)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def owner_record(data_dir: Path | None) -> dict[str, Any]:
+    pid = os.getpid()
+    return {
+        "drivebench": 1,
+        "machine": _machine(),
+        "pid": pid,
+        "pid_start": _start_ticks(pid),
+        "data_dir": str(data_dir.resolve()) if data_dir is not None else None,
+    }
+
+
+def orphan_verdict(name: str, description: str) -> tuple[bool, str]:
+    """Whether ``name`` (a drivebench collection) is an orphan, and why."""
+    try:
+        owner = json.loads(description)
+        assert isinstance(owner, dict) and owner.get("drivebench") == 1
+    except (ValueError, AssertionError):
+        return False, "no owner recorded (made before owners were recorded, or not drivebench's): kept"
+    if owner.get("machine") != _machine():
+        return False, f"owned by another machine or boot ({owner.get('machine')}): kept"
+    pid = int(owner.get("pid") or 0)
+    if pid and _start_ticks(pid) == owner.get("pid_start"):
+        return False, f"its process {pid} is running"
+    data_dir = owner.get("data_dir")
+    if data_dir is None:
+        return True, f"in-memory simulator whose process {pid} is gone"
+    pointer = Path(data_dir) / "milvus" / "COLLECTION"
+    try:
+        current = pointer.read_text(encoding="utf-8").strip()
+    except OSError:
+        return True, f"its data directory {data_dir} holds no collection pointer"
+    if current != name:
+        return True, f"its data directory {data_dir} names another collection ({current})"
+    return False, f"the collection of {data_dir} (reconciled at its next start)"
+
+
+def collect_garbage(uri: str, *, dry_run: bool = False) -> list[dict[str, Any]]:
+    """``drivebench milvus gc URI``: a verdict per drivebench collection on the server; orphans are dropped."""
+    client = client_for(uri)
+    out: list[dict[str, Any]] = []
+    for name in sorted(client.list_collections()):
+        if not name.startswith(PREFIX):
+            continue
+        description = str(client.describe_collection(name).get("description") or "")
+        orphan, reason = orphan_verdict(name, description)
+        if orphan and not dry_run:
+            client.drop_collection(name)
+        out.append({"collection": name, "orphan": orphan, "dropped": orphan and not dry_run, "reason": reason})
+    return out
 
 
 def _int_list(values: np.ndarray) -> str:
@@ -158,6 +271,7 @@ class MilvusVectors:
         self._doc_no = np.zeros(0, dtype=np.int64)  # per chunk id: its document's number
         self._doc_rank: dict[str, int] = {}  # doc id -> number (order of first appearance in the store)
         self.generation = 0  # bumped whenever the collection's rows or validity change
+        self.consistency = CONSISTENCY  # benchmarks/bench_milvus.py compares the levels
         self.counters = {"searches": 0, "rows_written": 0, "rows_deleted": 0, "syncs": 0, "id_list_searches": 0}
         self.last_sync_s = 0.0
 
@@ -186,20 +300,23 @@ class MilvusVectors:
         from pymilvus import DataType, MilvusClient
 
         name = f"{PREFIX}{self._dir_tag()}_{uuid.uuid4().hex[:12]}"
-        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False)
+        owner = json.dumps(owner_record(self.data_dir), separators=(",", ":"))
+        schema = MilvusClient.create_schema(auto_id=False, enable_dynamic_field=False, description=owner)
         schema.add_field("id", DataType.INT64, is_primary=True)
         schema.add_field("vector", DataType.FLOAT_VECTOR, dim=self.dim)
         for field in ("doc_no", "valid_from", "valid_to", "trashed_at"):
             schema.add_field(field, DataType.INT64)
         index = self.client.prepare_index_params()
         index.add_index(field_name="vector", index_type="FLAT", metric_type="IP")
-        self.client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
+        self.client.create_collection(name, schema=schema, index_params=index, consistency_level=self.consistency)
         if self._pointer is not None:  # durable: this collection is the data dir's from now on
             from drivebench.formats.files import write_atomic
 
             self._pointer.parent.mkdir(parents=True, exist_ok=True)
             write_atomic(self._pointer, name.encode())
             self._drop_others(keep=name)
+        elif self.spec.label == "milvus-server":  # a milvus-lite file goes with its temporary directory
+            _in_memory.add(self)
         return name
 
     def _drop_others(self, keep: str) -> None:
@@ -216,6 +333,7 @@ class MilvusVectors:
             return  # nothing to adopt: the first write creates a collection and queues every live chunk
         self.collection = name
         self.client.load_collection(name)
+        self._barrier()  # rows another process (the one before a restart) wrote are all visible below
         n = len(self.store)
         self._grow(n)
         stale: list[int] = []
@@ -246,6 +364,12 @@ class MilvusVectors:
             len(stale),
             len(self._pending),
         )
+
+    def _barrier(self) -> None:
+        """One Strong read: what any process wrote to the collection before now is visible to what follows
+        (the Session level only waits for this process's own writes)."""
+        assert self.collection is not None
+        self.client.query(self.collection, filter="id >= 0", limit=1, output_fields=["id"], consistency_level="Strong")
 
     # ------------------------------------------------------------------ store hooks
     def _grow(self, n: int) -> None:
@@ -379,7 +503,7 @@ class MilvusVectors:
                 filter=expr,
                 output_fields=["doc_no"],
                 search_params={"metric_type": "IP"},
-                consistency_level="Strong",
+                consistency_level=self.consistency,
             )
         hits = [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
         outside = [h.chunk_id for h in hits if h.chunk_id >= n or not allowed[h.chunk_id]]
@@ -396,7 +520,7 @@ class MilvusVectors:
             limit=min(k, MAX_TOPK),
             output_fields=["doc_no"],
             search_params={"metric_type": "IP"},
-            consistency_level="Strong",
+            consistency_level=self.consistency,
         )
         return [ChunkHit(int(r["id"]), float(r["distance"])) for r in res[0]]
 
@@ -405,6 +529,7 @@ class MilvusVectors:
         """Every id in the collection (tests: the collection agrees with the store)."""
         if self.collection is None:
             return set()
+        self._barrier()
         out: set[int] = set()
         it = self.client.query_iterator(self.collection, batch_size=READ_BATCH, filter="id >= 0", output_fields=["id"])
         try:
@@ -426,10 +551,19 @@ class MilvusVectors:
             "pending": len(self._pending),
             "filter": "doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t",
             "last_sync_s": round(self.last_sync_s, 4),
+            "consistency": self.consistency,
             **self.counters,
         }
 
     def drop(self) -> None:
-        if self.collection is not None:
-            self.client.drop_collection(self.collection)
-            self.collection = None
+        with self.lock:
+            _in_memory.discard(self)
+            if self.collection is not None:
+                self.client.drop_collection(self.collection)
+                self.collection = None
+
+    def release(self) -> None:
+        """The simulator is done with this store (shutdown, or a reset swapped in another): an in-memory
+        simulator's collection is dropped; a data directory's stays, to be reconciled at the next start."""
+        if self.data_dir is None:
+            self.drop()

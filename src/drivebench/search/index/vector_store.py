@@ -147,6 +147,13 @@ def attach(store: ChunkStore, spec: str | IndexSpec, data_dir: Path | None = Non
     store.vector_backend = MilvusVectors.open(store, parsed, data_dir, reconcile=reconcile)  # type: ignore[attr-defined]
 
 
+def release(store: ChunkStore) -> None:
+    """The store is no longer served: its backend lets go of what only it uses (``MilvusVectors.release``)."""
+    backend = getattr(store, "vector_backend", None)
+    if backend is not None and hasattr(backend, "release"):
+        backend.release()
+
+
 def describe(store: ChunkStore, spec: str | IndexSpec) -> dict[str, Any]:
     """What ``/_sim/stats``, ``/healthz`` and the run metadata say about the vector store."""
     parsed = parse_index_spec(spec) if isinstance(spec, str) else spec

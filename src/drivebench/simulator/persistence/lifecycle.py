@@ -71,6 +71,7 @@ def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, A
         fresh.cache = sim.cache
         fresh.ingest_all()
         with sim.policies.lock, sim._index_lock:
+            vector_store.release(sim.store)  # an in-memory Milvus collection of the old store is dropped
             for attr in _TRANSPLANT:
                 setattr(sim, attr, getattr(fresh, attr))
             sim.corpus_dir = Path(corpus_dir)
