@@ -13,11 +13,18 @@ question's many near-matches.
 
 Rounds (at most ``ROUNDS``, default 3):
 
-1. the hybrid pipeline on the question (``Retriever.hybrid``, the default ranking);
+1. the hybrid pipeline on the question (``Retriever.hybrid``, the default ranking), fused by RRF with a
+   BM25 search for each code the question itself contains (weight ``W_OWN_CODES``): the chain's first link
+   is the document that code names, which the whole question's ranking often puts below its near-matches;
 2. the codes of the best ``SEEDS`` documents' allowed chunks (the shown chunk first, then the document's
-   other allowed chunks in order) not seen in any earlier query, at most ``MAX_CODES``; each code is a BM25
-   query (``Retriever.bm25``, codes are exact strings), the round's ranking the RRF of the code rankings;
+   other allowed chunks in order) not seen in any earlier query; each is searched alone with BM25
+   (``Retriever.bm25``, codes are exact strings) and kept when it reaches a document outside the seeds (a
+   document's own number leads nowhere); the rarest ``MAX_CODES`` (fewest documents: a specific link) are
+   the round's queries, the round's ranking the RRF of their rankings;
 3. the same from round 2's best documents.
+
+The knobs (``SEEDS``, ``MAX_CODES``, ``QUOTA``, ``W_OWN_CODES``) were chosen on acme-zh@3 only
+(``benchmarks/bench_levers.py``; acme-en@3 and another seed are the held-out checks).
 
 Merge: round 1's first ``top_k - sum(quotas)`` documents, then each later round's best documents not yet
 taken (up to its quota), then the rest of round 1, then the rest of the later rounds, until ``top_k``.
