@@ -57,6 +57,7 @@ CODE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]{1,9}(?:-[A-Z0-9]*[0-9][A-Z0-9]
 ROUNDS = 3
 SEEDS = 4  # documents of a round whose codes become the next round's queries
 MAX_CODES = 4  # follow-up queries per round
+MAX_CANDIDATES = 32  # codes tried per round (each one BM25 search): bounds a round's cost on code-dense documents
 QUOTA = (0.4, 0.2)  # shares of top_k guaranteed to rounds 2 and 3 (rounded down: 4 and 2 of 10)
 # round 1: weight of the question's own codes searched alone (acme-zh@3: 0.5 and 0 reach fewer links)
 W_OWN_CODES = 1.0
@@ -99,16 +100,19 @@ class Deep:
         self, ranking: list[DocHit], allowed: np.ndarray, seen: set[str], mask: np.ndarray, depth: int
     ) -> list[tuple[str, list[DocHit]]]:
         """The next round's queries with their BM25 rankings: the codes of the best ``SEEDS`` documents'
-        allowed text, not seen before, that lead somewhere (a code found only in the document it came from
+        allowed text (the first ``MAX_CANDIDATES``), not seen before, that lead somewhere (a code found only in the document it came from
         reaches nothing new), the rarest first (a code in few documents names a specific link), at most
         ``MAX_CODES``."""
         seeds = {h.doc_id for h in ranking[:SEEDS]}
+        budget = len(seen) + MAX_CANDIDATES
         found: list[tuple[int, int, str, list[DocHit]]] = []
         for hit in ranking[:SEEDS]:
             for text in self.allowed_text(hit, allowed):
                 for code in codes_in(text):
                     if code.lower() in seen:
                         continue
+                    if len(seen) >= budget:
+                        return [(code, docs) for _, _, code, docs in sorted(found)[:MAX_CODES]]
                     seen.add(code.lower())
                     docs = self.retriever.bm25(code, mask, depth)
                     if any(h.doc_id not in seeds for h in docs):

@@ -34,6 +34,7 @@ on acme-zh and acme-en: see docs/embedders.md, and the benchmark's report for th
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Protocol
@@ -134,9 +135,14 @@ class Retriever:
         self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
         self.query_batcher = shared_batcher(embedder)  # concurrent queries share its encoder threads
         self._lever: Lever | None = None
+        self._lever_lock = threading.Lock()
 
     def lever(self) -> Lever:
         """The lever object of a lever pipeline (made once; imported here: the levers build on this module)."""
+        with self._lever_lock:  # one per retriever: the deep pipeline's cost counters and the title index
+            return self._lever or self._make_lever()
+
+    def _make_lever(self) -> Lever:
         if self._lever is None:
             if self.pipeline == "hierarchical":
                 from drivebench.search.retrieval.hierarchical import Hierarchical

@@ -96,8 +96,16 @@ class PseudoRelevanceFeedback:
         if k == 0:
             return qvec
         hits = dense_search(store, qvec, allowed, k)
+        found = []
         with store.lock:
-            vectors = np.stack([store.index.reconstruct(int(h.chunk_id)) for h in hits])
+            for h in hits:
+                try:
+                    found.append(store.index.reconstruct(int(h.chunk_id)))
+                except RuntimeError:  # removed by a concurrent sync since the search: not feedback any more
+                    continue
+        if not found:
+            return qvec
+        vectors = np.stack(found)
         moved = ALPHA * np.asarray(qvec, dtype=np.float32).reshape(-1) + BETA * vectors.mean(axis=0)
         norm = float(np.linalg.norm(moved))
         return (moved / norm if norm > 0 else moved).astype(np.float32).reshape(np.shape(qvec))
