@@ -9,12 +9,26 @@ import typer
 from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.extract.base import ExtractConfig
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
 )
-PipelineOpt = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Retrieval pipeline: hybrid (default), dense or bm25.")
+
+
+def _check_pipeline(value: str) -> str:
+    if value not in PIPELINES:
+        raise typer.BadParameter(f"unknown pipeline {value!r}; known: {', '.join(PIPELINES)}")
+    return value
+
+
+PipelineOpt = typer.Option(
+    DEFAULT_PIPELINE,
+    "--pipeline",
+    callback=_check_pipeline,
+    help="Retrieval pipeline: hybrid (default), dense, bm25, or a lever: hierarchical (document first), "
+    "deep (bridge-code follow-up queries) or prf (RM3 + Rocchio feedback).",
+)
 
 
 def _check_embedder(value: str) -> str:

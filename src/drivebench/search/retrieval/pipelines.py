@@ -19,6 +19,10 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
   language (``benchmarks/bench_fusion.py``: chosen on acme-zh@2, checked on acme-en@2 and the reverse;
   docs/embedders.md); Cormack et al. (2009)'s k = 60 with equal weights let the weaker
   dense ranking pull BM25's first hit down (held-out MRR@10 0.533 against 0.630).
+* ``hierarchical``, ``deep``, ``prf``: retrieval levers built from the same masked bm25/dense calls
+  (``hierarchical.py``: document-first, DHR; ``deep.py``: bridge-entity follow-up queries with a per-hop
+  quota, GoldEn/Baleen-style; ``prf.py``: RM3 on BM25 and Rocchio on dense). Every candidate comes from a
+  masked search and every fusion keeps hybrid's own candidates, so they are as exact and as full as hybrid.
 
 Query vectors come from the process's ``QueryBatcher`` for the embedder (``query_batch.py``): queries in
 flight at the same time share encode calls, run on as many encoder threads as the embedder allows (``e5``:
@@ -30,8 +34,10 @@ on acme-zh and acme-en: see docs/embedders.md, and the benchmark's report for th
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -40,7 +46,9 @@ from drivebench.search.index.embedders import Embedder
 from drivebench.search.index.vector_store import dense_search
 from drivebench.search.retrieval.query_batch import shared_batcher
 
-PIPELINES = ("dense", "bm25", "hybrid")
+PIPELINES = ("dense", "bm25", "hybrid", "hierarchical", "deep", "prf")
+# the levers of the article's improvement loop, one module each (their docstrings name the paper they follow)
+LEVERS = ("hierarchical", "deep", "prf")
 # Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; docs/embedders.md): hybrid
 # with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (docs/embedders.md says when to pick it).
 DEFAULT_PIPELINE = "hybrid"
@@ -101,6 +109,23 @@ def fuse(dense: list[DocHit], lexical: list[DocHit], top_k: int, fusion: Fusion 
     return [DocHit(d, best_chunk[d].chunk_id, round(fused[d], 6)) for d in order]
 
 
+class Lever(Protocol):
+    def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]: ...
+
+
+def rrf(rankings: list[tuple[list[DocHit], float]], top_k: int, k: float = RRF_K) -> list[DocHit]:
+    """Weighted reciprocal-rank fusion of any number of document rankings: ``sum of w / (k + rank)``; the
+    shown chunk is the one of the first ranking that has the document; ties by doc id."""
+    fused: dict[str, float] = {}
+    shown: dict[str, int] = {}
+    for ranking, weight in rankings:
+        for rank, hit in enumerate(ranking, 1):
+            fused[hit.doc_id] = fused.get(hit.doc_id, 0.0) + weight / (k + rank)
+            shown.setdefault(hit.doc_id, hit.chunk_id)
+    order = sorted(fused, key=lambda d: (-fused[d], d))[:top_k]
+    return [DocHit(d, shown[d], round(fused[d], 6)) for d in order]
+
+
 class Retriever:
     def __init__(
         self, store: ChunkStore, embedder: Embedder, pipeline: str = "hybrid", fusion: Fusion = DEFAULT_FUSION
@@ -109,8 +134,35 @@ class Retriever:
             raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)}")
         self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
         self.query_batcher = shared_batcher(embedder)  # concurrent queries share its encoder threads
+        self._lever: Lever | None = None
+        self._lever_lock = threading.Lock()
+
+    def lever(self) -> Lever:
+        """The lever object of a lever pipeline (made once; imported here: the levers build on this module)."""
+        with self._lever_lock:  # one per retriever: the deep pipeline's cost counters and the title index
+            return self._lever or self._make_lever()
+
+    def _make_lever(self) -> Lever:
+        if self._lever is None:
+            if self.pipeline == "hierarchical":
+                from drivebench.search.retrieval.hierarchical import Hierarchical
+
+                self._lever = Hierarchical(self)
+            elif self.pipeline == "deep":
+                from drivebench.search.retrieval.deep import Deep
+
+                self._lever = Deep(self)
+            elif self.pipeline == "prf":
+                from drivebench.search.retrieval.prf import PseudoRelevanceFeedback
+
+                self._lever = PseudoRelevanceFeedback(self)
+            else:
+                raise ValueError(f"{self.pipeline!r} is not a lever pipeline")
+        return self._lever
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        if self.pipeline in LEVERS:
+            return self.lever().search(query, mask, top_k)
         if self.pipeline == "dense":
             return self.dense(query, mask, top_k)
         if self.pipeline == "bm25":
