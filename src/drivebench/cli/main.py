@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from drivebench import __version__
 from drivebench.cli import audit as audit_cli  # security audits of a corpus
 from drivebench.cli import connector as connector_cli
-from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
+from drivebench.cli import corpus, demo, evaluate, experiment, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import probe as probe_cli
 from drivebench.cli import sync as sync_cli  # noqa: F401  (registers eval sync)
@@ -186,6 +186,7 @@ reports.register(evaluate.app)  # eval report/trend/compare/history/export-trec
 app.add_typer(corpus.app, name="corpus", help="Build, validate and describe corpora.")
 app.command("probe")(probe_cli.probe)  # leak probes
 app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus.")
+app.command("experiment")(experiment.experiment)  # a grid of simulator configurations, compared
 
 
 def main() -> None:  # pragma: no cover - console entry
