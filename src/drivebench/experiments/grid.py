@@ -57,7 +57,16 @@ from drivebench.errors import DrivebenchError
 from drivebench.simulator.backend import SimConfig
 
 #: SimConfig fields that decide how the index is built: configurations equal on these share one simulator.
-INDEX_FIELDS = ("embedder", "extract", "chunking", "index", "vector_store", "vector_store_dir", "cache_dir", "use_cache")
+INDEX_FIELDS = (
+    "embedder",
+    "extract",
+    "chunking",
+    "index",
+    "vector_store",
+    "vector_store_dir",
+    "cache_dir",
+    "use_cache",
+)
 #: Keys of a configuration that are not SimConfig fields.
 RUN_KEYS = ("top_k", "answers")
 LABEL_KEYS = ("name", "lever")
@@ -322,9 +331,7 @@ def parse_spec(data: Mapping[str, Any], path: Path | None = None) -> ExperimentS
     """An ``ExperimentSpec`` from the parsed TOML (``path``: where relative eval-set paths start)."""
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            raise SpecError(
-                f"unknown table or key {key!r}", hint=f"known: {', '.join(TOP_LEVEL_KEYS)}", path=path
-            )
+            raise SpecError(f"unknown table or key {key!r}", hint=f"known: {', '.join(TOP_LEVEL_KEYS)}", path=path)
     exp = data.get("experiment", {})
     if not isinstance(exp, dict):
         raise SpecError("[experiment] must be a table", path=path)
@@ -725,8 +732,8 @@ def _headline_metrics(names: Sequence[str], ks: Sequence[int], chosen: Sequence[
         return [m for m in chosen if m in names]
     k = max(ks)
     wanted = [f"hit_rate@{x}" for x in ks] + [f"recall@{k}", f"mrr@{k}", f"ndcg@{k}"]
-    wanted += ["multi_hop_completeness"] + sorted(n for n in names if n.startswith("multi_hop_completeness["))
-    wanted += ["full_chain_rate"] + sorted(n for n in names if n.startswith("full_chain_rate["))
+    wanted += ["multi_hop_completeness", *sorted(n for n in names if n.startswith("multi_hop_completeness["))]
+    wanted += ["full_chain_rate", *sorted(n for n in names if n.startswith("full_chain_rate["))]
     wanted += ["source_coverage_macro", "citation_precision", f"leak_rate@{k}", f"stale_version_hit_rate@{k}"]
     return [m for m in wanted if m in names]
 
@@ -764,7 +771,9 @@ def metric_table(
             }
             row["significant"] = _significant(row) if i else False
             row["verdict"] = (
-                ("better" if _improved(row, name) else "worse") if row["significant"] else ("baseline" if i == 0 else "")
+                ("better" if _improved(row, name) else "worse")
+                if row["significant"]
+                else ("baseline" if i == 0 else "")
             )
             rows.append(row)
         tables[name] = {"lower_is_better": _lower_is_better(name), "rows": rows}
@@ -819,7 +828,9 @@ def diagnose(tables: dict[str, Any], ks: Sequence[int]) -> tuple[list[dict[str, 
     lines: list[dict[str, Any]] = []
     hr = _base(tables, hr_metric)
     if hr is None:
-        lines.append({"metric": "Hit Rate", "finding": "not measured", "remedy": "", "moved": moved["hit_rate"]["line"]})
+        lines.append(
+            {"metric": "Hit Rate", "finding": "not measured", "remedy": "", "moved": moved["hit_rate"]["line"]}
+        )
     else:
         low = hr < HIT_RATE_LOW
         lines.append(
@@ -853,7 +864,8 @@ def diagnose(tables: dict[str, Any], ks: Sequence[int]) -> tuple[list[dict[str, 
         lines.append(
             {
                 "metric": "Source Coverage",
-                "finding": f"Source Coverage {sc:.3f} " + (f"is low (< {SOURCE_COVERAGE_LOW:.2f})" if low else "is not low")
+                "finding": f"Source Coverage {sc:.3f} "
+                + (f"is low (< {SOURCE_COVERAGE_LOW:.2f})" if low else "is not low")
                 + layer,
                 "remedy": "check that the generation prompt requires citing the source text (answer citation knobs)"
                 if low
@@ -876,7 +888,7 @@ def diagnose(tables: dict[str, Any], ks: Sequence[int]) -> tuple[list[dict[str, 
     else:
         values = [(h, _base(tables, m)) for h, m in per_hop]
         shown = ", ".join(f"{h}-hop {v:.3f}" for h, v in values if v is not None)
-        (h0, v0), (hn, vn) = values[0], values[-1]
+        (_h0, v0), (hn, vn) = values[0], values[-1]
         falls = v0 is not None and vn is not None and len(values) > 1 and vn < v0 - HOP_FALL
         deepest = moved_most(tables.get(f"multi_hop_completeness[{hn}]"), f"multi_hop_completeness[{hn}]")
         deep_line = (
@@ -887,8 +899,7 @@ def diagnose(tables: dict[str, Any], ks: Sequence[int]) -> tuple[list[dict[str, 
         lines.append(
             {
                 "metric": "Multi-hop Completeness",
-                "finding": ("falls with hops" if falls else "does not fall with hops")
-                + f" ({shown}): {deep_line}",
+                "finding": ("falls with hops" if falls else "does not fall with hops") + f" ({shown}): {deep_line}",
                 "remedy": "hierarchical retrieval: locate the file or folder first, then recall passages inside it"
                 if falls or (vn is not None and vn < HIT_RATE_LOW)
                 else "multi-hop recall is not the bottleneck",

@@ -185,8 +185,7 @@ def render_html(payload: dict[str, Any]) -> str:
     return pg.page(
         kind="experiment",
         title=f"Experiment: {exp['name']}",
-        subtitle=f"baseline {payload['configs'][0]['name']}; {len(payload['configs'])} configurations; "
-        f"{exp['method']}",
+        subtitle=f"baseline {payload['configs'][0]['name']}; {len(payload['configs'])} configurations; {exp['method']}",
         verdict=(state, line),
         sections=sections,
         footer=f"drivebench experiment; {exp['elapsed_s']:.1f} s",
