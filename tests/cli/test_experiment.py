@@ -228,3 +228,48 @@ def test_moved_most_names_the_largest_significant_improvement() -> None:
     assert moved["source_coverage"]["line"] == "not measured"
     flat = metric_table([_result(base, c.name) for c in spec.configs], spec.configs)
     assert moved_most(flat["hit_rate@10"], "hit_rate@10")["line"] == "no lever moved it significantly"
+    few = [1] * 22 + [0] * 38  # +2 queries: a move, not a significant one
+    weak = metric_table([_result(h, c.name) for h, c in zip([base, few, base, loss], spec.configs, strict=True)],
+                        spec.configs)  # fmt: skip
+    line = moved_most(weak["hit_rate@10"], "hit_rate@10")["line"]
+    assert line.startswith("no lever moved it significantly (largest, not significant: small-gain +0.033")
+    assert moved_most(weak["hit_rate@10"], "hit_rate@10")["config"] is None
+
+
+def test_a_reused_index_answers_like_a_simulator_built_for_the_config(seed_grid: tuple[Path, Path, Any]) -> None:
+    from drivebench.api import evaluate, load_simulator
+    from drivebench.simulator.backend import SimConfig
+
+    _, out, _ = seed_grid
+    shared = json.loads((out / "seed" / "dense" / "metrics.json").read_text(encoding="utf-8"))
+    sim = load_simulator("seed", config=SimConfig(pipeline="dense", embedder="hash"))
+    own = evaluate(sim, sim.corpus_dir / "evalset.jsonl", preflight=False).result
+    key = "recall@10"
+    assert {r["query_id"]: r[key] for r in shared["per_query"]} == {r["query_id"]: r[key] for r in own["per_query"]}
+    bm25 = json.loads((out / "seed" / "bm25" / "metrics.json").read_text(encoding="utf-8"))
+    assert [r["mrr@10"] for r in bm25["per_query"]] != [r["mrr@10"] for r in shared["per_query"]]  # not one pipeline
+
+
+def test_a_leaking_config_exits_1_and_a_changed_evalset_runs_again(tmp_path: Path) -> None:
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.experiments.grid import EXIT_FAILED, analyse
+
+    lines = (resolve_corpus("seed") / "evalset.jsonl").read_text(encoding="utf-8").splitlines()
+    evalset = tmp_path / "evalset.jsonl"
+    evalset.write_text("\n".join(lines[:20]) + "\n", encoding="utf-8")
+    spec = parse_spec(
+        {
+            "experiment": {"corpus": "seed", "evalset": str(evalset)},
+            "baseline": {"pipeline": "bm25", "embedder": "hash"},
+            "variant": [{"name": "dense", "pipeline": "dense"}],
+        },
+        tmp_path / "exp.toml",
+    )
+    run = run_experiment(spec, tmp_path / "out")
+    assert analyse(run)["exit_code"] == 0 and len(run.ran) == 2
+    run.runs[("seed--evalset", "dense")].result["counts"]["queries_with_leak"] = 1  # as a leaking run reports it
+    assert analyse(run)["exit_code"] == EXIT_FAILED
+    assert len(run_experiment(spec, tmp_path / "out").ran) == 0
+    evalset.write_text("\n".join(lines[:25]) + "\n", encoding="utf-8")  # another eval set: no run is reused
+    again = run_experiment(spec, tmp_path / "out")
+    assert len(again.ran) == 2 and len(again.runs[("seed--evalset", "baseline")].result["per_query"]) == 25

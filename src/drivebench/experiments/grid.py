@@ -569,11 +569,18 @@ def run_experiment(
             "corpus_version": corpus_version(corpus_dir),
             "experiment": spec.name,
         }
+        # a run is reused only on the same eval set (its hash), corpus version, cutoffs and seed
+        same_data = {
+            "evalset_hash": info_base["evalset_hash"],
+            "corpus_version": info_base["corpus_version"],
+            "ks": list(spec.ks),
+            "seed": spec.seed,
+        }
         pending: list[ConfigSpec] = []
         for c in spec.configs:
             run_dir = out.results_dir / ds.id / c.name
             run = out.runs[(ds.id, c.name)] = ConfigRun(c.name, ds.id, run_dir)
-            found = _complete(run_dir, c.settings())
+            found = _complete(run_dir, {**c.settings(), **same_data})
             if found is not None:
                 run.result, run.state = found, "complete"
                 done[0] += len(queries)
@@ -603,7 +610,7 @@ def run_experiment(
                 run = out.runs[(ds.id, c.name)]
                 apply_query_config(sim, c.sim)
                 journal_path = run.dir / "run.jsonl"
-                settings = c.settings()
+                settings = {**c.settings(), **same_data}
                 prior = []
                 recorded = None
                 try:
@@ -786,7 +793,16 @@ def moved_most(table: dict[str, Any] | None, metric: str) -> dict[str, Any]:
         return {"metric": metric, "config": None, "line": "not measured"}
     improved = [r for r in table["rows"][1:] if _improved(r, metric)]
     if not improved:
-        return {"metric": metric, "config": None, "line": "no lever moved it significantly"}
+        line = "no lever moved it significantly"
+        sign = -1.0 if _lower_is_better(metric) else 1.0
+        ups = [r for r in table["rows"][1:] if r.get("diff") is not None and sign * r["diff"] > 0]
+        if ups:  # the largest move in the good direction, for information: not a finding
+            top = max(ups, key=lambda r: sign * r["diff"])
+            line += (
+                f" (largest, not significant: {top['config']} {_fmt_diff(top['diff'], top['diff_ci'])}, "
+                f"p (Holm) {_p_text(top['p_holm'])})"
+            )
+        return {"metric": metric, "config": None, "line": line}
     best = max(improved, key=lambda r: abs(r["diff"]))
     return {
         "metric": metric,
