@@ -273,3 +273,44 @@ def test_a_leaking_config_exits_1_and_a_changed_evalset_runs_again(tmp_path: Pat
     evalset.write_text("\n".join(lines[:25]) + "\n", encoding="utf-8")  # another eval set: no run is reused
     again = run_experiment(spec, tmp_path / "out")
     assert len(again.ran) == 2 and len(again.runs[("seed--evalset", "baseline")].result["per_query"]) == 25
+
+
+@pytest.mark.e2e
+def test_a_config_over_http_scores_like_the_same_config_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from drivebench.api import load_simulator, serve
+    from drivebench.simulator.backend import SimConfig
+
+    sim = load_simulator("seed", config=SimConfig(pipeline="bm25", embedder="hash"))
+    server = serve(sim)
+    try:
+        monkeypatch.setenv("SEED_EVAL_TOKEN", sim.tokens.eval_token)
+        toml = _write(
+            tmp_path,
+            '[experiment]\ncorpus = "seed"\nanswers = true\n[baseline]\npipeline = "bm25"\nembedder = "hash"\n'
+            f'[[variant]]\nname = "served"\nurl = "{server.url}"\ntoken_env = "SEED_EVAL_TOKEN"\n',
+        )
+        done = _run(toml, tmp_path / "out")
+    finally:
+        server.stop()
+    assert done.exit_code == 0, done.output
+    ds = _payload(tmp_path / "out")["datasets"][0]
+    for metric in ("hit_rate@10", "mrr@10", "multi_hop_completeness", "source_coverage_macro"):
+        served = ds["metrics"][metric]["rows"][1]
+        assert served["config"] == "served" and served["diff"] == 0 and served["n_paired"] > 0, metric
+    recorded = (tmp_path / "out" / "seed" / "served" / "run_config.json").read_text(encoding="utf-8")
+    assert sim.tokens.eval_token not in recorded  # the token is never written
+
+
+def test_a_url_config_without_its_token_or_with_simulator_keys_exits_2(tmp_path: Path) -> None:
+    toml = _write(
+        tmp_path,
+        '[experiment]\ncorpus = "seed"\n[[variant]]\nurl = "http://127.0.0.1:9"\ntoken_env = "NO_SUCH_TOKEN_VAR"\n',
+    )
+    done = _run(toml, tmp_path / "out")
+    assert done.exit_code == 2 and "NO_SUCH_TOKEN_VAR" in done.output
+    assert not (tmp_path / "out" / "seed").exists()
+    toml = _write(tmp_path, '[experiment]\ncorpus = "seed"\n[[variant]]\nurl = "http://x"\npipeline = "bm25"\n')
+    done = _run(toml, tmp_path / "out")
+    assert done.exit_code == 2 and "pipeline" in done.output and "endpoint" in done.output

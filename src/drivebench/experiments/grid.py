@@ -68,7 +68,8 @@ INDEX_FIELDS = (
     "use_cache",
 )
 #: Keys of a configuration that are not SimConfig fields.
-RUN_KEYS = ("top_k", "answers")
+RUN_KEYS = ("top_k", "answers", "url", "token_env")
+DEFAULT_TOKEN_ENV = "DRIVEBENCH_TOKEN"
 LABEL_KEYS = ("name", "lever")
 EXPERIMENT_KEYS = (
     "name",
@@ -123,13 +124,20 @@ class ConfigSpec:
     lever: str
     changes: dict[str, Any]  # the flat keys (``chunking.max_chars``) that differ from the baseline's table
     baseline: bool = False
+    url: str | None = None  # an endpoint over HTTP instead of an in-process simulator
+    token_env: str = DEFAULT_TOKEN_ENV  # the environment variable holding the endpoint's evaluation token
 
     def index_key(self) -> tuple[Any, ...]:
+        if self.url is not None:
+            return ("url", self.url)
         return tuple(repr(getattr(self.sim, f)) for f in INDEX_FIELDS if hasattr(self.sim, f))
 
     def settings(self) -> dict[str, Any]:
-        """What decides this configuration's run (stored in its run directory: a change re-runs it)."""
-        return {"sim": _jsonable(dataclasses.asdict(self.sim)), "top_k": self.top_k, "answers": self.answers}
+        """What decides this configuration's run (stored in its run directory: a change re-runs it; never a token)."""
+        what: dict[str, Any] = (
+            {"url": self.url} if self.url is not None else {"sim": _jsonable(dataclasses.asdict(self.sim))}
+        )
+        return {**what, "top_k": self.top_k, "answers": self.answers}
 
 
 @dataclass(frozen=True)
@@ -296,6 +304,20 @@ def _config_spec(
     lever = merged.pop("lever", None)
     top_k = merged.pop("top_k", defaults["top_k"])
     answers = merged.pop("answers", defaults["answers"])
+    url = merged.pop("url", None)
+    token_env = merged.pop("token_env", DEFAULT_TOKEN_ENV)
+    if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+        raise SpecError(f"[{where}] url = {url!r}: expected an http:// or https:// URL", path=path)
+    if not isinstance(token_env, str) or not token_env:
+        raise SpecError(f"[{where}] token_env: expected the name of an environment variable", path=path)
+    if url is not None:
+        own_sim = [k for k in own if k not in (*RUN_KEYS, *LABEL_KEYS)]
+        if own_sim:
+            raise SpecError(
+                f"[{where}] {own_sim[0]}: a configuration with a url is an endpoint; simulator keys do not apply to it",
+                path=path,
+            )
+        merged = {}  # the endpoint is what it is: the baseline's simulator keys do not describe it
     if not isinstance(top_k, int) or isinstance(top_k, bool) or not 1 <= top_k <= 100:
         raise SpecError(f"[{where}] top_k = {top_k!r}: expected a whole number from 1 to 100", path=path)
     if not isinstance(answers, bool):
@@ -313,6 +335,8 @@ def _config_spec(
         lever=label or ("baseline" if baseline else "same as baseline"),
         changes=changes,
         baseline=baseline,
+        url=url,
+        token_env=token_env,
     )
 
 
@@ -479,6 +503,26 @@ def _answer_target(sim: Any) -> Any:
     return InProcessAnswerTarget(sim)
 
 
+def _token_for(config: ConfigSpec) -> str:
+    """The endpoint's evaluation token, from the environment variable ``token_env`` (never from the file)."""
+    import os
+
+    token = os.environ.get(config.token_env)
+    if not token:
+        raise SpecError(
+            f"configuration {config.name!r}: ${config.token_env} is empty",
+            hint=f"set {config.token_env} to the endpoint's evaluation token (or name another variable: token_env)",
+        )
+    return token
+
+
+def _http_target(config: ConfigSpec) -> Any:
+    """The evaluator's HTTP target for a configuration's ``url``."""
+    from drivebench.evaluator.targets.http import HttpTarget
+
+    return HttpTarget(config.url, _token_for(config))
+
+
 def apply_query_config(sim: Any, config: SimConfig) -> None:
     """Point a loaded simulator at ``config``'s query-time options (its index-time fields must be the same)."""
     reconfigure = getattr(sim, "reconfigure", None)
@@ -533,6 +577,9 @@ def run_experiment(
     from drivebench.simulator.backend import Simulator
 
     started = time.monotonic()
+    for c in spec.configs:  # a missing token is found before anything runs
+        if c.url is not None:
+            _token_for(c)
     out = ExperimentRun(spec, Path(results_dir))
     prepared = []
     for ds in spec.datasets:
@@ -597,18 +644,22 @@ def run_experiment(
                 break
             t0 = time.monotonic()
             first = members[0]
-            with loading(f"indexing {ds.corpus} for {first.name}") if loading else nullcontext():
-                sim = Simulator.from_corpus(corpus_dir, first.sim)
+            remote = first.url is not None
+            label = f"loading {ds.corpus}'s oracle" if remote else f"indexing {ds.corpus} for {first.name}"
+            with loading(label) if loading else nullcontext():
+                sim = None if remote else Simulator.from_corpus(corpus_dir, first.sim)
                 if oracle is None:
                     oracle = corpus_oracle(corpus_dir)
                     catalog = Catalog.from_manifest(load_manifest(corpus_dir))
-            out.index_builds += 1
+            out.index_builds += 0 if remote else 1
             index_s = time.monotonic() - t0
             for c in members:
                 if interrupt is not None and interrupt.requested:
                     break
                 run = out.runs[(ds.id, c.name)]
-                apply_query_config(sim, c.sim)
+                if sim is not None:
+                    apply_query_config(sim, c.sim)
+                target = _answer_target(sim) if sim is not None else _http_target(c)
                 journal_path = run.dir / "run.jsonl"
                 settings = {**c.settings(), **same_data}
                 prior = []
@@ -628,7 +679,7 @@ def run_experiment(
                 t1 = time.monotonic()
                 try:
                     evaluation = run_evaluation(
-                        _answer_target(sim),
+                        target,
                         queries,
                         ks=spec.ks,
                         run_config=RunConfig(
@@ -640,7 +691,12 @@ def run_experiment(
                         oracle=oracle,
                         catalog=catalog,
                         progress=tick(c.name),
-                        run_info={**info_base, "label": c.name, "lever": c.lever, "target": f"inprocess:{c.name}"},
+                        run_info={
+                            **info_base,
+                            "label": c.name,
+                            "lever": c.lever,
+                            "target": c.url or f"inprocess:{c.name}",
+                        },
                         id_mapper=id_mapper_for("doc_id", corpus_dir, None),
                         done=prior,
                         interrupt=interrupt,
