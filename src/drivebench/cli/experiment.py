@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from drivebench.cli.common import err_console, info, progress_bar, quiet_libraries
 
@@ -59,7 +60,12 @@ def experiment(
     paths = write_reports(payload, out_dir)
     for ds in payload["datasets"]:
         for d in ds.get("diagnosis", []):
-            err_console.print(f"[bold]{ds['corpus']}[/] {d['metric']}: moved most by {d['moved']}", highlight=False)
+            moved = ds["moved_most"]
+            key = {"Hit Rate": "hit_rate", "Source Coverage": "source_coverage"}.get(
+                d["metric"], "multi_hop_completeness"
+            )
+            said = f"moved most by {d['moved']}" if moved[key]["config"] else d["moved"]
+            err_console.print(f"[bold]{escape(ds['corpus'])}[/] {d['metric']}: {escape(said)}", highlight=False)
     skipped = sum(1 for ds in payload["datasets"] for r in ds["runs"] if not r["ran"] and r["state"] == "complete")
     info(
         f"{len(run.ran)} runs, {skipped} reused, {run.index_builds} index builds in {run.elapsed_s:.1f} s; "

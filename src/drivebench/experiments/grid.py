@@ -21,7 +21,9 @@ The file (``load_spec``)::
     "chunking.max_chars" = [300, 800]
 
 Besides the ``SimConfig`` fields a configuration may set ``top_k`` (the recall depth sent), ``answers`` (answer mode
-on or off), ``name`` and ``lever`` (a label for the reports; by default the keys that differ from the baseline).
+on or off), ``name`` and ``lever`` (a label for the reports; by default the keys that differ from the baseline), or
+``url`` (an endpoint queried over HTTP instead of a simulator, with the evaluation token from the environment
+variable ``token_env``, default ``DRIVEBENCH_TOKEN``).
 An unknown key is a ``SpecError`` naming it and the known ones (exit 2), before anything is loaded.
 
 Running (``run_experiment``): in process, one simulator per distinct (corpus, index-time fields: embedder, extract,
