@@ -1007,8 +1007,8 @@ def analyse(run: ExperimentRun) -> dict[str, Any]:
                     "ran": bool(r and r.ran),
                     "resumed_records": r.resumed if r else 0,
                     "queries_with_leak": leaks,
-                    "elapsed_s": round(r.elapsed_s, 2) if r else None,
-                    "index_s": round(r.index_s, 2) if r else None,
+                    "elapsed_s": round(r.elapsed_s, 2) if r and r.ran else None,  # None: reused, not timed here
+                    "index_s": round(r.index_s, 2) if r and r.ran else None,
                     "dir": str(r.dir) if r else None,
                 }
             )
