@@ -24,7 +24,7 @@ from typer.core import TyperGroup
 from drivebench import __version__
 from drivebench.cli import audit as audit_cli  # security audits of a corpus
 from drivebench.cli import connector as connector_cli
-from drivebench.cli import corpus, demo, evaluate, info, reports, serve, tokens
+from drivebench.cli import corpus, demo, evaluate, experiment, info, reports, serve, tokens
 from drivebench.cli import mcp as mcp_cli  # stdio MCP server
 from drivebench.cli import milvus as milvus_cli  # a Milvus server in the foreground; gc of its collections
 from drivebench.cli import probe as probe_cli
@@ -189,6 +189,7 @@ app.command("probe")(probe_cli.probe)  # leak probes
 app.add_typer(audit_cli.app, name="audit", help="Security audits of a corpus.")
 app.command("milvus-server")(milvus_cli.milvus_server)
 app.add_typer(milvus_cli.app, name="milvus", help="Manage drivebench's collections on a Milvus server.")
+app.command("experiment")(experiment.experiment)  # a grid of simulator configurations, compared
 
 
 def main() -> None:  # pragma: no cover - console entry
