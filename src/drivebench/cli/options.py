@@ -8,11 +8,28 @@ from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.extract.base import ExtractConfig
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.search.retrieval.rerank import RERANKERS, check_rerank
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
 )
 PipelineOpt = typer.Option(DEFAULT_PIPELINE, "--pipeline", help="Retrieval pipeline: hybrid (default), dense or bm25.")
+
+
+def _check_rerank(value: str | None) -> str | None:
+    try:
+        return check_rerank(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+RerankOpt = typer.Option(
+    None,
+    "--rerank",
+    callback=_check_rerank,
+    help=f"A learned reranker after the pipeline ({', '.join(RERANKERS)}; default: none). See docs/embedders.md.",
+    show_default=False,
+)
 
 
 def _check_embedder(value: str) -> str:

