@@ -120,7 +120,7 @@ def build(label: str, seed: int) -> tuple[Path, dict[str, Any], tuple[np.ndarray
         "seed": seed,
         "scale": "default",
         "corpus_dir": corpus_dir.name,
-        "evalset_sha256": evalset_hash(corpus_dir / EVALSET_NAME),
+        "evalset_hash": evalset_hash(corpus_dir / EVALSET_NAME),
         "questions": len(queries),
         "groups": len(data[2]),
     }
