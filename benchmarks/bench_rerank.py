@@ -14,6 +14,7 @@ Writes `benchmarks/results/bench_rerank.json` and `.md`.
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 import time
@@ -32,6 +33,7 @@ from drivebench.evaluator.evaluate import evaluate
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.scoring import compare
+from drivebench.evaluator.stats import paired_compare
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
@@ -74,7 +76,7 @@ def quality(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:
         runs[name] = ev.result
     sim.retriever = base
     cmp = compare(runs["rerank"], runs["baseline"])["metrics"]
-    wanted = [m for m in cmp if m in QUALITY or m.startswith(("multi_hop_completeness", "full_chain_rate"))]
+    wanted = [m for m in QUALITY if m in cmp]
     rows = []
     for m in wanted:
         row = cmp[m]
@@ -90,7 +92,35 @@ def quality(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:
                 "p_value": round(row["p_value"], 4),
             }
         )
+    rows += by_hops(runs["rerank"], runs["baseline"])
     return {"queries": len(queries), "rows": rows}
+
+
+def by_hops(run: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any]]:
+    """Multi-hop completeness and full-chain rate per hop count (chains of 2 documents or more), paired."""
+    pa = {r["query_id"]: r for r in run["per_query"]}
+    pb = {r["query_id"]: r for r in baseline["per_query"]}
+    counts = sorted({int(r["hops"]) for r in pb.values() if r.get("hops") is not None and r["hops"] >= 2})
+    rows = []
+    for hops in counts:
+        ids = [q for q, r in pb.items() if r.get("hops") == hops and q in pa]
+        for column, label in (("multi_hop_completeness", "multi_hop_completeness"), ("full_chain", "full_chain_rate")):
+            a = [math.nan if pa[q].get(column) is None else pa[q][column] for q in ids]
+            b = [math.nan if pb[q].get(column) is None else pb[q][column] for q in ids]
+            row = paired_compare(a, b)
+            rows.append(
+                {
+                    "metric": f"{label}[{hops}]",
+                    "n": row["n"],
+                    "baseline": round(row["mean_b"], 4),
+                    "rerank": round(row["mean_a"], 4),
+                    "diff": round(row["diff"], 4),
+                    "ci_lo": round(row["ci"][0], 4),
+                    "ci_hi": round(row["ci"][1], 4),
+                    "p_value": round(row["p_value"], 4),
+                }
+            )
+    return rows
 
 
 def latency(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:

@@ -144,15 +144,20 @@ def features(store: ChunkStore, query: str, qvec: np.ndarray, mask: np.ndarray, 
     terms, codes = query_terms(query)
     q = np.asarray(qvec, dtype=np.float32).reshape(-1)
     rows = np.zeros((len(hits), len(FEATURES)), dtype=np.float64)
-    for i, hit in enumerate(hits):
-        version = store.version_ids[hit.chunk_id]
-        ids = np.asarray(store.by_version.get(version, [hit.chunk_id]), dtype=np.int64)
+    per_hit = []
+    for hit in hits:
+        ids = np.asarray(store.by_version.get(store.version_ids[hit.chunk_id], [hit.chunk_id]), dtype=np.int64)
         ids = ids[(ids < n)]
         ids = ids[allowed[ids]] if ids.size else ids
         if ids.size == 0:  # the shown chunk is allowed (the pipeline found it there)
             ids = np.asarray([hit.chunk_id], dtype=np.int64)
-        vecs = np.stack([store.index.reconstruct(int(c)) for c in ids])
-        dense = float((vecs @ q).max())
+        per_hit.append(ids)
+    every = np.concatenate(per_hit) if per_hit else np.zeros(0, dtype=np.int64)
+    sims = store.index.reconstruct_batch(every) @ q if every.size else np.zeros(0, dtype=np.float32)
+    bounds = np.cumsum([0] + [len(ids) for ids in per_hit])
+    for i, (hit, ids) in enumerate(zip(hits, per_hit, strict=True)):
+        version = store.version_ids[hit.chunk_id]
+        dense = float(sims[bounds[i] : bounds[i + 1]].max())
         chunk_bm25 = bm25[ids]
         texts = [store.texts[int(c)] for c in ids]
         title = texts[0].split("\n", 1)[0].lower()
