@@ -170,12 +170,14 @@ def main() -> None:
         "pipeline": DEFAULT_PIPELINE,
         "trained_on": [f"{c['corpus']} seed {c['seed']}" for c in meta["corpora"]],
         "trees": meta["trees"],
-        "quality": {},
+        "questions": {},
+        "quality": [],  # one row per corpus and metric: rerank - baseline, paired
     }
     for corpus in CORPORA:
         sim, corpus_dir = load(corpus)
         q = quality(sim, corpus_dir)
-        result["quality"][corpus] = q
+        result["questions"][corpus] = q["queries"]
+        result["quality"] += [{"corpus": corpus, **row} for row in q["rows"]]
         print(f"\n{corpus} ({q['queries']} questions): rerank - {DEFAULT_PIPELINE}, paired bootstrap 95% CI")
         for row in q["rows"]:
             print(
