@@ -27,6 +27,7 @@ from drivebench.search.retrieval.rerank import (
 )
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.support.clirun import run
+from tests.support.sims import client_for, fresh_sim, hit_ids, recall
 
 QUERIES = ["budget report", "quarterly sales", "security policy", "contract", "meeting notes", "plan"]
 
@@ -174,3 +175,22 @@ def test_unknown_rerank_on_the_command_line_exits_2() -> None:
     done = run("serve", "--corpus", "seed", "--embedder", "hash", "--rerank", "nope")
     assert done.returncode == 2
     assert "unknown rerank 'nope'" in done.stdout + done.stderr
+
+
+def test_a_server_with_rerank_answers_recall_through_it_for_each_user() -> None:
+    sim = fresh_sim(SimConfig(embedder="hash", pipeline="bm25", rerank="ltr"))
+    client = client_for(sim)
+    assert isinstance(sim.retriever, RerankingRetriever)  # bm25 + rerank: not the inline (event-loop) path
+    token = sim.tokens.resolve(sim.tokens.eval_token)
+    assert token is not None
+    seen = 0
+    for user in [u.user_id for u in sim.drive.users.values()][:4]:
+        for query in QUERIES[:3]:
+            got = hit_ids(recall(client, sim, user, query, 5))
+            principal = sim.principal_for(token, user_id=user)
+            mask = sim.visible_chunks(principal, sim.drive.clock.now())
+            assert got == [h.doc_id for h in sim.retriever.search(query, mask, 5)]
+            allowed = {h.doc_id for h in sim.retriever.base.search(query, mask, DEFAULT_DEPTH)}
+            assert set(got) <= allowed
+            seen += len(got)
+    assert seen > 0
