@@ -77,6 +77,13 @@ def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
     assert isinstance(rr.retriever, RerankingRetriever)
     assert rr.retriever.pipeline == "hybrid"
     assert isinstance(rr.retriever_for("bm25"), RerankingRetriever)  # the playground's pipelines too
+    meta = load_reranker("ltr").meta
+    assert rr.index_metadata()["rerank"] == {
+        "name": "ltr",
+        "weights_sha256": meta["weights_sha256"],
+        "trees": meta["trees"],
+    }
+    assert sim.index_metadata()["rerank"] is None  # off by default
     with pytest.raises(ValueError, match="unknown rerank 'nope'; known: ltr"):
         Simulator(sim.drive, SimConfig(embedder="hash", rerank="nope"), embedder=sim.embedder)
 

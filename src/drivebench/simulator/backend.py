@@ -258,6 +258,14 @@ class Simulator:
         """The hybrid pipeline's fusion constants in force (None for another pipeline)."""
         return asdict(self.retriever.fusion) if self.config.pipeline == "hybrid" else None
 
+    def rerank_record(self) -> dict[str, object] | None:
+        """The reranker in force: its name, the weights' SHA-256 and tree count (None when off)."""
+        reranker = getattr(self.retriever, "reranker", None)
+        if reranker is None:
+            return None
+        meta = reranker.meta
+        return {"name": reranker.name, "weights_sha256": meta.get("weights_sha256"), "trees": meta.get("trees")}
+
     def index_metadata(self) -> dict[str, object]:
         """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
         return {
@@ -267,6 +275,7 @@ class Simulator:
             "pipeline": self.config.pipeline,
             # the hybrid pipeline's fusion constants (tuned by benchmarks/bench_fusion.py)
             "fusion": self.fusion_record(),
+            "rerank": self.rerank_record(),  # the learned reranker after the pipeline, None when off
             "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
             "vector_store": vector_store.describe(self.store, self.config.vector_store),  # where dense search runs
             "extract": self.config.extract.as_dict(),
