@@ -26,6 +26,7 @@ from drivebench.search.retrieval.rerank import (
     shipped_reranker,
 )
 from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.persistence import open_durable
 from tests.support.clirun import run
 from tests.support.sims import client_for, fresh_sim, hit_ids, recall
 
@@ -201,3 +202,18 @@ def test_a_server_with_rerank_answers_recall_through_it_for_each_user() -> None:
             assert set(got) <= allowed
             seen += len(got)
     assert seen > 0
+
+
+def test_a_durable_simulator_keeps_its_reranker_when_it_reopens_its_index(tmp_path: Path) -> None:
+    config = SimConfig(embedder="hash", rerank="ltr")
+    first = open_durable(tmp_path / "data", "seed", config, start_saver=False)
+    try:
+        assert isinstance(first.retriever, RerankingRetriever)
+    finally:
+        first.close()
+    again = open_durable(tmp_path / "data", "seed", config, start_saver=False)
+    try:
+        assert not again.durable.stats()["rebuilt_index_at_start"]  # the saved index was installed
+        assert isinstance(again.retriever, RerankingRetriever) and again.retriever.store is again.store
+    finally:
+        again.close()
