@@ -168,6 +168,7 @@ class ReplicaSpec:
     faults: list[str] = field(default_factory=list)
     secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
     answer_levers: dict[str, Any] = field(default_factory=dict)  # SimConfig's answer_* fields
+    data_dir: str | None = None  # milvus:URI only: follow this data directory's writer (persistence.follower)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -203,6 +204,28 @@ class ReadOnlyReplica:
         await self.app(scope, receive, send)
 
 
+class FollowingReplica:
+    """Pure ASGI, inside ``ReadOnlyReplica``: before each request, catch up with the data directory's writer
+    (``Follower.catch_up``). When that fails the request answers 503 ``replica-behind`` and nothing runs: a
+    replica never answers from a permission state older than what the writer had committed."""
+
+    def __init__(self, app: Any, follower: Any) -> None:
+        self.app = app
+        self.follower = follower
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            import anyio
+
+            try:
+                await anyio.to_thread.run_sync(self.follower.catch_up)
+            except Exception as exc:
+                body = {"error": {"code": "replica-behind", "message": str(exc), "fields": []}}
+                await JSONResponse(body, status_code=503)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def load_replica(spec: ReplicaSpec) -> Simulator:
     """One worker's simulator, exactly as ``serve`` loads it (same corpus, options, faults and secret)."""
     from drivebench.drive.tokens import read_secret_file, resolve_secret
@@ -218,7 +241,14 @@ def load_replica(spec: ReplicaSpec) -> Simulator:
         vector_store=spec.index,
         **spec.answer_levers,
     )
-    sim = load_simulator(spec.corpus, config=config)
+    if spec.data_dir is not None:  # follows the writer of that directory (its corpus, not spec.corpus)
+        from drivebench.simulator.persistence.follower import Follower
+
+        follower = Follower(Path(spec.data_dir), config)
+        sim = follower.open()
+        sim.follower = follower  # type: ignore[attr-defined]
+    else:
+        sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret
     sim.use_token_secret(secret)
     if spec.faults:
@@ -230,7 +260,9 @@ def replica_app() -> Any:
     """The app factory each worker process runs (uvicorn ``--factory``): its own simulator, read-only."""
     limit_search_threads()
     sim = load_replica(ReplicaSpec.from_env())
-    app = ReadOnlyReplica(create_app(sim))
+    follower = getattr(sim, "follower", None)
+    inner = create_app(sim) if follower is None else FollowingReplica(create_app(sim), follower)
+    app = ReadOnlyReplica(inner)
     print(f"{READY_LINE}: pid {os.getpid()}, {sim.drive.name}, {sim.store.n_alive} chunks", file=sys.stderr, flush=True)
     return app
 
@@ -287,7 +319,8 @@ def start_replicas(
     spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", timeout: float = 900.0, access_log: bool = True
 ) -> tuple[Any, str]:
     """Start ``drivebench serve --workers N`` as a child process (benchmarks, tests); returns (process, url)
-    once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``."""
+    once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``.
+    ``spec.data_dir``: the replicas follow that directory's writer."""
     import sys
 
     port = free_port(host)
@@ -298,6 +331,8 @@ def start_replicas(
         args += ["--extract", e]
     for f in spec.faults:
         args += ["--fault", f]
+    if spec.data_dir is not None:
+        args += ["--data-dir", spec.data_dir]
     url = f"http://{host}:{port}"
     # one worker: the plain single-process server, which prints no ready line
     return spawn_server(
