@@ -224,7 +224,8 @@ def serve(
         "--workers",
         min=1,
         help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
-        "several cores; writes, /_sim changes, MCP and the console answer 409). See docs/server.md.",
+        "several cores; writes, /_sim changes, MCP and the console answer 409). With --data-dir and "
+        "--index milvus:URI they follow that directory's writer. See docs/server.md.",
     ),
     access_log: bool = typer.Option(  # its line per request costs ~0.2 ms
         True,

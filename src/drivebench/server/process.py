@@ -149,7 +149,9 @@ def serve_forever(
 # at exit: N > 1 serves read-only replicas. Recall, answer and every GET answer as a single process would;
 # writes (files, permissions, the /_sim control plane, fault changes) answer 409 ``read-only-replica``, and so
 # do the MCP endpoint and the web console, whose sessions live in one process's memory. The durable data
-# directory is single-writer (locked by one process) and milvus-lite is one file: both need --workers 1.
+# directory is single-writer (locked by one process) and milvus-lite is one file: both need --workers 1, except
+# with a Milvus server: replicas of a data directory (ReplicaSpec.data_dir) follow its writer, catching up before
+# every request (persistence.follower, FollowingReplica) and sharing its collection without writing it.
 REPLICA_ENV = "DRIVEBENCH_REPLICA"  # the JSON spec each worker process loads its simulator from
 REPLICA_READS = frozenset({("POST", "/api/mcp/recall"), ("POST", "/api/mcp/answer")})  # POSTs that only read
 SINGLE_PROCESS_PREFIXES = ("/mcp", "/ui")  # in-memory sessions: one process only
