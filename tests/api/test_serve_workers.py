@@ -65,8 +65,11 @@ def test_a_refused_write_answers_409_and_changes_nothing(sim: Simulator, seed_ev
 
 
 class _Behind:
-    def catch_up(self) -> bool:
+    def enter(self) -> None:
         raise RuntimeError("the data directory could not be read")
+
+    def leave(self) -> None:
+        raise AssertionError("a request that was refused never leaves")
 
 
 def test_a_replica_that_cannot_catch_up_answers_503_and_runs_nothing(sim: Simulator) -> None:

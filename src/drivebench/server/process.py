@@ -220,11 +220,16 @@ class FollowingReplica:
             import anyio
 
             try:
-                await anyio.to_thread.run_sync(self.follower.catch_up)
+                await anyio.to_thread.run_sync(self.follower.enter)
             except Exception as exc:
                 body = {"error": {"code": "replica-behind", "message": str(exc), "fields": []}}
                 await JSONResponse(body, status_code=503)(scope, receive, send)
                 return
+            try:
+                await self.app(scope, receive, send)
+            finally:  # a catch-up swaps the state only when no request runs on it
+                self.follower.leave()
+            return
         await self.app(scope, receive, send)
 
 

@@ -41,6 +41,9 @@ _TRANSPLANT = (
 )
 
 
+DRAIN_TIMEOUT_S = 30.0  # how long a catch-up waits for the requests running on the older state
+
+
 class FollowerBehind(RuntimeError):
     """The replica could not catch up with the writer: the request must not be answered."""
 
@@ -57,7 +60,8 @@ class Follower:
         self.files = IndexFiles(self.data_dir / "index")
         self.config = replace(config, vector_store_dir=self.data_dir)
         self.embedder = embedder
-        self.lock = threading.Lock()
+        self.lock = threading.Condition()  # one catch-up at a time; it waits for the requests in flight
+        self.active = 0  # requests running on the state in use (``enter``/``leave``)
         self.seen: int | None = None  # PRAGMA data_version when the state in use was loaded
         self.reloads = 0
         self.sim: Simulator | None = None
@@ -128,6 +132,18 @@ class Follower:
             self.seen = seen
             return self.sim
 
+    def enter(self) -> None:
+        """Before a request: catch up, then count the request in (a later catch-up swaps the state only once
+        no request is running on it). Raises ``FollowerBehind`` (the caller answers 503 and runs nothing)."""
+        with self.lock:
+            self.catch_up()
+            self.active += 1
+
+    def leave(self) -> None:
+        with self.lock:
+            self.active -= 1
+            self.lock.notify_all()
+
     def catch_up(self) -> bool:
         """Reload when the writer committed anything since the state in use was loaded; True when it did.
         Raises ``FollowerBehind`` when it cannot (the caller answers 503, never from the older state)."""
@@ -140,6 +156,10 @@ class Follower:
                     return False
                 self.seen = None  # until a reload succeeds, every request tries again
                 fresh = self._fresh(sim)
+                # no request mixes the old state with the new; bounded, so that requests queued for threads
+                # behind this one cannot wait on each other for ever (then 503, and the next request retries)
+                if not self.lock.wait_for(lambda: self.active == 0, timeout=DRAIN_TIMEOUT_S):
+                    raise TimeoutError(f"requests still running on the older state after {DRAIN_TIMEOUT_S:.0f} s")
                 with sim.policies.lock, sim._index_lock:
                     old = sim.store
                     for attr in _TRANSPLANT:
