@@ -119,3 +119,15 @@ def test_a_new_version_is_seen_by_the_replicas_and_no_row_is_written_twice(
         assert vectors["rows_written"] == vectors["rows_deleted"] == 0
     vectors = httpx.get(writer.url + "/_sim/stats", headers=writer.headers("admin"), timeout=60).json()["index_backend"]
     assert vectors["rows"] == len(ids) and vectors["rows_written"] > 0  # the writer wrote them all
+
+
+def test_a_trash_through_the_writer_hides_the_document_at_the_next_recall_on_every_replica(
+    writer_and_replicas: tuple[ServerProc, str],
+) -> None:
+    writer, url = writer_and_replicas
+    user = "u009"
+    doc = sorted(set.intersection(*_recalled(writer, url, user)))[0]
+    assert writer.post(f"/api/v1/files/{doc}/trash").status_code == 200  # the rows' trashed_at changes
+    assert all(doc not in got for got in _recalled(writer, url, user))
+    assert writer.post(f"/api/v1/files/{doc}/untrash").status_code == 200
+    assert all(doc in got for got in _recalled(writer, url, user))
