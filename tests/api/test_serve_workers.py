@@ -5,6 +5,7 @@ and change nothing."""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import httpx
 import pytest
@@ -17,7 +18,13 @@ from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.search.index.embedders import EMBED_THREADS_ENV
 from drivebench.server.api import create_app
-from drivebench.server.process import ReadOnlyReplica, ReplicaSpec, replica_refusal, start_replicas
+from drivebench.server.process import (
+    FollowingReplica,
+    ReadOnlyReplica,
+    ReplicaSpec,
+    replica_refusal,
+    start_replicas,
+)
 from drivebench.simulator.backend import Simulator
 
 
@@ -55,6 +62,31 @@ def test_a_refused_write_answers_409_and_changes_nothing(sim: Simulator, seed_ev
     q = next(q for q in seed_evalset if q.user_id and q.as_of is None and q.gold and not q.forbidden)
     ok = client.post("/api/mcp/recall", headers=admin, json={"query": q.query, "user_id": q.user_id, "top_k": 5})
     assert ok.status_code == 200 and ok.json()["results"]
+
+
+class _Behind:
+    def enter(self) -> None:
+        raise RuntimeError("the data directory could not be read")
+
+    def leave(self) -> None:
+        raise AssertionError("a request that was refused never leaves")
+
+
+def test_a_replica_that_cannot_catch_up_answers_503_and_runs_nothing(sim: Simulator) -> None:
+    inner, ran = create_app(sim), []
+
+    async def spy(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            ran.append(scope["path"])
+        await inner(scope, receive, send)
+
+    client = TestClient(FollowingReplica(spy, _Behind()), raise_server_exceptions=False)
+    admin = {"Authorization": f"Bearer {sim.tokens.admin_token}"}
+    r = client.post("/api/mcp/recall", headers=admin, json={"query": "budget", "user_id": "u009", "top_k": 5})
+    assert r.status_code == 503 and r.json()["error"]["code"] == "replica-behind"
+    assert "results" not in r.json() and "could not be read" in r.json()["error"]["message"]
+    assert client.get("/api/v1/files", headers=admin).status_code == 503  # reads too: never the older state
+    assert ran == []  # no route ran on the state the replica could not bring up to date
 
 
 @pytest.mark.slow

@@ -62,12 +62,13 @@ def test_a_missing_package_is_an_error_with_the_install_hint(monkeypatch: pytest
 
 
 def test_workers_with_a_milvus_server_are_refused_with_the_reason() -> None:
-    for index, reason in (
-        ("milvus:http://127.0.0.1:9", "use --workers 1 with --index milvus:URI"),
-        ("milvus", "milvus-lite keeps one file per process"),
+    for index, data_dir, reason in (
+        ("milvus:http://127.0.0.1:9", None, "follow a data directory's writer"),
+        ("milvus", None, "milvus-lite keeps one file per process"),
+        ("faiss", Path("/nonexistent"), "read replicas of a data directory need --index milvus:URI"),
     ):
         with pytest.raises(typer.BadParameter, match=reason) as err:
-            serve._serve_replicas("seed", "127.0.0.1", free_port(), "dense", "hash", [], index, [], None, 2)
+            serve._serve_replicas("seed", "127.0.0.1", free_port(), "dense", "hash", [], index, [], data_dir, 2)
         assert ("milvus-lite" in str(err.value)) is (index == "milvus")
 
 

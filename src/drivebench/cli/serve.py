@@ -136,19 +136,42 @@ def _serve_replicas(
     """``--workers N`` (N > 1): read-only replica processes (``drivebench.server.process.serve_replicas``)."""
     from drivebench.server.process import ReplicaSpec, serve_replicas
 
-    if data_dir is not None:
-        raise typer.BadParameter(
-            "a data directory has one writer: use --workers 1 with --data-dir", param_hint="--workers"
-        )
     if index == "milvus":
         raise typer.BadParameter("milvus-lite keeps one file per process: use --workers 1", param_hint="--workers")
-    if index != "faiss":  # milvus:URI
+    if index != "faiss" and data_dir is None:  # milvus:URI
         raise typer.BadParameter(
-            "replicas do not share a Milvus server's collection yet (each would load its own copy and the "
-            "read-only replicas could not change a grant): use --workers 1 with --index milvus:URI "
-            "(docs/vector-stores.md, Several processes)",
+            "replicas on a Milvus server follow a data directory's writer: start the writer with "
+            "serve --data-dir DIR --index milvus:URI, then the replicas with --workers N --data-dir DIR and the "
+            "same --index (docs/vector-stores.md, Several processes)",
             param_hint="--workers",
         )
+    if data_dir is not None and index == "faiss":
+        raise typer.BadParameter(
+            "a data directory has one writer: use --workers 1 with --data-dir (read replicas of a data "
+            "directory need --index milvus:URI)",
+            param_hint="--workers",
+        )
+    if data_dir is not None:  # read replicas of the directory's writer: its corpus, not --corpus
+        source = token_secret(data_dir, corpus)
+        secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
+        spec = ReplicaSpec(
+            corpus,
+            pipeline,
+            embedder,
+            list(extract),
+            index,
+            list(fault),
+            secret_file,
+            answer_levers=dict(answer_levers or {}),
+            rerank=rerank,
+            data_dir=str(data_dir.resolve()),
+        )
+        console.print(
+            f"serving on http://{host}:{port} with {workers} read replicas of {data_dir} (writes go to its writer; "
+            "here they answer 409)"
+        )
+        serve_replicas(spec, host, port, workers, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips)
+        return
     from drivebench.cli.common import resolve_with_progress
 
     try:  # the corpus is built (once) here; every worker loads the built directory
@@ -213,7 +236,8 @@ def serve(
         "--workers",
         min=1,
         help="Worker processes. Above 1: read-only replicas, each loading the corpus (recall throughput on "
-        "several cores; writes, /_sim changes, MCP and the console answer 409). See docs/server.md.",
+        "several cores; writes, /_sim changes, MCP and the console answer 409). With --data-dir and "
+        "--index milvus:URI they follow that directory's writer. See docs/server.md.",
     ),
     access_log: bool = typer.Option(  # its line per request costs ~0.2 ms
         True,

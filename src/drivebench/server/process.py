@@ -149,7 +149,9 @@ def serve_forever(
 # at exit: N > 1 serves read-only replicas. Recall, answer and every GET answer as a single process would;
 # writes (files, permissions, the /_sim control plane, fault changes) answer 409 ``read-only-replica``, and so
 # do the MCP endpoint and the web console, whose sessions live in one process's memory. The durable data
-# directory is single-writer (locked by one process) and milvus-lite is one file: both need --workers 1.
+# directory is single-writer (locked by one process) and milvus-lite is one file: both need --workers 1, except
+# with a Milvus server: replicas of a data directory (ReplicaSpec.data_dir) follow its writer, catching up before
+# every request (persistence.follower, FollowingReplica) and sharing its collection without writing it.
 REPLICA_ENV = "DRIVEBENCH_REPLICA"  # the JSON spec each worker process loads its simulator from
 REPLICA_READS = frozenset({("POST", "/api/mcp/recall"), ("POST", "/api/mcp/answer")})  # POSTs that only read
 SINGLE_PROCESS_PREFIXES = ("/mcp", "/ui")  # in-memory sessions: one process only
@@ -169,6 +171,7 @@ class ReplicaSpec:
     secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
     answer_levers: dict[str, Any] = field(default_factory=dict)  # SimConfig's answer_* fields
     rerank: str | None = None  # serve --rerank
+    data_dir: str | None = None  # milvus:URI only: follow this data directory's writer (persistence.follower)
 
     def to_env(self) -> str:
         return json.dumps(asdict(self))
@@ -204,6 +207,33 @@ class ReadOnlyReplica:
         await self.app(scope, receive, send)
 
 
+class FollowingReplica:
+    """Pure ASGI, inside ``ReadOnlyReplica``: before each request, catch up with the data directory's writer
+    (``Follower.catch_up``). When that fails the request answers 503 ``replica-behind`` and nothing runs: a
+    replica never answers from a permission state older than what the writer had committed."""
+
+    def __init__(self, app: Any, follower: Any) -> None:
+        self.app = app
+        self.follower = follower
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            import anyio
+
+            try:
+                await anyio.to_thread.run_sync(self.follower.enter)
+            except Exception as exc:
+                body = {"error": {"code": "replica-behind", "message": str(exc), "fields": []}}
+                await JSONResponse(body, status_code=503)(scope, receive, send)
+                return
+            try:
+                await self.app(scope, receive, send)
+            finally:  # a catch-up swaps the state only when no request runs on it
+                self.follower.leave()
+            return
+        await self.app(scope, receive, send)
+
+
 def load_replica(spec: ReplicaSpec) -> Simulator:
     """One worker's simulator, exactly as ``serve`` loads it (same corpus, options, faults and secret)."""
     from drivebench.drive.tokens import read_secret_file, resolve_secret
@@ -220,7 +250,14 @@ def load_replica(spec: ReplicaSpec) -> Simulator:
         **spec.answer_levers,
         rerank=spec.rerank,
     )
-    sim = load_simulator(spec.corpus, config=config)
+    if spec.data_dir is not None:  # follows the writer of that directory (its corpus, not spec.corpus)
+        from drivebench.simulator.persistence.follower import Follower
+
+        follower = Follower(Path(spec.data_dir), config)
+        sim = follower.open()
+        sim.follower = follower  # type: ignore[attr-defined]
+    else:
+        sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret
     sim.use_token_secret(secret)
     if spec.faults:
@@ -232,7 +269,9 @@ def replica_app() -> Any:
     """The app factory each worker process runs (uvicorn ``--factory``): its own simulator, read-only."""
     limit_search_threads()
     sim = load_replica(ReplicaSpec.from_env())
-    app = ReadOnlyReplica(create_app(sim))
+    follower = getattr(sim, "follower", None)
+    inner = create_app(sim) if follower is None else FollowingReplica(create_app(sim), follower)
+    app = ReadOnlyReplica(inner)
     print(f"{READY_LINE}: pid {os.getpid()}, {sim.drive.name}, {sim.store.n_alive} chunks", file=sys.stderr, flush=True)
     return app
 
@@ -289,7 +328,8 @@ def start_replicas(
     spec: ReplicaSpec, workers: int, host: str = "127.0.0.1", timeout: float = 900.0, access_log: bool = True
 ) -> tuple[Any, str]:
     """Start ``drivebench serve --workers N`` as a child process (benchmarks, tests); returns (process, url)
-    once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``."""
+    once every worker has loaded and the server answers ``/healthz``. Stop it with ``process.terminate()``.
+    ``spec.data_dir``: the replicas follow that directory's writer."""
     import sys
 
     port = free_port(host)
@@ -302,6 +342,8 @@ def start_replicas(
         args += ["--fault", f]
     if spec.rerank is not None:
         args += ["--rerank", spec.rerank]
+    if spec.data_dir is not None:
+        args += ["--data-dir", spec.data_dir]
     url = f"http://{host}:{port}"
     # one worker: the plain single-process server, which prints no ready line
     return spawn_server(

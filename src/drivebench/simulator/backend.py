@@ -202,7 +202,23 @@ class Simulator:
         report = self._sync_index()
         if not self.policies.is_current():
             self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
+        if report is not None:
+            self.write_shared_rows()
         return report
+
+    def write_shared_rows(self) -> None:
+        """The writer of a data directory on a Milvus server writes the collection's rows (new chunks, changed
+        validity) before a write is acknowledged, not at its own next recall: read replicas following the data
+        directory (``persistence.follower``) search those rows and never write them."""
+        backend = self.store.vector_backend
+        if backend is None or getattr(backend, "follow", True) or self.durable is None:
+            return
+        if backend.spec.label != "milvus-server":
+            return
+        engine = self.engine  # before the store lock (lock order: see _sync_index)
+        with self.store.lock:
+            _doc, start, end, trash = self._chunk_arrays(engine)
+            backend.sync(start, end, trash)
 
     def index_in_sync(self) -> bool:
         """True when every change in the feed is indexed, the engine is the current policy's and no write holds

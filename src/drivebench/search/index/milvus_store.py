@@ -274,12 +274,21 @@ class MilvusVectors:
         self.consistency = CONSISTENCY  # benchmarks/bench_milvus.py compares the levels
         self.counters = {"searches": 0, "rows_written": 0, "rows_deleted": 0, "syncs": 0, "id_list_searches": 0}
         self.last_sync_s = 0.0
+        # a follower (a read replica of a data directory another process writes) never writes the collection:
+        # it reads the writer's rows (``adopt``) and refuses to search chunks whose rows disagree with its state
+        self.follow = False
+        self._disagree = np.zeros(0, dtype=bool)  # follower: chunk ids whose row is missing or differs
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, store: ChunkStore, spec: IndexSpec, data_dir: Path | None, *, reconcile: bool) -> MilvusVectors:
+    def open(
+        cls, store: ChunkStore, spec: IndexSpec, data_dir: Path | None, *, reconcile: bool, follow: bool = False
+    ) -> MilvusVectors:
         uri = resolve_uri(spec, data_dir)
         vectors = cls(store, client_for(uri), uri, spec, data_dir)
+        vectors.follow = follow
+        if follow and (data_dir is None or spec.label != "milvus-server"):
+            raise ValueError("only a Milvus server's collection of a data directory can be followed")
         with store.lock:
             vectors._pending = set(np.flatnonzero(store.alive).tolist())  # everything the store holds now
             if reconcile:
@@ -365,6 +374,38 @@ class MilvusVectors:
             len(self._pending),
         )
 
+    def adopt(self) -> None:
+        """Follower: read the writer's rows of the data dir's collection after a Strong barrier, deleting
+        nothing. Rows this process does not know (past its store, or of another document) are left alone;
+        a search that returns one fails closed (``search``)."""
+        with self.store.lock, self.lock:
+            pointer = self._pointer
+            name = pointer.read_text(encoding="utf-8").strip() if pointer is not None and pointer.exists() else ""
+            if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) or not self.client.has_collection(name):
+                raise MilvusSearchError("the data directory's writer has not created its Milvus collection yet")
+            self.collection = name
+            self.client.load_collection(name)
+            self._barrier()
+            n = len(self.store)
+            self._grow(n)
+            self._present[:] = False
+            fields = ["id", "doc_no", "valid_from", "valid_to", "trashed_at"]
+            it = self.client.query_iterator(name, batch_size=READ_BATCH, filter="id >= 0", output_fields=fields)
+            try:
+                while True:
+                    rows = it.next()
+                    if not rows:
+                        break
+                    for r in rows:
+                        cid = int(r["id"])
+                        if cid < n and self.store.alive[cid] and int(r["doc_no"]) == self._doc_no[cid]:
+                            self._present[cid] = True
+                            self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
+            finally:
+                it.close()
+            self._pending = set(np.flatnonzero(self.store.alive[:n] & ~self._present[:n]).tolist())
+            self.generation += 1
+
     def _barrier(self) -> None:
         """One Strong read: what any process wrote to the collection before now is visible to what follows
         (the Session level only waits for this process's own writes)."""
@@ -391,7 +432,10 @@ class MilvusVectors:
         with self.lock:
             self._pending.difference_update(ids)
             gone = [i for i in ids if i < len(self._present) and self._present[i]]
-            if gone:
+            if gone and self.follow:  # the writer deletes the rows; this process stops counting them
+                self._present[gone] = False
+                self.generation += 1
+            elif gone:
                 self._delete(gone)
 
     def _delete(self, ids: list[int]) -> None:
@@ -416,6 +460,9 @@ class MilvusVectors:
             queued = np.zeros(n, dtype=bool)
             pend = [i for i in self._pending if i < n]
             queued[pend] = True
+            if self.follow:  # never written from here: remember what ``search`` must not rely on
+                self._disagree = (changed | queued) & alive
+                return self.generation
             write = np.flatnonzero((changed | queued) & alive)
             if write.size:
                 started = time.perf_counter()
@@ -486,6 +533,8 @@ class MilvusVectors:
                 raise MilvusSearchError(f"top-{want} is over Milvus's limit of {MAX_TOPK} results per search")
             if any(i < n and allowed[i] for i in self._pending):  # never under-fill silently
                 raise MilvusSearchError("permitted chunks are not written to Milvus yet: sync before searching")
+            if self.follow and bool((allowed[: len(self._disagree)] & self._disagree[:n]).any()):
+                raise MilvusSearchError("the writer's Milvus rows disagree with this replica's state: try again")
             at_us = mask_instant(mask)
             if getattr(mask, "generation", None) != self.generation:
                 at_us = None  # the validity changed since the mask was judged: the exact chunk id list

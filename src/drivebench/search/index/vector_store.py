@@ -135,16 +135,25 @@ def dense_search(store: ChunkStore, query: np.ndarray, mask: np.ndarray, k: int)
     return backend.search(query, mask, k)  # type: ignore[no-any-return]
 
 
-def attach(store: ChunkStore, spec: str | IndexSpec, data_dir: Path | None = None, *, reconcile: bool = False) -> None:
+def attach(
+    store: ChunkStore,
+    spec: str | IndexSpec,
+    data_dir: Path | None = None,
+    *,
+    reconcile: bool = False,
+    follow: bool = False,
+) -> None:
     """Give ``store`` the backend ``spec`` names (no-op for faiss). ``data_dir``: where milvus-lite keeps its
-    file; ``reconcile``: the store was loaded from a snapshot, bring the existing collection in line with it."""
+    file; ``reconcile``: the store was loaded from a snapshot, bring the existing collection in line with it;
+    ``follow``: a read replica of ``data_dir``, which reads the writer's rows and never writes them."""
     parsed = parse_index_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "faiss":
         store.vector_backend = None  # type: ignore[attr-defined]
         return
     from drivebench.search.index.milvus_store import MilvusVectors
 
-    store.vector_backend = MilvusVectors.open(store, parsed, data_dir, reconcile=reconcile)  # type: ignore[attr-defined]
+    backend = MilvusVectors.open(store, parsed, data_dir, reconcile=reconcile, follow=follow)
+    store.vector_backend = backend  # type: ignore[attr-defined]
 
 
 def release(store: ChunkStore) -> None:

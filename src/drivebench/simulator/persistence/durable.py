@@ -230,6 +230,7 @@ def open_durable(
             sim.ingest_all(progress)
         started = time.perf_counter()
         sim.sync_index()  # replay the feed from the snapshot's tag
+        sim.write_shared_rows()  # a Milvus server's collection exists and is current before the first request
         if durable.replayed_changes:
             log.info("replayed %d changes in %.2f s", durable.replayed_changes, time.perf_counter() - started)
         if loaded is None or durable.replayed_changes:
