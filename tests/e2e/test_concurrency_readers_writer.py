@@ -1,4 +1,4 @@
-"""8 readers and 1 writer against a real ``drivebench serve --data-dir`` for 15 s (60 s with ``DRIVEBENCH_SOAK=1``,
+"""8 readers and 1 writer against a real ``drivebench serve --data-dir`` for 8 s (60 s with ``DRIVEBENCH_SOAK=1``,
 any length with ``DRIVEBENCH_CONCURRENCY_SECONDS``).
 
 * no errors: every request answers 2xx;
@@ -30,7 +30,7 @@ from tests.support.serverproc import ServerProc
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 DURATION = float(
-    os.environ.get("DRIVEBENCH_CONCURRENCY_SECONDS", "60" if os.environ.get("DRIVEBENCH_SOAK") == "1" else "15")
+    os.environ.get("DRIVEBENCH_CONCURRENCY_SECONDS", "60" if os.environ.get("DRIVEBENCH_SOAK") == "1" else "8")
 )
 READERS = ["u010", "u007", "u001", "u002", "u003", "u005", "u011", "u004"]  # 5 may read /rd/platform, 3 may not
 MAY_READ_UPLOADS = {"u010", "u007", "u001", "u002", "u003"}
