@@ -167,3 +167,31 @@ def test_a_collection_that_disagrees_with_the_permissions_fails_closed(pair: tup
         backend._valid[victim] = -1  # the next sync rewrites the row from the store
         sim.visible_chunks(p, sim.drive.clock.now())
     assert victim not in {h.chunk_id for h in backend.search(qvec, sim.visible_chunks(p, sim.drive.clock.now()), 5)}
+
+
+def test_the_first_search_after_a_write_is_strong_then_session(
+    pair: tuple[Simulator, Simulator], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Session only: a loaded server once answered with a row's validity from before a trash; the first search
+    after this process's own write waits for everything written (Strong), later ones are Session."""
+    _, sim = pair
+    backend = sim.store.vector_backend
+    levels: list[str] = []
+    search = backend.client.search
+
+    def spy(*args, **kwargs):  # type: ignore[no-untyped-def]
+        levels.append(kwargs["consistency_level"])
+        return search(*args, **kwargs)
+
+    monkeypatch.setattr(backend.client, "search", spy)
+    p = sim.engine.user_principal("u003")
+    sim.recall(p, "项目X 技术方案", top_k=5)  # whatever came before is written now
+    levels.clear()
+    sim.recall(p, "项目X 技术方案", top_k=5)
+    assert levels == ["Session"]
+    live = int(np.flatnonzero(backend._present)[0])
+    backend._upsert(np.array([live]), backend._valid[[live]].copy())  # a real write: the row as it is
+    levels.clear()
+    sim.recall(p, "项目X 技术方案", top_k=5)
+    sim.recall(p, "项目X 技术方案", top_k=5)
+    assert levels[0] == "Strong" and levels[-1] == "Session", levels
