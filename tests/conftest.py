@@ -24,6 +24,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("DRIVEBENCH_HISTORY", "none")  # tests never write into ./reports/history.sqlite3
+# gRPC (pymilvus) restarts its poller thread in a forked child; a child that then closes its descriptors before
+# exec (every subprocess.run) aborted on the closed epoll fd: make never ran (SIGABRT)
+os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
 
 import pytest
 from fastapi.testclient import TestClient

@@ -112,6 +112,9 @@ class MilvusSearchError(PermissionCheckFailed):
 
 def client_for(uri: str) -> MilvusClient:
     """One ``MilvusClient`` per URI in this process (milvus-lite serves one file per process)."""
+    # gRPC restarts its poller thread in a forked child, and a child that closes its descriptors before exec
+    # (every subprocess: the server's workers, milvus-server, a test's commands) then aborts on the closed epoll fd
+    os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
     try:
         from pymilvus import MilvusClient
     except ImportError as exc:  # the optional extra is missing: say how to get it, at start, not at a search
