@@ -152,36 +152,20 @@ def _serve_replicas(
             param_hint="--workers",
         )
     if data_dir is not None:  # read replicas of the directory's writer: its corpus, not --corpus
-        source = token_secret(data_dir, corpus)
-        secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
-        spec = ReplicaSpec(
-            corpus,
-            pipeline,
-            embedder,
-            list(extract),
-            index,
-            list(fault),
-            secret_file,
-            answer_levers=dict(answer_levers or {}),
-            rerank=rerank,
-            data_dir=str(data_dir.resolve()),
-        )
-        console.print(
-            f"serving on http://{host}:{port} with {workers} read replicas of {data_dir} (writes go to its writer; "
-            "here they answer 409)"
-        )
-        serve_replicas(spec, host, port, workers, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips)
-        return
-    from drivebench.cli.common import resolve_with_progress
+        corpus_ref, followed = corpus, str(data_dir.resolve())
+        what = f"read replicas of {data_dir} (writes go to its writer; here they answer 409)"
+    else:
+        from drivebench.cli.common import resolve_with_progress
 
-    try:  # the corpus is built (once) here; every worker loads the built directory
-        corpus_dir = resolve_with_progress(corpus)
-    except KeyError:
-        raise typer.BadParameter(f"unknown corpus {corpus!r}", param_hint="--corpus") from None
-    source = token_secret(None, corpus)  # one secret for every worker (the file it is in, or the environment)
+        try:  # the corpus is built (once) here; every worker loads the built directory
+            corpus_ref, followed = str(resolve_with_progress(corpus)), None
+        except KeyError:
+            raise typer.BadParameter(f"unknown corpus {corpus!r}", param_hint="--corpus") from None
+        what = "read-only worker processes (writes, MCP and the console: 409)"
+    source = token_secret(data_dir, corpus)  # one secret for every worker (the file it is in, or the environment)
     secret_file = str(source.path) if source.origin != "env" and source.path is not None else None
     spec = ReplicaSpec(
-        str(corpus_dir),
+        corpus_ref,
         pipeline,
         embedder,
         list(extract),
@@ -190,9 +174,9 @@ def _serve_replicas(
         secret_file,
         answer_levers=dict(answer_levers or {}),
         rerank=rerank,
+        data_dir=followed,
     )
-    base = f"http://{host}:{port}"
-    console.print(f"serving on {base} with {workers} read-only worker processes (writes, MCP and the console: 409)")
+    console.print(f"serving on http://{host}:{port} with {workers} {what}")
     serve_replicas(spec, host, port, workers, access_log=access_log, forwarded_allow_ips=forwarded_allow_ips)
 
 
