@@ -1,7 +1,7 @@
-"""The hand-written eval sets (``benchmarks/data/heldout/``, never tuned on, and ``benchmarks/data/dev/``, tuning
-sets): each loads and fits its corpus, every asker may open every gold document now, every answer fact is in a gold
-document's text, and no question is (nearly) one of the generated eval set's, so a held-out set stays a check the
-generated sets were not tuned on and a dev set adds questions the generated sets do not already have."""
+"""The hand-written eval sets (``benchmarks/data/heldout/`` and ``benchmarks/data/dev/``): each loads and fits the
+corpus (and seed) it was written on, every asker may open every gold document now, every answer fact is in a gold
+document's text, and no question is (nearly) one of the generated eval set's, so a set stays a check the generated
+sets were not tuned on. A dev set (which may be tuned on) never copies a held-out question."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from drivebench.formats.evalset import EvalQuery, load_evalset
 from tests.support.decisions import user_may_preview
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+ZH_PHRASINGS = frozenset({"natural", "colloquial", "abbreviation", "english", "vague", "typo"})
 KINDS = {"fact", "locate", "multi-doc"}
 # at or above this character 5-gram Jaccard a question reads as a copy of a generated one
 NEAR_COPY = 0.6
@@ -29,42 +30,56 @@ NEAR_COPY = 0.6
 
 @dataclass(frozen=True)
 class HandWrittenSet:
+    """One hand-written eval set and the built-in corpus build it was written on."""
+
     name: str
     path: Path
-    corpus: str  # the built-in corpus label it was written on
-    seed: int | None  # None: the default seed
+    corpus: str  # the built-in label, e.g. acme-zh@3
+    seed: int | None  # None: the built-in's default seed
     split: str  # "heldout" (never tuned on) or "dev" (may be tuned on)
+    prefix: str  # every query id starts with it
     phrasings: frozenset[str]
 
 
 SETS = [
     HandWrittenSet(
-        "acme-zh-v3-heldout",
+        "heldout-acme-zh-v3",
         DATA / "heldout" / "acme-zh-v3-handwritten.jsonl",
         "acme-zh@3",
         None,
         "heldout",
-        frozenset({"natural", "colloquial", "abbreviation", "english", "vague", "typo"}),
+        "h",
+        ZH_PHRASINGS,
     ),
     HandWrittenSet(
-        "acme-en-v3-dev",
+        "dev-acme-zh-v3-s11",
+        DATA / "dev" / "acme-zh-v3-s11-handwritten-dev.jsonl",
+        "acme-zh@3",
+        11,
+        "dev",
+        "z",
+        ZH_PHRASINGS,
+    ),
+    HandWrittenSet(
+        "dev-acme-en-v3",
         DATA / "dev" / "acme-en-v3-handwritten-dev.jsonl",
         "acme-en@3",
         None,
         "dev",
+        "e",
         frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"}),
     ),
 ]
 
 
 @pytest.fixture(scope="module", params=SETS, ids=lambda s: s.name)
-def hand_set(request: pytest.FixtureRequest) -> HandWrittenSet:
+def hw(request: pytest.FixtureRequest) -> HandWrittenSet:
     return request.param
 
 
 @pytest.fixture(scope="module")
-def corpus_dir(hand_set: HandWrittenSet) -> Path:
-    return resolve_corpus(hand_set.corpus, seed=hand_set.seed)
+def corpus_dir(hw: HandWrittenSet) -> Path:
+    return resolve_corpus(hw.corpus, seed=hw.seed)
 
 
 @pytest.fixture(scope="module")
@@ -73,8 +88,8 @@ def manifest(corpus_dir: Path) -> Manifest:
 
 
 @pytest.fixture(scope="module")
-def queries(hand_set: HandWrittenSet) -> list[EvalQuery]:
-    return load_evalset(hand_set.path)
+def queries(hw: HandWrittenSet) -> list[EvalQuery]:
+    return load_evalset(hw.path)
 
 
 def _norm(text: str) -> str:
@@ -90,41 +105,41 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b)
 
 
-def test_the_set_loads_with_unique_ids_and_enough_questions(hand_set: HandWrittenSet, queries: list[EvalQuery]) -> None:
+def test_the_set_loads_with_unique_ids_and_enough_questions(hw: HandWrittenSet, queries: list[EvalQuery]) -> None:
     assert len(queries) >= 60
     ids = [q.query_id for q in queries]
     assert len(set(ids)) == len(ids)
+    assert all(i.startswith(hw.prefix) for i in ids)
     assert len({q.query for q in queries}) == len(queries)  # no question written twice
     for q in queries:
         assert q.gold, q.query_id
         assert q.user_id, q.query_id  # a named asker, whose rights are checked below
         assert q.tags.get("source") == "hand-written", q.query_id
-        # a dev set says so on every question; the held-out set predates the tag
-        assert q.tags.get("split", "heldout") == hand_set.split, q.query_id
-        assert q.tags.get("phrasing") in hand_set.phrasings, q.query_id
+        # a dev question says so; the held-out set predates the tag and carries none
+        assert q.tags.get("split", "heldout") == hw.split, q.query_id
+        assert q.tags.get("phrasing") in hw.phrasings, q.query_id
         assert q.tags.get("kind") in KINDS, q.query_id
         if q.tags["kind"] == "multi-doc":
             assert len(q.gold) >= 2, q.query_id
 
 
-def test_the_composition_the_readme_states(
-    hand_set: HandWrittenSet, queries: list[EvalQuery], manifest: Manifest
-) -> None:
+def test_the_composition_the_readme_states(hw: HandWrittenSet, queries: list[EvalQuery], manifest: Manifest) -> None:
     phrasing = Counter(q.tags["phrasing"] for q in queries)
-    assert set(phrasing) == hand_set.phrasings  # every kind of phrasing is there
-    if "english" in hand_set.phrasings:  # a Chinese set asks a share of its questions in English or mixed
+    assert set(phrasing) == hw.phrasings  # every kind of phrasing is there
+    if "english" in hw.phrasings:
         assert phrasing["english"] / len(queries) >= 0.08
     assert sum(bool(q.as_of) for q in queries) >= 5  # questions about an earlier version
     assert sum(len(q.gold) >= 2 for q in queries) >= 6  # questions several documents answer
     assert sum(bool(q.answer_facts) for q in queries) / len(queries) >= 0.8
+    assert len({q.user_id for q in queries}) >= 25  # many askers, with different rights
     # every file type of the corpus is asked about
     assert {q.tags["file_type"] for q in queries} == {d.file_type for d in manifest.documents}
 
 
 def test_every_gold_document_and_version_exists_in_the_corpus(
-    hand_set: HandWrittenSet, queries: list[EvalQuery], corpus_dir: Path, manifest: Manifest
+    hw: HandWrittenSet, queries: list[EvalQuery], corpus_dir: Path, manifest: Manifest
 ) -> None:
-    assert evalset_misfit(queries, corpus_dir, hand_set.corpus) is None
+    assert evalset_misfit(queries, corpus_dir, hw.corpus) is None
     docs = {d.doc_id: d for d in manifest.documents}
     for q in queries:
         for g in q.gold:
@@ -134,6 +149,20 @@ def test_every_gold_document_and_version_exists_in_the_corpus(
             at = q.as_of or manifest.clock.now
             current = [v.version_id for v in doc.versions if v.created_at <= at][-1]
             assert g.version_id == current, q.query_id
+
+
+NON_DEFAULT_SEED = [s for s in SETS if s.seed is not None]
+
+
+@pytest.mark.parametrize("pinned", NON_DEFAULT_SEED, ids=lambda s: s.name)
+def test_a_set_on_another_seed_does_not_fit_the_default_build(pinned: HandWrittenSet) -> None:
+    # the fit check reads ids only, and every seed numbers its documents alike: the set must still name versions
+    # the default build lacks, or a run against the wrong seed would be scored without complaint
+    queries = load_evalset(pinned.path)
+    assert load_manifest(resolve_corpus(pinned.corpus, seed=pinned.seed)).seed == pinned.seed
+    default = resolve_corpus(pinned.corpus)
+    assert load_manifest(default).seed != pinned.seed
+    assert evalset_misfit(queries, default, pinned.corpus) is not None
 
 
 def test_every_asker_may_preview_every_gold_document_now(queries: list[EvalQuery], corpus_dir: Path) -> None:
@@ -187,3 +216,20 @@ def test_the_near_copy_measure_catches_a_copy(corpus_dir: Path) -> None:
     generated = load_evalset(corpus_dir / EVALSET_NAME)[0].query
     edited = generated[:-1] + "吗"
     assert _jaccard(_grams(edited), _grams(generated)) >= NEAR_COPY
+
+
+DEV = [s for s in SETS if s.split == "dev"]
+HELDOUT = [s for s in SETS if s.split == "heldout"]
+
+
+@pytest.mark.parametrize("dev", DEV, ids=lambda s: s.name)
+def test_no_dev_question_copies_a_heldout_one(dev: HandWrittenSet) -> None:
+    # a dev set is tuned on: a held-out question copied into it would be tuned on too
+    assert HELDOUT
+    heldout = [_grams(q.query) for s in HELDOUT for q in load_evalset(s.path)]
+    too_close = [
+        (q.query_id, round(worst, 2))
+        for q in load_evalset(dev.path)
+        if (worst := max(_jaccard(_grams(q.query), h) for h in heldout)) >= NEAR_COPY
+    ]
+    assert too_close == []
