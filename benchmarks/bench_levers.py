@@ -7,9 +7,10 @@ as the paired difference to the default with its 95% bootstrap CI and sign-flip 
 (``evaluator.stats.paired_compare``, what ``eval compare`` uses), the ratio to the default side by side, and
 the ``deep`` pipeline's cost per round. Writes ``benchmarks/results/bench_levers.json`` and ``.md``.
 
-Honest validation: the levers' knobs were chosen on acme-zh@3 only; acme-en@3 and acme-zh@3 at another
-seed and scale (``BENCH_HELDOUT``, default seed 11 at scale 600) are the held-out checks.
-BENCH_CORPORA (default acme-zh@3,acme-en@3) selects the corpora, BENCH_HELDOUT="" skips the other seed,
+Honest validation: the ``deep`` knobs are chosen on acme-en@3 built at seed 11 (``BENCH_TUNED``, a build no
+check uses; first shown, labelled "tuned here"); acme-zh@3, acme-en@3 and acme-zh@3 at another seed and scale
+(``BENCH_HELDOUT``, default seed 11 at scale 600) are the held-out checks. BENCH_CORPORA (default
+acme-zh@3,acme-en@3) selects the default-seed corpora, BENCH_TUNED="" / BENCH_HELDOUT="" skip the other builds,
 BENCH_QUICK=1 uses small scale.
 """
 
@@ -45,6 +46,7 @@ from benchmarks.report import write_report
 
 EMBEDDER = "e5"
 CORPORA = [c for c in os.environ.get("BENCH_CORPORA", "acme-zh@3,acme-en@3").split(",") if c]
+TUNED = os.environ.get("BENCH_TUNED", "acme-en@3:11:")  # corpus:seed:scale (empty: default), "" = none
 HELDOUT = os.environ.get("BENCH_HELDOUT", "acme-zh@3:11:600")  # corpus:seed:scale, "" = none
 PIPES = [p for p in os.environ.get("BENCH_PIPES", ",".join(LEVERS)).split(",") if p]
 RETRIEVAL = ("hit_rate@1", "hit_rate@10", "mrr@10")
@@ -164,18 +166,22 @@ def target_met(data: dict[str, Any], pipeline: str) -> bool:
 
 def main() -> None:
     quick = os.environ.get("BENCH_QUICK") == "1"
-    sets: list[tuple[str, str, int | None, str | int | None]] = [
-        (c, c, None, "small" if quick else None) for c in CORPORA
-    ]
+    def build(spec: str, role: str) -> tuple[str, str, int | None, str | int | None]:
+        name, seed, scale = spec.split(":")
+        size: str | int | None = (int(scale) if scale.isdigit() else scale) if scale else None
+        label = f"{name} seed {seed}" + (f" scale {scale}" if scale else "") + role
+        return label, name, int(seed), "small" if quick and size is None else size
+
+    sets: list[tuple[str, str, int | None, str | int | None]] = [build(TUNED, " (tuned here)")] if TUNED else []
+    sets += [(c, c, None, "small" if quick else None) for c in CORPORA]
     if HELDOUT:
-        name, seed, scale = HELDOUT.split(":")
-        sets.append((f"{name} seed {seed} scale {scale}", name, int(seed), int(scale) if scale.isdigit() else scale))
+        sets.append(build(HELDOUT, ""))
     results: dict[str, Any] = {
         "quick": quick,
         "embedder": EMBEDDER,
         "default": DEFAULT_PIPELINE,
         "levers": PIPES,
-        "tuned_on": "acme-zh@3",
+        "tuned_on": TUNED.rstrip(":") or None,
         "target": TARGET,
         "corpora": {},
     }
