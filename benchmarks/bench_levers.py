@@ -166,6 +166,7 @@ def target_met(data: dict[str, Any], pipeline: str) -> bool:
 
 def main() -> None:
     quick = os.environ.get("BENCH_QUICK") == "1"
+
     def build(spec: str, role: str) -> tuple[str, str, int | None, str | int | None]:
         name, seed, scale = spec.split(":")
         size: str | int | None = (int(scale) if scale.isdigit() else scale) if scale else None
