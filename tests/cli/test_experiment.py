@@ -339,3 +339,18 @@ def test_query_time_options_switch_the_loaded_simulator_like_a_new_one() -> None
     assert sim.rerank_record() is None
     with pytest.raises(ValueError, match="embedder is fixed"):
         apply_query_config(sim, replace(base, embedder="e5"))
+
+
+def test_the_shipped_article_experiment_parses_and_has_a_lever_for_each_of_the_articles_metrics() -> None:
+    import tomllib
+
+    path = Path(__file__).resolve().parents[2] / "experiments" / "article.toml"
+    spec = parse_spec(tomllib.loads(path.read_text(encoding="utf-8")), path)
+    configs = {c.name: c for c in spec.configs}
+    assert configs["default"].baseline and spec.datasets[0].corpus == "acme-zh@3"
+    assert all(c.answers for c in spec.configs)  # answer mode: Source Coverage is measured for every lever
+    # Hit Rate: retrieval model, embedder, chunking, reranker; multi-hop: the pipelines; Source Coverage: the answer
+    assert {c.sim.pipeline for c in spec.configs} >= {"hybrid", "bm25", "dense", "hierarchical", "deep", "prf"}
+    assert configs["rerank"].sim.rerank == "ltr" and configs["hash-embedder"].sim.embedder == "hash"
+    assert configs["cite-some"].sim.answer_citation == "some" and configs["read-6-passages"].sim.answer_passages == 6
+    assert all(c.lever and c.changes for c in spec.configs if not c.baseline)  # each variant says what it changes
