@@ -42,7 +42,7 @@ from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
-from benchmarks.report import report_checks
+from benchmarks.report import paired_cells, report_checks
 
 DATA = Path(__file__).resolve().parent / "data"
 EMBEDDER = "e5"
@@ -137,11 +137,7 @@ def show(name: str, data: dict[str, Any]) -> None:
             f"{m['ms_per_query']:>7.1f} {ratio:>16.2f}x"
         )
     for cfg, cmp in data["vs_default"].items():
-        cells = []
-        for metric, row in cmp.items():
-            ci = row["ci"] or [float("nan"), float("nan")]
-            cells.append(f"{metric} {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}] p={row['p_value']:.3f}")
-        print(f"  {cfg} - {label(*CONFIGS[0])}: " + "; ".join(cells))
+        print(f"  {cfg} - {label(*CONFIGS[0])}: " + "; ".join(paired_cells(cmp)))
 
 
 def main() -> None:

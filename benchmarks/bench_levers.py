@@ -42,7 +42,7 @@ from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
-from benchmarks.report import write_report
+from benchmarks.report import paired_cells, write_report
 
 EMBEDDER = "e5"
 CORPORA = [c for c in os.environ.get("BENCH_CORPORA", "acme-zh@3,acme-en@3").split(",") if c]
@@ -138,11 +138,7 @@ def show(label: str, data: dict[str, Any]) -> None:
         )
         print(f"{'':<13} completeness@10: {done}")
     for name, cmp in data["vs_default"].items():
-        cells = []
-        for metric, row in cmp.items():
-            ci = row["ci"] or [float("nan"), float("nan")]
-            cells.append(f"{metric} {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}] p={row['p_value']:.3f}")
-        print(f"{name} - {DEFAULT_PIPELINE}:\n    " + "\n    ".join(cells))
+        print(f"{name} - {DEFAULT_PIPELINE}:\n    " + "\n    ".join(paired_cells(cmp)))
     for row in data["deep_cost_per_round"]:
         print(
             f"deep round {row['round']}: reached by {row['calls']} searches, {row['queries_per_call']:.2f} queries "

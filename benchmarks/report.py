@@ -216,6 +216,16 @@ def fmt(value: Any) -> str:
     return str(value)
 
 
+def paired_cells(comparison: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """One console line per metric of a paired comparison (``evaluator.stats.paired_compare`` rows):
+    ``metric +diff [lo, hi] p=p``."""
+    cells = []
+    for metric, row in comparison.items():
+        ci = row["ci"] or [float("nan"), float("nan")]
+        cells.append(f"{metric} {row['diff']:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}] p={row['p_value']:.3f}")
+    return cells
+
+
 def _cell(value: Any) -> str:
     return fmt(value).replace("|", "\\|").replace("\n", " ")
 
