@@ -77,23 +77,23 @@ def quality(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:
     sim.retriever = base
     cmp = compare(runs["rerank"], runs["baseline"])["metrics"]
     wanted = [m for m in QUALITY if m in cmp]
-    rows = []
-    for m in wanted:
-        row = cmp[m]
-        rows.append(
-            {
-                "metric": m,
-                "n": row["n"],
-                "baseline": round(row["mean_b"], 4),
-                "rerank": round(row["mean_a"], 4),
-                "diff": round(row["diff"], 4),
-                "ci_lo": round(row["ci"][0], 4),
-                "ci_hi": round(row["ci"][1], 4),
-                "p_value": round(row["p_value"], 4),
-            }
-        )
+    rows = [quality_row(m, cmp[m]) for m in wanted]
     rows += by_hops(runs["rerank"], runs["baseline"])
     return {"queries": len(queries), "rows": rows}
+
+
+def quality_row(metric: str, row: dict[str, Any]) -> dict[str, Any]:
+    """One report row from a paired comparison (rerank is ``a``, the baseline ``b``)."""
+    return {
+        "metric": metric,
+        "n": row["n"],
+        "baseline": round(row["mean_b"], 4),
+        "rerank": round(row["mean_a"], 4),
+        "diff": round(row["diff"], 4),
+        "ci_lo": round(row["ci"][0], 4),
+        "ci_hi": round(row["ci"][1], 4),
+        "p_value": round(row["p_value"], 4),
+    }
 
 
 def by_hops(run: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any]]:
@@ -107,19 +107,7 @@ def by_hops(run: dict[str, Any], baseline: dict[str, Any]) -> list[dict[str, Any
         for column, label in (("multi_hop_completeness", "multi_hop_completeness"), ("full_chain", "full_chain_rate")):
             a = [math.nan if pa[q].get(column) is None else pa[q][column] for q in ids]
             b = [math.nan if pb[q].get(column) is None else pb[q][column] for q in ids]
-            row = paired_compare(a, b)
-            rows.append(
-                {
-                    "metric": f"{label}[{hops}]",
-                    "n": row["n"],
-                    "baseline": round(row["mean_b"], 4),
-                    "rerank": round(row["mean_a"], 4),
-                    "diff": round(row["diff"], 4),
-                    "ci_lo": round(row["ci"][0], 4),
-                    "ci_hi": round(row["ci"][1], 4),
-                    "p_value": round(row["p_value"], 4),
-                }
-            )
+            rows.append(quality_row(f"{label}[{hops}]", paired_compare(a, b)))
     return rows
 
 
