@@ -38,7 +38,7 @@ class HandWrittenSet:
     path: Path
     corpus: str  # the built-in label, e.g. acme-zh@3
     seed: int | None  # None: the built-in's default seed
-    split: str  # "heldout" (never tuned on) or "dev" (may be tuned on)
+    split: str  # "heldout" (never tuned on), "dev" (may be tuned on) or "train" (fitted on)
     prefix: str  # every query id starts with it
     phrasings: frozenset[str]
 
@@ -79,6 +79,16 @@ SETS = [
         None,
         "dev",
         "e",
+        frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"}),
+    ),
+    HandWrittenSet(
+        # a training set for the reranker, on a seed no eval set uses
+        "train-acme-en-v3-s23",
+        DATA / "train" / "acme-en-v3-s23-handwritten-train.jsonl",
+        "acme-en@3",
+        23,
+        "train",
+        "u",
         frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"}),
     ),
 ]
