@@ -1,4 +1,4 @@
-"""The hand-written eval sets (``benchmarks/data/heldout/`` and ``benchmarks/data/dev/``): each loads and fits the
+"""The hand-written eval sets (``benchmarks/data/heldout/``, ``benchmarks/data/dev/``, ``benchmarks/data/train/``): each loads and fits the
 corpus (and seed) it was written on, every asker may open every gold document now, every answer fact is in a gold
 document's text, and no question is (nearly) one of the generated eval set's, so a set stays a check the generated
 sets were not tuned on. No question of one hand-written set is (nearly) one of another's: a dev set may be tuned on,
