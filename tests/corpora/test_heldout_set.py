@@ -38,7 +38,7 @@ class HandWrittenSet:
     path: Path
     corpus: str  # the built-in label, e.g. acme-zh@3
     seed: int | None  # None: the built-in's default seed
-    split: str  # "heldout" (never tuned on) or "dev" (may be tuned on)
+    split: str  # "heldout" (never tuned on), "dev" (may be tuned on) or "train" (fitted on)
     prefix: str  # every query id starts with it
     phrasings: frozenset[str]
 
@@ -70,6 +70,16 @@ SETS = [
         11,
         "dev",
         "z",
+        ZH_PHRASINGS,
+    ),
+    HandWrittenSet(
+        # a training set for the reranker: fitted on, so never copied into a dev or held-out set
+        "train-acme-zh-v3-s23",
+        DATA / "train" / "acme-zh-v3-s23-handwritten-train.jsonl",
+        "acme-zh@3",
+        23,
+        "train",
+        "t",
         ZH_PHRASINGS,
     ),
     HandWrittenSet(
