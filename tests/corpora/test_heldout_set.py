@@ -73,6 +73,16 @@ SETS = [
         ZH_PHRASINGS,
     ),
     HandWrittenSet(
+        # a training set for the reranker: fitted on, so never copied into a dev or held-out set
+        "train-acme-zh-v3-s23",
+        DATA / "train" / "acme-zh-v3-s23-handwritten-train.jsonl",
+        "acme-zh@3",
+        23,
+        "train",
+        "t",
+        ZH_PHRASINGS,
+    ),
+    HandWrittenSet(
         "dev-acme-en-v3",
         DATA / "dev" / "acme-en-v3-handwritten-dev.jsonl",
         "acme-en@3",
