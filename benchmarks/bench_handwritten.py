@@ -36,8 +36,7 @@ from drivebench.evaluator.runner import RunConfig
 from drivebench.evaluator.stats import bootstrap_ci, paired_compare
 from drivebench.formats.evalset import load_evalset
 from drivebench.search.index.embedders import get_embedder
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.search.retrieval.rerank import with_rerank
+from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
@@ -90,7 +89,7 @@ def measure(hand: HandWrittenSet) -> dict[str, Any]:
     absolute: dict[str, dict[str, Any]] = {}
     for pipeline, rerank in CONFIGS:
         name = label(pipeline, rerank)
-        sim.retriever = with_rerank(Retriever(sim.store, sim.embedder, pipeline), rerank)
+        sim.retriever = sim.make_retriever(pipeline, rerank)
         started = time.perf_counter()
         ev = evaluate(InProcessTarget(sim), queries, run_config=RunConfig(top_k=10, concurrency=1), oracle=oracle)
         elapsed = time.perf_counter() - started

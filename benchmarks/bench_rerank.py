@@ -70,7 +70,7 @@ def quality(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:
     oracle = corpus_oracle(corpus_dir)
     base = sim.retriever
     runs = {}
-    for name, retriever in (("baseline", base), ("rerank", with_rerank(base, RERANK))):
+    for name, retriever in (("baseline", base), ("rerank", with_rerank(base, RERANK, sim.folder_path_now))):
         sim.retriever = retriever  # type: ignore[assignment]
         ev = evaluate(InProcessTarget(sim), queries, run_config=RunConfig(top_k=TOP_K, concurrency=1), oracle=oracle)
         runs[name] = ev.result
@@ -116,7 +116,7 @@ def latency(sim: Simulator, corpus_dir: Path) -> dict[str, Any]:
     token = sim.tokens.resolve(sim.tokens.eval_token)
     assert token is not None
     base = sim.retriever
-    reranked = with_rerank(base, RERANK)
+    reranked = with_rerank(base, RERANK, sim.folder_path_now)
     principals = [
         sim.principal_for(token, user_id=q.user_id, user_role=q.user_role, department=q.department) for q in queries
     ]

@@ -1,6 +1,7 @@
 """The learned reranker: a reordering of the pipeline's own candidates (inside the mask, never fewer results),
-deterministic, its shipped model checked against its fingerprint sidecar, its features exact on a hand-made case,
-its numpy scorer equal to LightGBM's, and an unknown name a clear error."""
+deterministic, its shipped model checked against its fingerprint sidecar, its features exact on a hand-made case
+(the folder path's too, asked only of documents the caller may see), its numpy scorer equal to LightGBM's, and an
+unknown name a clear error."""
 
 from __future__ import annotations
 
@@ -78,6 +79,7 @@ def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
     assert isinstance(rr.retriever, RerankingRetriever)
     assert rr.retriever.pipeline == "hybrid"
     assert isinstance(rr.retriever_for("bm25"), RerankingRetriever)  # the playground's pipelines too
+    assert rr.retriever.folder_of == rr.folder_path_now  # the drive's folders reach the path features
     meta = load_reranker("ltr").meta
     assert rr.index_metadata()["rerank"] == {
         "name": "ltr",
@@ -93,8 +95,17 @@ def test_shipped_model_carries_its_training_fingerprint() -> None:
     model = load_reranker("ltr")
     meta = model.meta
     assert tuple(meta["features"]) == FEATURES
-    assert meta["corpora"] and all(c["seed"] != 7 for c in meta["corpora"])  # never the default seed
+    assert meta["corpora"] and all(c["seed"] not in (None, 7) for c in meta["corpora"])  # never the default seed
     assert {c["corpus"] for c in meta["corpora"]} == {"acme-zh@3", "acme-en@3"}
+    # generated questions and the hand-written training sets; the tree count from the dev sets, never trained on
+    sources = {c["questions_from"] for c in meta["corpora"]}
+    assert "generated" in sources and {s for s in sources if s.startswith("benchmarks/data/train/")}
+    assert {c["questions_from"] for c in meta["tree_count_from"]} == {
+        "benchmarks/data/dev/acme-en-v3-handwritten-dev.jsonl",
+        "benchmarks/data/dev/acme-zh-v3-s11-handwritten-dev.jsonl",
+    }
+    assert not sources & {c["questions_from"] for c in meta["tree_count_from"]}
+    assert not any("heldout" in s for s in sources)  # the held-out sets are only ever scored
     assert all(c["evalset_hash"].startswith("sha256:") for c in meta["corpora"])  # the eval sets it saw
     assert meta["lightgbm"].startswith("4.")
     assert meta["params"]["deterministic"] is True and meta["params"]["num_threads"] == 1
@@ -143,7 +154,8 @@ def test_features_of_a_hand_made_case() -> None:
     mask = np.ones(len(store), dtype=bool)
     mask[2] = False  # dA's third chunk is hidden: it must count for nothing
     hits = [DocHit("dB", 3, 0.9), DocHit("dA", 0, 0.5)]  # the pipeline put dB first
-    x = features(store, "PRJ-2026-011 预算", np.asarray([1.0, 0.0]), mask, hits)
+    folders = {"dA": "/项目空间/青鸟项目/PRJ-2026-011", "dB": "/公共空间/会议"}
+    x = features(store, "PRJ-2026-011 预算", np.asarray([1.0, 0.0]), mask, hits, folders.__getitem__)
     f = {name: x[:, i].tolist() for i, name in enumerate(FEATURES)}
     assert f["pipe_rank"] == [1, 2]
     assert f["pipe_rr"] == [1.0, 0.5]
@@ -162,6 +174,10 @@ def test_features_of_a_hand_made_case() -> None:
     assert f["doc_chunks"] == [1, 2]
     assert f["version"] == [1, 2]
     assert f["query_terms"] == [2, 2]
+    assert f["path_cover"] == [0.0, 0.5]  # the code is in dA's folder path, 预算 is not
+    assert f["codes_in_path"] == [0, 1]
+    blind = features(store, "PRJ-2026-011 预算", np.asarray([1.0, 0.0]), mask, hits)  # no folder evidence
+    assert blind[:, 17:].tolist() == [[0.0, 0.0], [0.0, 0.0]] and np.array_equal(blind[:, :17], x[:, :17])
 
 
 def test_numpy_trees_score_like_lightgbm() -> None:
@@ -217,3 +233,25 @@ def test_a_durable_simulator_keeps_its_reranker_when_it_reopens_its_index(tmp_pa
         assert isinstance(again.retriever, RerankingRetriever) and again.retriever.store is again.store
     finally:
         again.close()
+
+
+def test_the_folder_path_is_asked_only_of_documents_the_caller_may_see(sim: Simulator) -> None:
+    asked: list[str] = []
+
+    def folder_of(doc_id: str) -> str:
+        asked.append(doc_id)
+        return sim.folder_path_now(doc_id)
+
+    base = Retriever(sim.store, sim.embedder, "hybrid")
+    reranked = RerankingRetriever(base, shipped_reranker("ltr"), folder_of=folder_of)
+    now = sim.drive.clock.now()
+    for principal in _principals(sim):
+        mask = sim.visible_chunks(principal, now)
+        visible = {sim.store.doc_ids[c] for c in np.flatnonzero(mask[: len(sim.store)])}
+        asked.clear()
+        got = reranked.search("budget report", mask, 10)
+        assert got and set(asked) <= visible  # a hidden document's folder never shapes an order
+        assert set(asked) == {h.doc_id for h in base.search("budget report", mask, DEFAULT_DEPTH)}
+    doc = next(iter(sim.drive.documents.values()))
+    assert sim.folder_path_now(doc.doc_id) == sim.drive.folder_path_at(doc.placement_at(None)[0], None)
+    assert sim.folder_path_now("no-such-document") == ""

@@ -131,7 +131,7 @@ class Simulator:
         self.store = ChunkStore(self.embedder.dim, self.config.index)
         # a Milvus backend mirrors the store's adds and removals (no-op for faiss)
         vector_store.attach(self.store, self.config.vector_store, self.config.vector_store_dir)
-        self.retriever = with_rerank(Retriever(self.store, self.embedder, self.config.pipeline), self.config.rerank)
+        self.retriever = self.make_retriever(self.config.pipeline, self.config.rerank)
         self._other_retrievers: dict[
             str, Retriever | RerankingRetriever
         ] = {}  # recall(pipeline=...): the console's playground
@@ -536,7 +536,7 @@ class Simulator:
             if getattr(config, name) != getattr(self.config, name):
                 raise ValueError(f"{name} is fixed when the index is built: load another simulator to change it")
         levers_of(config)  # a bad answer lever is refused before anything changes
-        retriever = with_rerank(Retriever(self.store, self.embedder, config.pipeline), config.rerank)
+        retriever = self.make_retriever(config.pipeline, config.rerank)
         self.config, self.retriever = config, retriever
         self._other_retrievers = {}
 
@@ -548,9 +548,22 @@ class Simulator:
             return current
         cached = self._other_retrievers.get(pipeline)
         if cached is None or cached.store is not self.store or cached.embedder is not self.embedder:
-            cached = Retriever(self.store, self.embedder, pipeline)  # the server's reranker, if any, follows it too
-            cached = self._other_retrievers[pipeline] = with_rerank(cached, self.config.rerank)
+            # the server's reranker, if any, follows it too
+            cached = self._other_retrievers[pipeline] = self.make_retriever(pipeline, self.config.rerank)
         return cached
+
+    def make_retriever(self, pipeline: str, rerank: str | None) -> Retriever | RerankingRetriever:
+        """``pipeline`` over this index, followed by the ``rerank`` model when given (its folder evidence from
+        this drive: ``folder_path_now``)."""
+        return with_rerank(Retriever(self.store, self.embedder, pipeline), rerank, self.folder_path_now)
+
+    def folder_path_now(self, doc_id: str) -> str:
+        """The folder path ``doc_id`` is in now ("" for a document the drive does not know): the reranker's
+        folder evidence, asked only for documents a recall is about to return."""
+        doc = self.drive.documents.get(doc_id)
+        if doc is None:
+            return ""
+        return self.drive.folder_path_at(doc.placement_at(None)[0], None)
 
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, the

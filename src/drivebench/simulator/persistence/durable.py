@@ -248,13 +248,11 @@ def open_durable(
 def install_store(sim: Simulator, store: Any, cursor: int) -> None:
     """Swap in a loaded chunk store (caller holds ``sim._index_lock``)."""
     from drivebench.search.index import vector_store
-    from drivebench.search.retrieval.pipelines import Retriever
-    from drivebench.search.retrieval.rerank import with_rerank
 
     # a Milvus backend adopts the data dir's collection and reconciles it with the loaded store
     vector_store.attach(store, sim.config.vector_store, sim.config.vector_store_dir, reconcile=True)
     sim.store = store
-    sim.retriever = with_rerank(Retriever(store, sim.embedder, sim.config.pipeline), sim.config.rerank)
+    sim.retriever = sim.make_retriever(sim.config.pipeline, sim.config.rerank)
     sim._index_cursor = cursor
     sim._masks_for = None
     sim.fingerprint.invalidate()
