@@ -67,6 +67,7 @@ import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -354,22 +355,13 @@ class MilvusVectors:
         n = len(self.store)
         self._grow(n)
         stale: list[int] = []
-        fields = ["id", "doc_no", "valid_from", "valid_to", "trashed_at"]
-        it = self.client.query_iterator(name, batch_size=READ_BATCH, filter="id >= 0", output_fields=fields)
-        try:
-            while True:
-                rows = it.next()
-                if not rows:
-                    break
-                for r in rows:
-                    cid = int(r["id"])
-                    if cid >= n or not self.store.alive[cid] or int(r["doc_no"]) != self._doc_no[cid]:
-                        stale.append(cid)  # past the snapshot (re-assigned by the replay), dead, or another doc
-                        continue
-                    self._present[cid] = True
-                    self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
-        finally:
-            it.close()
+        for r in self._rows(name):
+            cid = int(r["id"])
+            if cid >= n or not self.store.alive[cid] or int(r["doc_no"]) != self._doc_no[cid]:
+                stale.append(cid)  # past the snapshot (re-assigned by the replay), dead, or another doc
+                continue
+            self._present[cid] = True
+            self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
         if stale:
             self._delete(stale)
         self._pending = set(np.flatnonzero(self.store.alive[:n] & ~self._present[:n]).tolist())
@@ -397,22 +389,23 @@ class MilvusVectors:
             n = len(self.store)
             self._grow(n)
             self._present[:] = False
-            fields = ["id", "doc_no", "valid_from", "valid_to", "trashed_at"]
-            it = self.client.query_iterator(name, batch_size=READ_BATCH, filter="id >= 0", output_fields=fields)
-            try:
-                while True:
-                    rows = it.next()
-                    if not rows:
-                        break
-                    for r in rows:
-                        cid = int(r["id"])
-                        if cid < n and self.store.alive[cid] and int(r["doc_no"]) == self._doc_no[cid]:
-                            self._present[cid] = True
-                            self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
-            finally:
-                it.close()
+            for r in self._rows(name):
+                cid = int(r["id"])
+                if cid < n and self.store.alive[cid] and int(r["doc_no"]) == self._doc_no[cid]:
+                    self._present[cid] = True
+                    self._valid[cid] = (int(r["valid_from"]), int(r["valid_to"]), int(r["trashed_at"]))
             self._pending = set(np.flatnonzero(self.store.alive[:n] & ~self._present[:n]).tolist())
             self.generation += 1
+
+    def _rows(self, name: str) -> Iterator[dict[str, Any]]:
+        """Every row of collection ``name`` (its id, document number and validity), read in batches."""
+        fields = ["id", "doc_no", "valid_from", "valid_to", "trashed_at"]
+        it = self.client.query_iterator(name, batch_size=READ_BATCH, filter="id >= 0", output_fields=fields)
+        try:
+            while rows := it.next():
+                yield from rows
+        finally:
+            it.close()
 
     def _barrier(self) -> None:
         """One Strong read: what any process wrote to the collection before now is visible to what follows

@@ -22,13 +22,13 @@ from drivebench.drive.state import Drive
 from drivebench.search.index import vector_store
 from drivebench.simulator.persistence.blobs import DiskBlobs
 from drivebench.simulator.persistence.index_files import IndexFiles, config_fingerprint
+from drivebench.simulator.persistence.lifecycle import TRANSPLANT
 from drivebench.simulator.persistence.store import DriveStore, StoreError
 
 if TYPE_CHECKING:
     from drivebench.search.index.embedders import Embedder
     from drivebench.simulator.backend import SimConfig, Simulator
 
-# what a reload replaces (as persistence.lifecycle's reset does)
 _TRANSPLANT = (
     "policies",
     "store",
@@ -162,7 +162,7 @@ class Follower:
                     raise TimeoutError(f"requests still running on the older state after {DRAIN_TIMEOUT_S:.0f} s")
                 with sim.policies.lock, sim._index_lock:
                     old = sim.store
-                    for attr in _TRANSPLANT:
+                    for attr in TRANSPLANT:  # what a reload replaces, as a reset does
                         setattr(sim, attr, getattr(fresh, attr))
                     sim.corpus_dir = fresh.corpus_dir
                     sim.index_version += 1

@@ -21,8 +21,8 @@ from drivebench.simulator.persistence.durable import blobs_to_disk
 if TYPE_CHECKING:
     from drivebench.simulator.backend import Simulator
 
-# attributes carried over from a freshly loaded simulator on reset/seed
-_TRANSPLANT = (
+# attributes carried over from a freshly loaded simulator on reset/seed (and a replica's reload)
+TRANSPLANT = (
     "policies",  # the drive with its permission engines
     "store",
     "retriever",
@@ -72,7 +72,7 @@ def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, A
         fresh.ingest_all()
         with sim.policies.lock, sim._index_lock:
             vector_store.release(sim.store)  # an in-memory Milvus collection of the old store is dropped
-            for attr in _TRANSPLANT:
+            for attr in TRANSPLANT:
                 setattr(sim, attr, getattr(fresh, attr))
             sim.corpus_dir = Path(corpus_dir)
             sim.index_version += 1
