@@ -563,7 +563,10 @@ class Simulator:
         doc = self.drive.documents.get(doc_id)
         if doc is None:
             return ""
-        return self.drive.folder_path_at(doc.placement_at(None)[0], None)
+        try:
+            return self.drive.folder_path_at(doc.placement_at(None)[0], None)
+        except KeyError:  # its folder purged while the recall ran: no folder evidence, the ranking goes on
+            return ""
 
     def snapshot(self) -> str:
         """Fingerprint of what recall runs against: documents, versions, folders, trash, grants, the
