@@ -37,7 +37,7 @@ from drivebench.evaluator.stats import paired_compare
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.search.index.embedders import get_embedder
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, LEVERS, Retriever
+from drivebench.search.retrieval.pipelines import BASE_PIPELINE, LEVERS, Retriever
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
 
@@ -96,7 +96,7 @@ def measure(corpus: str, seed: int | None, scale: str | int | None) -> dict[str,
     runs: dict[str, dict[str, Any]] = {}
     absolute: dict[str, dict[str, Any]] = {}
     costs: list[dict[str, float]] = []
-    for pipeline in [DEFAULT_PIPELINE, *PIPES]:
+    for pipeline in [BASE_PIPELINE, *PIPES]:
         sim.retriever = Retriever(sim.store, sim.embedder, pipeline)
         started = time.perf_counter()
         ev = evaluate(InProcessTarget(sim), queries, run_config=RunConfig(top_k=10, concurrency=1), oracle=oracle)
@@ -112,7 +112,7 @@ def measure(corpus: str, seed: int | None, scale: str | int | None) -> dict[str,
         }
         if pipeline == "deep":
             costs = sim.retriever.lever().cost_summary()  # type: ignore[attr-defined]
-    base = runs[DEFAULT_PIPELINE]
+    base = runs[BASE_PIPELINE]
     return {
         "queries": len(queries),
         "chunks": sim.store.n_alive,
@@ -126,7 +126,7 @@ def measure(corpus: str, seed: int | None, scale: str | int | None) -> dict[str,
 def show(label: str, data: dict[str, Any]) -> None:
     print(f"\n{label} ({data['queries']} queries, {data['chunks']} chunks, chains {data['chains_by_hops']})")
     print(f"{'pipeline':<13} {'Hit@1':>7} {'Hit@10':>7} {'MRR@10':>7} {'ms/q':>7} {'Hit@10 vs default':>18}")
-    base = data["absolute"][DEFAULT_PIPELINE]
+    base = data["absolute"][BASE_PIPELINE]
     for name, m in data["absolute"].items():
         ratio = m["hit_rate@10"] / base["hit_rate@10"] if base["hit_rate@10"] else float("inf")
         print(
@@ -138,7 +138,7 @@ def show(label: str, data: dict[str, Any]) -> None:
         )
         print(f"{'':<13} completeness@10: {done}")
     for name, cmp in data["vs_default"].items():
-        print(f"{name} - {DEFAULT_PIPELINE}:\n    " + "\n    ".join(paired_cells(cmp)))
+        print(f"{name} - {BASE_PIPELINE}:\n    " + "\n    ".join(paired_cells(cmp)))
     for row in data["deep_cost_per_round"]:
         print(
             f"deep round {row['round']}: reached by {row['calls']} searches, {row['queries_per_call']:.2f} queries "
@@ -176,7 +176,7 @@ def main() -> None:
     results: dict[str, Any] = {
         "quick": quick,
         "embedder": EMBEDDER,
-        "default": DEFAULT_PIPELINE,
+        "default": BASE_PIPELINE,
         "levers": PIPES,
         "tuned_on": TUNED.rstrip(":") or None,
         "target": TARGET,

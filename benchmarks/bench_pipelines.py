@@ -119,7 +119,7 @@ def main() -> None:
     results: dict[str, object] = {
         "quick": quick,
         "embedders": EMBEDDERS,
-        "default": {"pipeline": DEFAULT_PIPELINE, "embedder": SimConfig().embedder},
+        "default": {"pipeline": DEFAULT_PIPELINE, "rerank": SimConfig().rerank, "embedder": SimConfig().embedder},
         "corpora": {},
     }
     for corpus in CORPORA:

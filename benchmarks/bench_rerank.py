@@ -36,7 +36,7 @@ from drivebench.evaluator.scoring import compare
 from drivebench.evaluator.stats import paired_compare
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.search.retrieval.pipelines import BASE_PIPELINE
 from drivebench.search.retrieval.rerank import shipped_reranker, with_rerank
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.target import InProcessTarget
@@ -59,7 +59,7 @@ def _pct(values: list[float], q: float) -> float:
 
 def load(corpus: str) -> tuple[Simulator, Path]:
     corpus_dir = resolve_corpus(corpus)
-    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline=DEFAULT_PIPELINE))
+    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline=BASE_PIPELINE, rerank=None))
     sim.ingest_all()
     sim.corpus_dir = corpus_dir
     return sim, corpus_dir
@@ -155,7 +155,7 @@ def main() -> None:
     meta = shipped_reranker(RERANK).meta
     result: dict[str, Any] = {
         "rerank": RERANK,
-        "pipeline": DEFAULT_PIPELINE,
+        "pipeline": BASE_PIPELINE,
         "trained_on": [f"{c['corpus']} seed {c['seed']}" for c in meta["corpora"]],
         "trees": meta["trees"],
         "questions": {},
@@ -166,7 +166,7 @@ def main() -> None:
         q = quality(sim, corpus_dir)
         result["questions"][corpus] = q["queries"]
         result["quality"] += [{"corpus": corpus, **row} for row in q["rows"]]
-        print(f"\n{corpus} ({q['queries']} questions): rerank - {DEFAULT_PIPELINE}, paired bootstrap 95% CI")
+        print(f"\n{corpus} ({q['queries']} questions): rerank - {BASE_PIPELINE}, paired bootstrap 95% CI")
         for row in q["rows"]:
             print(
                 f"  {row['metric']:<28} {row['baseline']:.3f} -> {row['rerank']:.3f}  "

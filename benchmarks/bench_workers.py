@@ -170,7 +170,7 @@ def _cpu() -> float:
 
 def main() -> None:
     limit_search_threads()
-    sim = load_simulator(CORPUS, config=SimConfig(pipeline="bm25", embedder=EMBEDDER))
+    sim = load_simulator(CORPUS, config=SimConfig(pipeline="bm25", embedder=EMBEDDER, rerank=None))
     assert sim.corpus_dir is not None
     sim.use_token_secret(os.environ["DRIVEBENCH_TOKEN_SECRET"].encode())
     queries = [q for q in load_evalset(sim.corpus_dir / EVALSET_NAME) if q.user_id and q.as_of is None]
@@ -187,7 +187,7 @@ def main() -> None:
     for pipeline in PIPELINES:
         rps[pipeline] = {}
         for workers in WORKERS:
-            spec = ReplicaSpec(str(sim.corpus_dir), pipeline, EMBEDDER, [])
+            spec = ReplicaSpec(str(sim.corpus_dir), pipeline, EMBEDDER, [], rerank=None)
             rps[pipeline][str(workers)], busy = measure_server(spec, workers, headers, bodies)
             for n, b in busy.items():
                 busy_at[n][pipeline][str(workers)] = b

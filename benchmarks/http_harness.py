@@ -153,7 +153,7 @@ def _app(kind: str, corpus: str, embedder: str, response_file: str) -> Any:
         from drivebench.server.process import ReplicaSpec, limit_search_threads, load_replica
 
         limit_search_threads()
-        return create_app(load_replica(ReplicaSpec(corpus, "bm25", embedder, [])), recall_fast_path=False)
+        return create_app(load_replica(ReplicaSpec(corpus, "bm25", embedder, [], rerank=None)), recall_fast_path=False)
     with open(response_file, "rb") as fh:
         payload = fh.read()
     if kind == "fastapi_floor":  # a bare FastAPI app: what any recall over FastAPI pays before its own work

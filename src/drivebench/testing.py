@@ -31,6 +31,7 @@ import pytest
 
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE
+from drivebench.search.retrieval.rerank import DEFAULT_RERANK
 from drivebench.server.process import RunningServer, start_in_thread
 from drivebench.simulator.backend import SimConfig, Simulator
 from drivebench.simulator.faults import FaultSet
@@ -39,6 +40,7 @@ from drivebench.simulator.faults import FaultSet
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("drivebench_corpus", "corpus for the drivebench fixtures", default="seed")
     parser.addini("drivebench_pipeline", "retrieval pipeline for the drivebench fixtures", default=DEFAULT_PIPELINE)
+    parser.addini("drivebench_rerank", "reranker for the drivebench fixtures (none: off)", default=DEFAULT_RERANK)
     parser.addini("drivebench_embedder", "embedder for the drivebench fixtures", default=DEFAULT_EMBEDDER)
     parser.addini("drivebench_faults", "fault profiles of the drivebench simulator (NAME[:k=v][,NAME])", default="")
 
@@ -79,6 +81,7 @@ def drivebench_simulator(pytestconfig: pytest.Config) -> Simulator:
 
     config = SimConfig(
         pipeline=str(pytestconfig.getini("drivebench_pipeline")),
+        rerank=str(pytestconfig.getini("drivebench_rerank")),
         embedder=str(pytestconfig.getini("drivebench_embedder")),
     )
     sim = load_simulator(str(pytestconfig.getini("drivebench_corpus")), config=config)

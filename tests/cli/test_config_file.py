@@ -39,7 +39,8 @@ def test_precedence_cli_over_environment_over_file_over_default(
     default = info_cmd(plain, ["info", "--json"])
     assert (
         default["corpus"]["name"] == DEFAULT_CORPUS == "acme-zh@3"
-        and default["pipeline"] == "hybrid"
+        and default["pipeline"] == "deep"
+        and default["rerank"] == "ltr (auto with embedder e5)"
         and default["config_file"] is None
     )
 

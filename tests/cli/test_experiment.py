@@ -347,7 +347,10 @@ def test_the_shipped_article_experiment_parses_and_has_a_lever_for_each_of_the_a
     path = Path(__file__).resolve().parents[2] / "experiments" / "article.toml"
     spec = parse_spec(tomllib.loads(path.read_text(encoding="utf-8")), path)
     configs = {c.name: c for c in spec.configs}
-    assert configs["default"].baseline and spec.datasets[0].corpus == "acme-zh@3"
+    assert configs["hybrid"].baseline and spec.datasets[0].corpus == "acme-zh@3"
+    # each lever alone from one fused round without the reranker (the default has two of them on)
+    assert (configs["hybrid"].sim.pipeline, configs["hybrid"].sim.rerank) == ("hybrid", None)
+    assert all(c.sim.rerank is None for c in spec.configs if c.name != "rerank")
     assert all(c.answers for c in spec.configs)  # answer mode: Source Coverage is measured for every lever
     # Hit Rate: retrieval model, embedder, chunking, reranker; multi-hop: the pipelines; Source Coverage: the answer
     assert {c.sim.pipeline for c in spec.configs} >= {"hybrid", "bm25", "dense", "hierarchical", "deep", "prf"}

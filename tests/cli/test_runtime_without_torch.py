@@ -1,5 +1,5 @@
 """`make demo` installs the runtime only (no torch): the default path (the CLI, the server, loading the
-default corpus with the default embedder and pipeline, a recall) must not import torch or
+default corpus with the default embedder, pipeline and reranker, a recall) must not import torch or
 sentence-transformers, or a demo-only install would fail at the first query."""
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from drivebench.api import load_simulator
 sim = load_simulator("acme-zh@2")
 principal = sim.engine.user_principal(sorted(sim.drive.users)[0])
 outcome = sim.recall(principal, "采购订单的付款条件", top_k=5)
-assert sim.config.embedder == "e5" and sim.config.pipeline == "hybrid", (sim.config.embedder, sim.config.pipeline)
+default = (sim.config.embedder, sim.config.pipeline, sim.reranker)
+assert default == ("e5", "deep", "ltr"), default
 assert outcome.hits, "no hits"
 print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
 """

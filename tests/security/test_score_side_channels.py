@@ -14,7 +14,7 @@ from drivebench.drive.model import GrantRec
 from drivebench.search.index.tokenize import tokenize
 from drivebench.server.api.schemas import RecallRequest
 from drivebench.server.console import recall_view
-from drivebench.simulator.backend import Simulator
+from drivebench.simulator.backend import SimConfig, Simulator
 from tests.support.security import h
 from tests.support.sims import HASH, client_for, fresh_sim
 
@@ -89,13 +89,28 @@ def _upload(client: TestClient, sim: Simulator, name: str, words: list[str]) -> 
 def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
     module_client: TestClient, module_sim: Simulator
 ) -> None:
-    """The default hybrid endpoint, against a drive from which everything the user may not preview is
+    """The hybrid endpoint, against a drive from which everything the user may not preview is
     purged and re-indexed: the same documents with the same scores. Pairs of probes of equal length, one
     holding a hidden word, one an unused word, and a query naming both: over statistics of every chunk the
     hidden word's lower idf reorders the pair's BM25 ranks, and the fused scores show it."""
-    hidden = set(module_sim.drive.documents) - _visible_docs(module_sim, USER)
+    _same_answers_as_without_hidden_documents(module_sim, module_client, HASH)
+
+
+def test_the_default_recall_over_http_scores_as_if_hidden_documents_did_not_exist() -> None:
+    """The same with every default (deep, then the reranker, over e5): the follow-up codes, the reranker's
+    BM25, dense and folder-path features are all taken from what the user may see, so neither the documents
+    nor their scores move when the hidden documents are gone."""
+    config = SimConfig()
+    sim = fresh_sim(config)
+    assert sim.reranker == "ltr" and sim.config.pipeline == "deep"
+    with client_for(sim) as client:
+        _same_answers_as_without_hidden_documents(sim, client, config)
+
+
+def _same_answers_as_without_hidden_documents(sim: Simulator, client: TestClient, config: SimConfig) -> None:
+    hidden = set(sim.drive.documents) - _visible_docs(sim, USER)
     assert hidden
-    words = _hidden_only_words(module_sim, USER, limit=5)
+    words = _hidden_only_words(sim, USER, limit=5)
     queries = [
         "预算 审批",
         "budget approval report",
@@ -106,9 +121,9 @@ def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
     bare = fresh_sim()
     for doc_id in hidden:
         bare.drive.purge(doc_id)
-    alone = Simulator(bare.drive, HASH)
+    alone = Simulator(bare.drive, config)
     alone.ingest_all()
-    for world, http in ((module_sim, module_client), (alone, client_for(alone))):
+    for world, http in ((sim, client), (alone, client_for(alone))):
         world.drive.add_grant(
             GrantRec(
                 "g-probe", f"user:{USER}", ["edit"], "allow", folder_id=world.drive.folder_by_path("/rd").folder_id
@@ -127,4 +142,4 @@ def test_hybrid_recall_over_http_scores_as_if_hidden_documents_did_not_exist(
 
     bare_client = client_for(alone)
     for query in queries:
-        assert answer(module_sim, module_client, query) == answer(alone, bare_client, query), query
+        assert answer(sim, client, query) == answer(alone, bare_client, query), query

@@ -17,6 +17,7 @@ from drivebench.cli.options import (
     ExtractOpt,
     LabelOpt,
     PipelineOpt,
+    RerankOpt,
     answer_config,
     parse_extract,
     parse_ks,
@@ -29,6 +30,7 @@ def demo(
     out: Path | None = typer.Option(None, "--out", help="Output directory (default reports/<timestamp>)."),
     k: str = typer.Option("1,3,5,10", "--k"),
     pipeline: str = PipelineOpt,
+    rerank: str | None = RerankOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
     history: str | None = HistoryOpt,  # run history
@@ -52,7 +54,7 @@ def demo(
     if fault:  # clean vs faulted comparison
         from drivebench.cli.faults import fault_demo
 
-        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label, levers)
+        fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label, levers, rerank)
         return
     from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
@@ -71,7 +73,7 @@ def demo(
     started = time.perf_counter()
     ks = parse_ks(k)
     sim = load_with_progress(
-        corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), **levers)
+        corpus, SimConfig(pipeline=pipeline, rerank=rerank, embedder=embedder, extract=parse_extract(extract), **levers)
     )
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
@@ -96,6 +98,7 @@ def demo(
                     "evalset": str(evalset),
                     "evalset_hash": evalset_hash(evalset),
                     "pipeline": pipeline,
+                    "rerank": sim.reranker,
                     "embedder": embedder,
                     **({"answer_levers": levers} if answers and levers != answer_config("always", 0, 3) else {}),
                     **({"label": label} if label else {}),

@@ -25,6 +25,7 @@ def fault_demo(
     history: str | None = None,
     label: str | None = None,
     answer_levers: dict[str, Any] | None = None,
+    rerank: str | None = None,
 ) -> None:
     """Evaluate under the faults, then clean; write both runs (run.jsonl, metrics.json, report.md,
     report.html, recorded in the history like the clean demo) and comparison.json."""
@@ -46,7 +47,9 @@ def fault_demo(
         faults = parse_fault_specs(fault)
     except FaultSpecError as exc:
         raise typer.BadParameter(str(exc), param_hint="--fault") from None
-    sim = load_with_progress(corpus, SimConfig(pipeline=pipeline, embedder=embedder, **(answer_levers or {})))
+    sim = load_with_progress(
+        corpus, SimConfig(pipeline=pipeline, rerank=rerank, embedder=embedder, **(answer_levers or {}))
+    )
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)
@@ -77,6 +80,7 @@ def fault_demo(
                 "evalset": str(evalset),
                 "evalset_hash": evalset_hash(evalset),
                 "pipeline": pipeline,
+                "rerank": sim.reranker,
                 "embedder": embedder,
                 **({"label": label} if label else {}),
             },

@@ -19,7 +19,7 @@ from rich.table import Table
 
 from drivebench import __version__
 from drivebench.cli.common import console
-from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt
+from drivebench.cli.options import CorpusOpt, EmbedderOpt, PipelineOpt, RerankOpt
 
 PACKAGES = (
     "fastapi",
@@ -132,8 +132,20 @@ def _secret_info() -> dict[str, Any]:
     }
 
 
+def _rerank_info(rerank: str | None, embedder: str) -> str:
+    from drivebench.search.retrieval.rerank import RERANK_AUTO, resolve_rerank
+
+    resolved = resolve_rerank(rerank, embedder) or "none"
+    return f"{resolved} (auto with embedder {embedder})" if rerank == RERANK_AUTO else resolved
+
+
 def collect(
-    corpus: str, pipeline: str, embedder: str, config_path: Path | None, cache_where: Any = None
+    corpus: str,
+    pipeline: str,
+    embedder: str,
+    config_path: Path | None,
+    cache_where: Any = None,
+    rerank: str | None = None,
 ) -> dict[str, Any]:
     cache = _cache_info(cache_where)
     return {
@@ -146,6 +158,7 @@ def collect(
         "config_file": str(config_path) if config_path else None,
         "corpus": _corpus_info(corpus, cache["built_corpora"]),
         "pipeline": pipeline,
+        "rerank": _rerank_info(rerank, embedder),
         "embedder": _embedder_info(embedder),
         "vector_packs": _packs_info(),
         "token_secret": _secret_info(),
@@ -156,12 +169,13 @@ def info(
     ctx: typer.Context,
     corpus: str = CorpusOpt,
     pipeline: str = PipelineOpt,
+    rerank: str | None = RerankOpt,
     embedder: str = EmbedderOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
     """What drivebench would use here: versions, cache, config file, corpus, embedder, token secret."""
     meta = ctx.find_root().meta
-    data = collect(corpus, pipeline, embedder, meta.get("drivebench.cli.config"), meta.get("drivebench.cache"))
+    data = collect(corpus, pipeline, embedder, meta.get("drivebench.cli.config"), meta.get("drivebench.cache"), rerank)
     if as_json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
         return
@@ -199,6 +213,7 @@ def info(
         else f"off ({packs['switch']}=0)",
     )
     table.add_row("pipeline", data["pipeline"])
+    table.add_row("reranker", data["rerank"])
     secret = data["token_secret"]
     table.add_row(
         "token secret", secret["source"] + (f" [yellow]({secret['warning']})[/]" if "warning" in secret else "")

@@ -22,6 +22,7 @@ from drivebench.cli.options import (
     EmbedderOpt,
     ExtractOpt,
     PipelineOpt,
+    RerankOpt,
     answer_config,
     parse_extract,
 )
@@ -33,6 +34,7 @@ def mcp(
         None, "--user", help="Act as this user (its token); default: the evaluation token (tools name the user)."
     ),
     pipeline: str = PipelineOpt,
+    rerank: str | None = RerankOpt,
     embedder: str = EmbedderOpt,
     extract: list[str] = ExtractOpt,
     answer_citation: str = AnswerCitationOpt,
@@ -47,7 +49,8 @@ def mcp(
     with contextlib.redirect_stdout(sys.stderr):  # stdout is the protocol: nothing else may reach it
         levers = answer_config(answer_citation, answer_length, answer_passages)
         sim = load_with_progress(
-            corpus, SimConfig(pipeline=pipeline, embedder=embedder, extract=parse_extract(extract), **levers)
+            corpus,
+            SimConfig(pipeline=pipeline, rerank=rerank, embedder=embedder, extract=parse_extract(extract), **levers),
         )
         if user is not None:
             if user not in sim.drive.users:

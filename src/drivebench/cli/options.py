@@ -10,7 +10,7 @@ from drivebench.corpora.builtin import DEFAULT_CORPUS
 from drivebench.extract.base import ExtractConfig
 from drivebench.search.index.embedders import DEFAULT_EMBEDDER, canonical_name
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, PIPELINES
-from drivebench.search.retrieval.rerank import RERANKERS, check_rerank
+from drivebench.search.retrieval.rerank import DEFAULT_RERANK, RERANKERS, check_rerank
 
 CorpusOpt = typer.Option(
     DEFAULT_CORPUS, "--corpus", "-c", help="A built-in corpus name (seed, acme-zh, acme-en) or a corpus directory."
@@ -27,8 +27,8 @@ PipelineOpt = typer.Option(
     DEFAULT_PIPELINE,
     "--pipeline",
     callback=_check_pipeline,
-    help="Retrieval pipeline: hybrid (default), dense, bm25, or a lever: hierarchical (document first), "
-    "deep (bridge-code follow-up queries) or prf (RM3 + Rocchio feedback).",
+    help="Retrieval pipeline: deep (default: hybrid plus bridge-code follow-up queries), hybrid (one fused "
+    "round), dense, bm25, hierarchical (document first) or prf (RM3 + Rocchio feedback).",
 )
 
 
@@ -40,10 +40,11 @@ def _check_rerank(value: str | None) -> str | None:
 
 
 RerankOpt = typer.Option(
-    None,
+    DEFAULT_RERANK,
     "--rerank",
     callback=_check_rerank,
-    help=f"A learned reranker after the pipeline ({', '.join(RERANKERS)}; default: none). See docs/embedders.md.",
+    help=f"A learned reranker after the pipeline: {', '.join(RERANKERS)}, none, or auto (the default: ltr with the "
+    "e5 embedder it was trained with, none with another). See docs/embedders.md.",
     show_default=False,
 )
 

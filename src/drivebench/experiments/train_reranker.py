@@ -37,7 +37,7 @@ from drivebench.drive.state import Drive
 from drivebench.evaluator.evaluate import evalset_hash
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, load_evalset
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, DocHit, Retriever
+from drivebench.search.retrieval.pipelines import BASE_PIPELINE, DocHit, Retriever
 from drivebench.search.retrieval.rerank import (
     DEFAULT_DEPTH,
     FEATURES,
@@ -138,7 +138,7 @@ def build(label: str, seed: int | None, evalsets: list[Path | None]) -> list[tup
     """Index ``label`` built with ``seed`` (None: the default) once, and record each eval set's candidates
     (None: the build's own generated ``evalset.jsonl``)."""
     corpus_dir = resolve_corpus(label, seed=seed)
-    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline=DEFAULT_PIPELINE))
+    sim = Simulator(Drive.from_corpus(corpus_dir), SimConfig(pipeline=BASE_PIPELINE, rerank=None))
     sim.ingest_all()
     out = []
     for evalset in evalsets:
@@ -228,7 +228,7 @@ def train(seeds: tuple[int, ...], out: Path) -> dict[str, Any]:
         "model": "LightGBM lambdarank (Burges 2010, LambdaMART)",
         "features": list(FEATURES),
         "depth": DEFAULT_DEPTH,
-        "pipeline": DEFAULT_PIPELINE,
+        "pipeline": BASE_PIPELINE,
         "embedder": SimConfig().embedder,
         "corpora": [info for info, _ in fit],
         "seeds": list(seeds),

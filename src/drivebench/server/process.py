@@ -18,6 +18,7 @@ import uvicorn
 from starlette.responses import JSONResponse
 
 from drivebench.search.index.embedders import EMBED_THREADS_ENV
+from drivebench.search.retrieval.rerank import DEFAULT_RERANK
 from drivebench.server.api import create_app
 from drivebench.simulator.backend import Simulator
 
@@ -170,7 +171,7 @@ class ReplicaSpec:
     faults: list[str] = field(default_factory=list)
     secret_file: str | None = None  # None: $DRIVEBENCH_TOKEN_SECRET (inherited)
     answer_levers: dict[str, Any] = field(default_factory=dict)  # SimConfig's answer_* fields
-    rerank: str | None = None  # serve --rerank
+    rerank: str | None = DEFAULT_RERANK  # serve --rerank (None: no reranker)
     data_dir: str | None = None  # milvus:URI only: follow this data directory's writer (persistence.follower)
 
     def to_env(self) -> str:
@@ -340,8 +341,7 @@ def start_replicas(
         args += ["--extract", e]
     for f in spec.faults:
         args += ["--fault", f]
-    if spec.rerank is not None:
-        args += ["--rerank", spec.rerank]
+    args += ["--rerank", spec.rerank or "none"]
     if spec.data_dir is not None:
         args += ["--data-dir", spec.data_dir]
     url = f"http://{host}:{port}"

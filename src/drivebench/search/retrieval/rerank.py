@@ -46,11 +46,18 @@ from typing import Any
 import numpy as np
 
 from drivebench.search.index.chunk_store import ChunkStore, fit_mask
+from drivebench.search.index.embedders import canonical_name
 from drivebench.search.index.tokenize import tokenize
 from drivebench.search.retrieval.pipelines import DocHit, Retriever
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
 RERANKERS = {"ltr": "rerank-v2"}  # --rerank NAME -> the model files' stem under models/
+# "auto": the shipped model with the embedder it was trained with (its dense features are that embedder's
+# scores), no reranker with any other. On by default with the deep pipeline (pipelines.DEFAULT_PIPELINE says why).
+RERANK_AUTO = "auto"
+DEFAULT_RERANK = RERANK_AUTO
+AUTO_MODEL = "ltr"
+RERANK_OFF = ("none", "off")  # what a user writes for no reranker (a config file cannot write None)
 DEFAULT_DEPTH = 30  # candidates reordered: the pipeline's best 30 (at least top_k)
 FEATURES = (
     "pipe_rank",
@@ -82,10 +89,35 @@ class RerankModelError(RuntimeError):
 
 
 def check_rerank(name: str | None) -> str | None:
-    """``name`` when it names a reranker (or is None); ValueError otherwise."""
-    if name is not None and name not in RERANKERS:
-        raise ValueError(f"unknown rerank {name!r}; known: {', '.join(RERANKERS)}")
+    """``name`` when it names a reranker or is "auto"; None for None, "none" or "off" (no reranker); ValueError
+    otherwise."""
+    if name is None or name in RERANK_OFF:
+        return None
+    if name != RERANK_AUTO and name not in RERANKERS:
+        raise ValueError(f"unknown rerank {name!r}; known: {', '.join(RERANKERS)}, auto or none")
     return name
+
+
+def resolve_rerank(name: str | None, embedder: str) -> str | None:
+    """The reranker ``name`` stands for with ``embedder``: "auto" is the shipped model when ``embedder`` is the
+    one it was trained with and None otherwise (an unknown embedder: None, refused where embedders are)."""
+    name = check_rerank(name)
+    if name != RERANK_AUTO:
+        return name
+    try:
+        return AUTO_MODEL if canonical_name(embedder) == trained_embedder(AUTO_MODEL) else None
+    except ValueError:
+        return None
+
+
+@cache
+def trained_embedder(name: str) -> str:
+    """The embedder the shipped model ``name`` was trained with (its sidecar's ``embedder``)."""
+    sidecar = MODEL_DIR / f"{RERANKERS[name]}.meta.json"
+    try:
+        return str(json.loads(sidecar.read_text(encoding="utf-8"))["embedder"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise RerankModelError(f"reranker {name!r}: {sidecar.name} missing or unreadable") from exc
 
 
 # English words that occur everywhere: as substrings they would match any text ("is" in "this")
@@ -385,8 +417,8 @@ def with_rerank(
     base: Retriever, rerank: str | None, folder_of: FolderOf | None = None
 ) -> Retriever | RerankingRetriever:
     """``base`` alone (``rerank`` None) or followed by the named shipped reranker (``folder_of``: the drive's
-    folder path of a document, for the path features)."""
-    if check_rerank(rerank) is None:
+    folder path of a document, for the path features; "auto": ``resolve_rerank`` with the base's embedder)."""
+    rerank = resolve_rerank(rerank, base.embedder.name)
+    if rerank is None:
         return base
-    assert rerank is not None
     return RerankingRetriever(base, shipped_reranker(rerank), folder_of=folder_of)

@@ -87,6 +87,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
             "documents": len(sim.drive.documents),
             "chunks": sim.store.n_alive,
             "pipeline": sim.config.pipeline,
+            "rerank": sim.reranker,
             "embedder": sim.embedder.name,
             "index": sim.index_metadata(),
         }

@@ -121,7 +121,7 @@ async def recall(request: Request) -> Response:
     principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
     call = partial(sim.recall, principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
     # a reranker encodes the query (model code): never on the event loop
-    inline = sim.retriever.pipeline in INLINE_PIPELINES and sim.config.rerank is None
+    inline = sim.retriever.pipeline in INLINE_PIPELINES and sim.reranker is None
     if inline and req.as_of is None and sim.index_in_sync():
         # a lexical recall at the current instant (a past as_of may build that time's engine) with
         # nothing to index first is short CPU-only work that waits on no I/O and no write (~1 ms at 300

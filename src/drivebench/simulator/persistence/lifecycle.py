@@ -161,6 +161,7 @@ def stats(sim: Simulator) -> dict[str, Any]:
             "rejected_versions": len(sim.ingest_report.rejected),
             "snapshot": sim.snapshot(),
             "pipeline": sim.config.pipeline,
+            "rerank": sim.reranker,
             "embedder": sim.embedder.name,
             "fusion": sim.fusion_record(),  # the hybrid's fusion constants in force (None otherwise)
             "index_backend": vector_store.describe(sim.store, sim.config.vector_store),  # where dense search runs
