@@ -25,7 +25,9 @@ from tests.support.decisions import user_may_preview
 
 DATA = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
 ZH_PHRASINGS = frozenset({"natural", "colloquial", "abbreviation", "english", "vague", "typo"})
-KINDS = {"fact", "locate", "multi-doc"}
+# multi-hop: the answer needs a chain of documents, the first naming what leads to the next (its ``hops``)
+KINDS = {"fact", "locate", "multi-doc", "multi-hop"}
+EN_PHRASINGS = frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"})
 # at or above this character 5-gram Jaccard a question reads as a copy of a generated one
 NEAR_COPY = 0.6
 
@@ -41,6 +43,7 @@ class HandWrittenSet:
     split: str  # "heldout" (never tuned on), "dev" (may be tuned on) or "train" (fitted on)
     prefix: str  # every query id starts with it
     phrasings: frozenset[str]
+    multi_hop: int = 0  # at least this many multi-hop questions (a chain of documents answers each)
 
 
 SETS = [
@@ -89,7 +92,7 @@ SETS = [
         None,
         "dev",
         "e",
-        frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"}),
+        EN_PHRASINGS,
     ),
     HandWrittenSet(
         # a training set for the reranker, on a seed no eval set uses
@@ -99,7 +102,18 @@ SETS = [
         23,
         "train",
         "u",
-        frozenset({"natural", "colloquial", "abbreviation", "vague", "typo", "terse"}),
+        EN_PHRASINGS,
+    ),
+    HandWrittenSet(
+        # the third held-out set, the first in English: kept unspent for the next default decision
+        "heldout-acme-en-v3-3",
+        DATA / "heldout" / "acme-en-v3-handwritten-3.jsonl",
+        "acme-en@3",
+        None,
+        "heldout",
+        "n",
+        EN_PHRASINGS,
+        multi_hop=12,
     ),
 ]
 
@@ -153,6 +167,22 @@ def test_the_set_loads_with_unique_ids_and_enough_questions(hw: HandWrittenSet, 
         assert q.tags.get("kind") in KINDS, q.query_id
         if q.tags["kind"] == "multi-doc":
             assert len(q.gold) >= 2, q.query_id
+
+
+def test_a_multi_hop_question_names_its_chain(hw: HandWrittenSet, queries: list[EvalQuery]) -> None:
+    # the shape the generated eval set gives a chain: hops in chain order, every hop gold and every gold a hop,
+    # the last hop (the one holding the answer) at grade 2, the others at 1, the hop count as a tag
+    chains = [q for q in queries if q.tags["kind"] == "multi-hop"]
+    assert len(chains) >= hw.multi_hop
+    for q in queries:
+        if q.tags["kind"] != "multi-hop":
+            assert q.hops is None, q.query_id  # only a chain question carries hops
+            continue
+        assert q.hops is not None and len(q.hops) >= 2, q.query_id
+        assert len(set(q.hops)) == len(q.hops), q.query_id
+        assert q.gold_ids == q.hops, q.query_id
+        assert [g.grade for g in q.gold] == [1] * (len(q.hops) - 1) + [2], q.query_id
+        assert q.tags.get("hops") == str(len(q.hops)), q.query_id
 
 
 def test_the_composition_the_readme_states(hw: HandWrittenSet, queries: list[EvalQuery], manifest: Manifest) -> None:
