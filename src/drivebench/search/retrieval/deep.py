@@ -47,6 +47,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -67,6 +68,10 @@ MAX_CANDIDATES = 32  # codes tried per round (each one BM25 search): bounds a ro
 QUOTA = (0.5, 0.1)  # shares of top_k guaranteed to rounds 2 and 3 (rounded down: 5 and 1 of 10)
 # round 1: weight of the question's own codes searched alone (acme-zh@3: 0.5 and 0 reach fewer links)
 W_OWN_CODES = 1.0
+
+
+# a reordering of round 1's ranking (the reranker's: ``rerank.RerankingRetriever``)
+Reorder = Callable[[list[DocHit]], list[DocHit]]
 
 
 def codes_in(text: str) -> list[str]:
@@ -125,9 +130,18 @@ class Deep:
                         found.append((len(docs), len(found), code, docs))
         return [(code, docs) for _, _, code, docs in sorted(found)[:MAX_CODES]]
 
-    def plan(self, query: str, mask: np.ndarray, top_k: int) -> list[tuple[list[str], list[DocHit]]]:
-        """Every round's queries and document ranking (round 1: the question and hybrid's ranking)."""
-        r = self.retriever
+    def plan(
+        self,
+        query: str,
+        mask: np.ndarray,
+        top_k: int,
+        retriever: Retriever | None = None,
+        first_round: Reorder | None = None,
+    ) -> list[tuple[list[str], list[DocHit]]]:
+        """Every round's queries and document ranking (round 1: the question and hybrid's ranking, reordered by
+        ``first_round`` when given, before it seeds round 2). ``retriever``: this call's copy of the retriever
+        (the reranker's, whose query vector is already on its way); default the one this lever was made with."""
+        r = retriever or self.retriever
         depth = r.fusion.depth_for(top_k)
         alive = r.store.alive
         allowed = fit_mask(mask, len(alive)) & alive
@@ -136,6 +150,8 @@ class Deep:
         own = codes_in(query)
         if own and W_OWN_CODES > 0:  # the question's own codes searched alone too: the first link names them
             ranking = rrf([(ranking, 1.0)] + [(r.bm25(c, mask, depth), W_OWN_CODES) for c in own], depth)
+        if first_round is not None:
+            ranking = first_round(ranking)
         self._count(0, 1 + len(own), time.perf_counter() - started)
         rounds = [([query, *own], ranking)]
         seen = {c.lower() for c in own}
@@ -150,8 +166,15 @@ class Deep:
             rounds.append((queries, ranking))
         return rounds
 
-    def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        rounds = [ranking for _, ranking in self.plan(query, mask, top_k)]
+    def search(
+        self,
+        query: str,
+        mask: np.ndarray,
+        top_k: int,
+        retriever: Retriever | None = None,
+        first_round: Reorder | None = None,
+    ) -> list[DocHit]:
+        rounds = [ranking for _, ranking in self.plan(query, mask, top_k, retriever, first_round)]
         quotas = [int(share * top_k) for share in self.quota[: len(rounds) - 1]]
         out: dict[str, DocHit] = {}
 

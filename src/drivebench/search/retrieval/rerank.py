@@ -37,7 +37,7 @@ import hashlib
 import json
 import re
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -48,6 +48,7 @@ import numpy as np
 from drivebench.search.index.chunk_store import ChunkStore, fit_mask
 from drivebench.search.index.embedders import canonical_name
 from drivebench.search.index.tokenize import tokenize
+from drivebench.search.retrieval.deep import Deep
 from drivebench.search.retrieval.pipelines import DocHit, Retriever
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
@@ -391,26 +392,57 @@ class RerankingRetriever:
             raise AttributeError(name)
         return getattr(self.base, name)
 
-    def candidates(self, query: str, mask: np.ndarray, top_k: int) -> tuple[list[DocHit], np.ndarray]:
-        """The base pipeline's best ``max(top_k, depth)`` documents and their feature rows."""
+    def _primed(self, query: str) -> tuple[Retriever, Future[np.ndarray]]:
+        """This call's copy of the base, whose encode of ``query`` is the one started here (shared with the
+        dense features), and that encode."""
         base = self.base
         pending = _ENCODE_POOL.submit(base.query_batcher.encode, query)
-        primed = copy.copy(base)  # this call's copy: the base's encode of the same query is the one above
+        primed = copy.copy(base)
 
         def query_vector(text: str) -> np.ndarray:
             return pending.result() if text == query else base._query_vector(text)
 
         primed._query_vector = query_vector  # type: ignore[method-assign]
+        return primed, pending
+
+    def candidates(self, query: str, mask: np.ndarray, top_k: int) -> tuple[list[DocHit], np.ndarray]:
+        """The base pipeline's best ``max(top_k, depth)`` documents and their feature rows."""
+        primed, pending = self._primed(query)
         hits = primed.search(query, mask, max(top_k, self.depth))
-        return hits, features(base.store, query, pending.result(), mask, hits, self.folder_of)
+        return hits, features(self.base.store, query, pending.result(), mask, hits, self.folder_of)
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        if self.base.pipeline == "deep":
+            return self._search_deep(query, mask, top_k)
         hits, x = self.candidates(query, mask, top_k)
         if len(hits) <= 1:
             return hits[:top_k]
+        return self._reorder(hits, x)[:top_k]
+
+    def _reorder(self, hits: list[DocHit], x: np.ndarray) -> list[DocHit]:
+        """``hits`` by model score (ties: their order), each scored with it."""
         s = self.reranker.score(x)
-        order = sorted(range(len(hits)), key=lambda i: (-s[i], i))[:top_k]
+        order = sorted(range(len(hits)), key=lambda i: (-s[i], i))
         return [DocHit(hits[i].doc_id, hits[i].chunk_id, round(float(s[i]), 6)) for i in order]
+
+    def _search_deep(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
+        """``deep`` with its first round reranked: the model reorders round 1's best ``max(top_k, depth)``
+        documents before they seed the follow-up rounds and before the per-hop quota merges the rounds.
+        Reordering the merged list instead would rank the quota's later links by how well each matches the
+        question, which a chain's later links do least: it gave back most of deep's multi-hop gain."""
+        primed, pending = self._primed(query)
+        depth = max(top_k, self.depth)
+
+        def first_round(ranking: list[DocHit]) -> list[DocHit]:
+            head = ranking[:depth]
+            if len(head) <= 1:
+                return ranking
+            x = features(self.base.store, query, pending.result(), mask, head, self.folder_of)
+            return self._reorder(head, x) + ranking[depth:]
+
+        lever = self.base.lever()
+        assert isinstance(lever, Deep)
+        return lever.search(query, mask, top_k, retriever=primed, first_round=first_round)
 
 
 def with_rerank(
