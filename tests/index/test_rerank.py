@@ -90,7 +90,7 @@ def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
     }
     # the default "auto" is off with an embedder the model was not trained with (its dense features)
     assert sim.config.rerank == "auto" and sim.index_metadata()["rerank"] is None and sim.reranker is None
-    with pytest.raises(ValueError, match="unknown rerank 'nope'; known: ltr, auto or none"):
+    with pytest.raises(ValueError, match="unknown rerank 'nope'; known: ltr, ltr-first-round, auto or none"):
         Simulator(sim.drive, SimConfig(embedder="hash", rerank="nope"), embedder=sim.embedder)
 
 

@@ -16,7 +16,7 @@ from drivebench.search.retrieval import deep as deep_mod
 from drivebench.search.retrieval.deep import Deep, codes_in
 from drivebench.search.retrieval.pipelines import LEVERS, PIPELINES, Retriever
 from drivebench.search.retrieval.prf import PseudoRelevanceFeedback, rm3_terms
-from drivebench.search.retrieval.rerank import DEFAULT_DEPTH, FEATURES, RerankingRetriever, shipped_reranker
+from drivebench.search.retrieval.rerank import DEFAULT_DEPTH, FEATURES, RerankingRetriever, with_rerank
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.support.sims import fresh_sim
 
@@ -247,8 +247,8 @@ class _PipeRankModel:
         return self.sign * x[:, FEATURES.index("pipe_rank")]
 
 
-def test_the_reranker_on_deep_reorders_its_first_round_and_keeps_the_quota() -> None:
-    """With deep the reranker reorders round 1 only: a model that keeps round 1's order gives exactly deep's
+def test_the_reranker_on_deeps_first_round_reorders_it_and_keeps_the_quota() -> None:
+    """``ltr-first-round`` with deep reorders round 1 only: a model that keeps round 1's order gives exactly deep's
     answer (the bridge document of round 2 included), and one that reverses it puts round 1's last candidate
     first, both in the per-hop merge."""
     store = build(CHAIN)
@@ -256,29 +256,27 @@ def test_the_reranker_on_deep_reorders_its_first_round_and_keeps_the_quota() -> 
     base = Retriever(store, get_embedder("hash"), "deep")
     alone = [h.doc_id for h in base.search(query, mask, 3)]
     assert "g" in alone  # the second link, from round 2's quota
-    kept = RerankingRetriever(base, _PipeRankModel(-1.0)).search(query, mask, 3)  # type: ignore[arg-type]
+    kept = RerankingRetriever(base, _PipeRankModel(-1.0), first_round=True).search(query, mask, 3)  # type: ignore[arg-type]
     assert [h.doc_id for h in kept] == alone
     lever = base.lever()
     assert isinstance(lever, Deep)
     first = lever.plan(query, mask, 3)[0][1]
     depth = max(3, DEFAULT_DEPTH)
     assert len(first) >= 2, "round 1 needs candidates to reorder"
-    reversed_ = RerankingRetriever(base, _PipeRankModel(1.0)).search(query, mask, 3)  # type: ignore[arg-type]
+    reversed_ = RerankingRetriever(base, _PipeRankModel(1.0), first_round=True).search(query, mask, 3)  # type: ignore[arg-type]
     assert reversed_[0].doc_id == first[: min(depth, len(first))][-1].doc_id
     assert reversed_[0].doc_id != alone[0]
 
 
-def test_the_reranker_on_deep_never_uses_hidden_text() -> None:
-    """The shipped model on deep's first round: the same answer with and without the hidden document."""
+@pytest.mark.parametrize("rerank", ["ltr", "ltr-first-round"])
+def test_the_reranker_on_deep_never_uses_hidden_text(rerank: str) -> None:
+    """The shipped model after deep or on its first round: the same answer with and without the hidden document."""
     embedder = get_embedder("hash")
     with_hidden, without = build({**CHAIN, **HIDDEN}), build(CHAIN)
     mask = chain_mask(with_hidden)
-    model = shipped_reranker("ltr")
     for query in ("PX-2026-003 的整机有多大？", "项目 整机尺寸 预算", "PX-2026-003 备件"):
         for top_k in (2, 5):
-            a = RerankingRetriever(Retriever(with_hidden, embedder, "deep"), model).search(query, mask, top_k)
-            b = RerankingRetriever(Retriever(without, embedder, "deep"), model).search(
-                query, mask[: len(without)], top_k
-            )
+            a = with_rerank(Retriever(with_hidden, embedder, "deep"), rerank).search(query, mask, top_k)
+            b = with_rerank(Retriever(without, embedder, "deep"), rerank).search(query, mask[: len(without)], top_k)
             assert a == b and "h" not in {h.doc_id for h in a}, (query, a, b)
-            check(with_hidden, RerankingRetriever(Retriever(with_hidden, embedder, "deep"), model), query, mask, top_k)
+            check(with_hidden, with_rerank(Retriever(with_hidden, embedder, "deep"), rerank), query, mask, top_k)

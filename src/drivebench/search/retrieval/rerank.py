@@ -52,7 +52,11 @@ from drivebench.search.retrieval.deep import Deep
 from drivebench.search.retrieval.pipelines import DocHit, Retriever
 
 MODEL_DIR = Path(__file__).resolve().parent / "models"
-RERANKERS = {"ltr": "rerank-v2"}  # --rerank NAME -> the model files' stem under models/
+# --rerank NAME -> the model files' stem under models/. After a one-round pipeline both names reorder its result;
+# after ``deep``, "ltr" reorders the merged result, "ltr-first-round" the first round only (before it seeds the
+# follow-up rounds and before the per-hop quota merges them), which keeps deep's multi-hop completeness.
+RERANKERS = {"ltr": "rerank-v2", "ltr-first-round": "rerank-v2"}
+FIRST_ROUND = frozenset({"ltr-first-round"})
 # "auto": the shipped model with the embedder it was trained with (its dense features are that embedder's
 # scores), no reranker with any other. On by default with the deep pipeline (pipelines.DEFAULT_PIPELINE says why).
 RERANK_AUTO = "auto"
@@ -382,13 +386,18 @@ class RerankingRetriever:
     """``base`` followed by the reranker; quacks like a ``Retriever`` (pipeline, store, embedder, fusion)."""
 
     def __init__(
-        self, base: Retriever, reranker: Reranker, depth: int = DEFAULT_DEPTH, folder_of: FolderOf | None = None
+        self,
+        base: Retriever,
+        reranker: Reranker,
+        depth: int = DEFAULT_DEPTH,
+        folder_of: FolderOf | None = None,
+        first_round: bool = False,
     ) -> None:
         self.base, self.reranker, self.depth, self.folder_of = base, reranker, depth, folder_of
-        self.rerank = reranker.name
+        self.rerank, self.first_round = reranker.name, first_round
 
     def __getattr__(self, name: str) -> Any:  # pipeline, store, embedder, fusion, query_batcher: the base's
-        if name in ("base", "reranker", "depth", "rerank", "folder_of"):
+        if name in ("base", "reranker", "depth", "rerank", "folder_of", "first_round"):
             raise AttributeError(name)
         return getattr(self.base, name)
 
@@ -412,7 +421,7 @@ class RerankingRetriever:
         return hits, features(self.base.store, query, pending.result(), mask, hits, self.folder_of)
 
     def search(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
-        if self.base.pipeline == "deep":
+        if self.first_round and self.base.pipeline == "deep":
             return self._search_deep(query, mask, top_k)
         hits, x = self.candidates(query, mask, top_k)
         if len(hits) <= 1:
@@ -428,8 +437,8 @@ class RerankingRetriever:
     def _search_deep(self, query: str, mask: np.ndarray, top_k: int) -> list[DocHit]:
         """``deep`` with its first round reranked: the model reorders round 1's best ``max(top_k, depth)``
         documents before they seed the follow-up rounds and before the per-hop quota merges the rounds.
-        Reordering the merged list instead would rank the quota's later links by how well each matches the
-        question, which a chain's later links do least: it gave back most of deep's multi-hop gain."""
+        Reordering the merged list instead ranks the quota's later links by how well each matches the question,
+        which a chain's later links do least: it gives back most of deep's multi-hop gain (docs/embedders.md)."""
         primed, pending = self._primed(query)
         depth = max(top_k, self.depth)
 
@@ -453,4 +462,4 @@ def with_rerank(
     rerank = resolve_rerank(rerank, base.embedder.name)
     if rerank is None:
         return base
-    return RerankingRetriever(base, shipped_reranker(rerank), folder_of=folder_of)
+    return RerankingRetriever(base, shipped_reranker(rerank), folder_of=folder_of, first_round=rerank in FIRST_ROUND)
