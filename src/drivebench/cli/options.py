@@ -44,7 +44,8 @@ RerankOpt = typer.Option(
     "--rerank",
     callback=_check_rerank,
     help=f"A learned reranker after the pipeline: {', '.join(RERANKERS)}, none, or auto (the default: ltr with the "
-    "e5 embedder it was trained with, none with another). See docs/embedders.md.",
+    "e5 embedder it was trained with, none with another); ltr-first-round reranks deep's first round only, which "
+    "keeps its multi-hop completeness. See docs/embedders.md.",
     show_default=False,
 )
 
