@@ -58,6 +58,7 @@ REPO = Path(__file__).resolve().parents[3]
 TRAIN_SETS = (
     ("acme-zh@3", 23, "benchmarks/data/train/acme-zh-v3-s23-handwritten-train.jsonl"),
     ("acme-en@3", 23, "benchmarks/data/train/acme-en-v3-s23-handwritten-train.jsonl"),
+    ("acme-en@3", 31, "benchmarks/data/train/acme-en-v3-s31-handwritten-train.jsonl"),
 )
 VALID_SETS = (
     ("acme-en@3", None, "benchmarks/data/dev/acme-en-v3-handwritten-dev.jsonl"),

@@ -55,7 +55,7 @@ MODEL_DIR = Path(__file__).resolve().parent / "models"
 # --rerank NAME -> the model files' stem under models/. After a one-round pipeline both names reorder its result;
 # after ``deep``, "ltr" reorders the merged result, "ltr-first-round" the first round only (before it seeds the
 # follow-up rounds and before the per-hop quota merges them), which keeps deep's multi-hop completeness.
-RERANKERS = {"ltr": "rerank-v2", "ltr-first-round": "rerank-v2"}
+RERANKERS = {"ltr": "rerank-v3", "ltr-first-round": "rerank-v3"}
 FIRST_ROUND = frozenset({"ltr-first-round"})
 # "auto": the shipped model with the embedder it was trained with (its dense features are that embedder's
 # scores), no reranker with any other. On by default with the deep pipeline (pipelines.DEFAULT_PIPELINE says why).
