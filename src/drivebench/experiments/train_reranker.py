@@ -5,11 +5,11 @@ acme-en@3 with each seed (never the default one: the default builds are what the
 ``benchmarks/bench_rerank.py``), indexes them with the default embedder, and asks the default pipeline for the
 best ``DEFAULT_DEPTH`` documents of every question as the question's user (the same masks as a recall). The
 questions: each build's generated eval set, and the hand-written training sets of ``benchmarks/data/train/``
-(``TRAIN_SETS``: written by reading the seed-23 builds, in the words people ask with: project names, people,
+(``TRAIN_SETS``: written by reading the seed-23 and seed-31 builds, in the words people ask with: project names, people,
 suppliers, typos). Label of a candidate: its gold grade (0 when not gold). LightGBM ``lambdarank`` (Burges
 2010) with fixed seeds, ``deterministic=True`` and one thread; the number of trees is chosen by early stopping
 on NDCG@10 of the hand-written dev sets (``VALID_SETS``, ``benchmarks/data/dev/``), which are never trained
-on. Writes ``models/rerank-v2.json`` (the trees, scored with numpy at run time) and ``rerank-v2.meta.json``
+on. Writes ``models/rerank-v3.json`` (the trees, scored with numpy at run time) and ``rerank-v3.meta.json``
 (the training data's fingerprint: corpora, seeds, eval-set hashes, feature list, LightGBM version,
 parameters, and the weights' SHA-256 the loader checks). Needs ``lightgbm`` (the ``train`` extra) and a
 checkout (the hand-written sets live in the repository, not in the package).

@@ -20,8 +20,8 @@ The model follows Burges (2010), "From RankNet to LambdaRank to LambdaMART": Lig
 objective, trained by ``python -m drivebench.experiments.train_reranker`` on generated corpora only (acme-zh@3
 and acme-en@3 built with seeds other than the default: their generated eval sets and the hand-written training
 sets of ``benchmarks/data/train/``; checked on the default builds and on the hand-written held-out sets). The
-trees ship as JSON (``models/rerank-v2.json``) and are scored here with numpy, so serving needs no LightGBM; the
-sidecar ``models/rerank-v2.meta.json`` records the training data's fingerprint and the weights' SHA-256, checked
+trees ship as JSON (``models/rerank-v3.json``) and are scored here with numpy, so serving needs no LightGBM; the
+sidecar ``models/rerank-v3.meta.json`` records the training data's fingerprint and the weights' SHA-256, checked
 on load (a mismatch is an error, never a silently different model).
 
 Latency: the query vector is encoded once and shared with the base pipeline (``_query_vector`` of a
@@ -61,7 +61,7 @@ FIRST_ROUND = frozenset({"ltr-first-round"})
 # scores), no reranker with any other. On by default with the deep pipeline (pipelines.DEFAULT_PIPELINE says why).
 RERANK_AUTO = "auto"
 DEFAULT_RERANK = RERANK_AUTO
-AUTO_MODEL = "ltr"
+AUTO_MODEL = "ltr-first-round"  # with deep, the default pipeline: the placement the fourth held-out set chose
 RERANK_OFF = ("none", "off")  # what a user writes for no reranker (a config file cannot write None)
 DEFAULT_DEPTH = 30  # candidates reordered: the pipeline's best 30 (at least top_k)
 FEATURES = (
