@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from drivebench.errors import describe
 from drivebench.search.index.chunk_store import ChunkStore
 from drivebench.search.retrieval.pipelines import DocHit, Retriever
 from drivebench.search.retrieval.rerank import (
@@ -153,8 +154,11 @@ def test_a_model_that_does_not_match_its_sidecar_is_refused(tmp_path: Path) -> N
     with pytest.raises(RerankModelError, match="other features"):
         load_reranker("ltr", tmp_path)
     Path(f"{stem}.meta.json").unlink()
-    with pytest.raises(RerankModelError, match="missing"):
+    with pytest.raises(RerankModelError, match="missing") as refused:
         load_reranker("ltr", tmp_path)
+    # the command line says what to do and exits 2, not "internal error" with 70
+    told = describe(refused.value)
+    assert told.exit_code == 2 and "--rerank none" in str(told.hint) and "missing" in told.message
 
 
 def test_features_of_a_hand_made_case() -> None:

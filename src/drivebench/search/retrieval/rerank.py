@@ -92,6 +92,12 @@ _ENCODE_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="rerank-embe
 class RerankModelError(RuntimeError):
     """The shipped model's files do not match their sidecar (or are missing)."""
 
+    # what the CLI prints under the message (errors.describe): a damaged install, not a bug in the caller's input
+    hint = (
+        "the package's reranker files are missing or altered: reinstall drivebench (`make` in a checkout), or run "
+        "without the reranker (--rerank none)"
+    )
+
 
 def check_rerank(name: str | None) -> str | None:
     """``name`` when it names a reranker or is "auto"; None for None, "none" or "off" (no reranker); ValueError
