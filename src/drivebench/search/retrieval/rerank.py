@@ -5,6 +5,9 @@ its best ``depth`` documents (``DEFAULT_DEPTH`` = 30, at least ``top_k``), score
 returns the ``top_k`` best by model score (ties: the pipeline's order). It reorders what the pipeline
 returned and nothing else: every result is a pipeline result, so it stays inside the permitted set, and it
 returns ``min(top_k, what the pipeline found)`` results, never fewer than the pipeline alone.
+With ``first_round`` (``--rerank ltr-first-round``, the default with ``deep``) and the ``deep`` pipeline it
+reorders deep's first round instead, inside ``Deep.plan``, before that round seeds the follow-up rounds and before
+the per-hop quota merges them: every result is still one of deep's, and deep's merge decides how many.
 
 Features (``FEATURES``), each computed from what the caller may see only (BM25 statistics over the allowed
 chunks, the doc's allowed chunks of the shown version): the pipeline's rank; BM25 and e5 dense scores of the
