@@ -43,9 +43,10 @@ RerankOpt = typer.Option(
     DEFAULT_RERANK,
     "--rerank",
     callback=_check_rerank,
-    help=f"A learned reranker after the pipeline: {', '.join(RERANKERS)}, none, or auto (the default: ltr with the "
-    "e5 embedder it was trained with, none with another); ltr-first-round reranks deep's first round only, which "
-    "keeps its multi-hop completeness. See docs/embedders.md.",
+    help=f"A learned reranker after the pipeline: {', '.join(RERANKERS)}, none, or auto (the default: "
+    "ltr-first-round with the e5 embedder it was trained with, none with another). After deep, ltr reorders the "
+    "merged result and ltr-first-round deep's first round, which keeps its multi-hop completeness. See "
+    "docs/embedders.md.",
     show_default=False,
 )
 
