@@ -85,6 +85,11 @@ def test_filters_and_references(store: HistoryStore, results: dict[int, dict[str
         store.resolve("99")
     with pytest.raises(KeyError):
         store.resolve("latest~9")
+    for huge in ("99999999999999999999", f"#{2**63}", 2**64):  # past SQLite's INTEGER: no such run, not an error
+        with pytest.raises(KeyError):
+            store.resolve(huge)
+        with pytest.raises(KeyError):
+            store.load(huge)
     with pytest.raises(ValueError):
         store.resolve("yesterday")
 

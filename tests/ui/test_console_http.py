@@ -233,6 +233,7 @@ def test_runs_pages_for_service_tokens_only(ui_server: RunningServer, ui_sim: Si
     report = httpx.get(f"{ui_server.url}/ui/runs/{ids[0]}/report", headers=admin)
     assert report.status_code == 200 and "Hit Rate" in report.text
     assert httpx.get(f"{ui_server.url}/ui/runs/999/report", headers=admin).status_code == 404
+    assert httpx.get(f"{ui_server.url}/ui/runs/99999999999999999999/report", headers=admin).status_code == 404
     user = {"Authorization": f"Bearer {token(ui_sim, USER_A)}"}
     assert httpx.get(f"{ui_server.url}/ui/runs", headers=user).status_code == 403
     assert httpx.get(f"{ui_server.url}/ui/faults", headers=user).status_code == 403

@@ -205,6 +205,7 @@ def parse_when(text: str | None) -> datetime | None:
     return dt if dt.tzinfo else dt.replace(tzinfo=UTC)
 
 
+SQLITE_MAX_INTEGER = 2**63 - 1  # run ids are SQLite INTEGERs
 _REF = re.compile(r"^(?:#?(?P<id>\d+)|latest(?:~(?P<back>\d+))?)$")
 
 
@@ -331,6 +332,8 @@ class HistoryStore:
             raise ValueError(f"not a history run reference: {ref!r} (use an id, #id, latest or latest~N)")
         if m["id"]:
             run_id = int(m["id"])
+            if run_id > SQLITE_MAX_INTEGER:  # sqlite cannot even bind it (OverflowError): no such run can exist
+                raise KeyError(f"no run {run_id} in {self.path}")
             with self._connect() as con:
                 if not con.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
                     raise KeyError(f"no run {run_id} in {self.path}")
