@@ -42,7 +42,9 @@ def drive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
 @pytest.fixture
 def connector(drive: ServerProc, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ConnectorProc]:
     drive.post("/_sim/reset")
-    c = ConnectorProc(drive.url, drive.token("admin"), request.param, INTERVAL, tmp_path / "connector.log")
+    c = ConnectorProc(
+        drive.url, drive.token("admin"), request.param, INTERVAL, tmp_path / "connector.log", token="sync-client"
+    )
     c.start()
     yield c
     c.stop()
@@ -55,7 +57,7 @@ def _sync(drive: ServerProc, target: ConnectorProc, out: Path, scenario: str, de
         scenario = str(path)
     done = run(
         "eval", "sync", "--drive", drive.url, "--drive-token", drive.token("admin"),
-        "--target", target.url, "--token", drive.token("admin"), "--scenario", scenario,
+        "--target", target.url, "--token", target.token, "--scenario", scenario,
         "--deadline", str(deadline), "--poll", str(POLL), "--out", str(out), "--json", "-",
         timeout=900,
     )  # fmt: skip
@@ -77,7 +79,7 @@ def test_following_the_change_feed_every_class_converges_within_the_interval(
 ) -> None:
     code, result, err = _sync(drive, connector, tmp_path / "run", EVERY_CLASS_ONCE, deadline=INTERVAL + 5)
     assert code == 0, err
-    syncs = httpx.get(f"{connector.url}/syncs", headers={"Authorization": f"Bearer {drive.token('admin')}"}).json()
+    syncs = httpx.get(f"{connector.url}/syncs", headers={"Authorization": f"Bearer {connector.token}"}).json()
     assert syncs["interval_s"] == INTERVAL and syncs["syncs"]
     classes = result["sync"]["classes"]
     assert len(classes) == 12

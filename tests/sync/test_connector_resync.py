@@ -7,6 +7,7 @@ And its two credentials: the client token is never the drive's, ``/healthz`` cou
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from drivebench.connector.index import ConnectorIndex
 from drivebench.connector.sync import STRATEGIES, Syncer
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.simulator.backend import Simulator
+from tests.support.clirun import invoke
 from tests.support.sims import auth, client_for, upload
 
 CLIENT_TOKEN = "connector-client-token"
@@ -176,3 +178,15 @@ def test_healthz_counts_only_for_the_drive_token_and_the_drive_token_is_no_clien
         .status_code
         == 200
     )
+
+
+def test_the_cli_refuses_the_drive_token_as_the_client_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # refused before the drive is read (nothing listens on port 9): a usage error, exit 2
+    argv = ["connector", "--drive", "http://127.0.0.1:9", "--drive-token", "drive-key", "--token", "drive-key"]
+    code, _, err = invoke(argv, tmp_path, monkeypatch)
+    assert code == 2 and "--allow-drive-token-as-client" in err, err
+    code, _, err = invoke([*argv[:-2], "--token", " "], tmp_path, monkeypatch)
+    assert code == 2 and "empty token" in err, err
+    # allowed explicitly, it goes on to read the drive (which is not there: exit 2 for that instead)
+    code, _, err = invoke([*argv, "--allow-drive-token-as-client"], tmp_path, monkeypatch)
+    assert code == 2 and "the drive cannot be read" in err and "allow-drive-token" not in err, err
