@@ -1,5 +1,5 @@
 """``eval sync`` against the reference connector (a real process with its own index, fed from a real simulator):
-following the change feed every 3 s, every class converges within the interval plus a poll and a second;
+following the change feed every 2 s, every class converges within the interval plus a poll and a second;
 syncing by modification time misses exactly the ACL-only changes, in the change scenarios and in conformance."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.support.clirun import run
 from tests.support.connectorproc import ConnectorProc
 from tests.support.serverproc import ServerProc
 
-INTERVAL, POLL = 3.0, 0.25
+INTERVAL, POLL = 2.0, 0.25
 EVERY_CLASS_ONCE = """changes = [
   { class = "grant-removed" }, { class = "member-removed" }, { class = "deny-added" },
   { class = "inheritance-broken" }, { class = "moved-out" }, { class = "trashed" }, { class = "grant-expired" },
