@@ -118,7 +118,11 @@ def connector(drive: Drive) -> tuple[Any, Any, int]:
     syncer.start()
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_connector_app(index, syncer, "bench"), port=port, log_level="warning")
+        uvicorn.Config(
+            create_connector_app(index, syncer, "bench", admin_token=drive.token(ADMIN_SERVICE)),
+            port=port,
+            log_level="warning",
+        )
     )
     threading.Thread(target=server.run, daemon=True).start()
     while not server.started:

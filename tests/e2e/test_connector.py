@@ -1,5 +1,6 @@
 """The reference connector as a real process fed from a real simulator: it answers only from ACLs it synced,
-its three strategies behave as documented, it survives a drive reset, and refuses bad requests."""
+its three strategies behave as documented, each re-crawls after a drive reset, and it refuses bad requests and
+the drive's token."""
 
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ def _ids(r: httpx.Response) -> list[str]:
     return [x["doc_id"] for x in r.json()["results"]]
 
 
+def _files(drive: ServerProc) -> list[dict]:
+    """What the drive lists (trashed documents are not listed, nor indexed)."""
+    return drive.get("/api/v1/files", params={"folder": "/", "recursive": "true"}).json()["files"]
+
+
 def _wait(predicate, seconds: float) -> bool:
     end = time.monotonic() + seconds
     while time.monotonic() < end:
@@ -43,8 +49,10 @@ def _wait(predicate, seconds: float) -> bool:
 
 
 def test_answers_only_what_the_drive_lets_each_user_preview(drive: ServerProc, tmp_path: Path) -> None:
-    c = _connector(drive, tmp_path, "changes")
+    c = _connector(drive, tmp_path, "changes")  # no --token: it generates its client token and prints it
     try:
+        assert c.token and c.token != drive.token("admin")
+        assert c.recall("u001", "policy", token=drive.token("admin")).status_code == 401  # not the drive's key
         access = drive.get("/api/v1/access").json()["documents"]
         allowed = {d["doc_id"]: set(d["users"]) for d in access}
         for user in ("u001", "u004", "u010"):
@@ -59,11 +67,12 @@ def test_answers_only_what_the_drive_lets_each_user_preview(drive: ServerProc, t
         bad = httpx.post(
             f"{c.url}/api/mcp/recall",
             json={"query": "x", "user_role": "engineer"},
-            headers={"Authorization": f"Bearer {drive.token('admin')}"},
+            headers={"Authorization": f"Bearer {c.token}"},
         )
         assert bad.status_code == 400
         assert c.recall("u001", "policy", top_k=0).status_code == 422
-        assert httpx.get(f"{c.url}/healthz").json()["ok"] is True
+        assert httpx.get(f"{c.url}/healthz").json() == {"ok": True}  # no counts without the drive token
+        assert c.health()["documents"] == len(_files(drive))
         assert c.recall("zz-nobody", "policy").json()["results"] == []  # no ACL names them: nothing
     finally:
         c.stop()
@@ -97,11 +106,11 @@ def test_strategies_see_a_grant_removal_or_miss_it_as_documented(
         assert doc in _ids(c.recall(user, name))
         r = httpx.delete(f"{drive.url}/api/permissions/grants/{grant}", headers=drive.headers("admin"))
         assert r.status_code == 200, r.text
-        gone = _wait(lambda: doc not in _ids(c.recall(user, name)), 4)
-        if strategy == "mtime":
-            assert not gone, "an ACL-only change must be missed by a sync by modification time"
+        if strategy == "mtime":  # two whole syncs after the removal (the first may have begun before it)
+            c.wait_syncs(2)
+            assert doc in _ids(c.recall(user, name)), "an ACL-only change must be missed by a sync by modification time"
         else:
-            assert gone
+            assert _wait(lambda: doc not in _ids(c.recall(user, name)), 4)
         # a new version with a unique word is found by every strategy
         md = next(f for f in files.values() if f["name"].endswith(".md") and f["doc_id"] != doc)
         files_form = {"file": (md["name"], f"# {md['name']}\n\nzqconnector{strategy} new text\n".encode())}
@@ -111,12 +120,17 @@ def test_strategies_see_a_grant_removal_or_miss_it_as_documented(
         assert up.status_code == 201, up.text
         readers = {d["doc_id"]: d["users"] for d in drive.get("/api/v1/access").json()["documents"]}[md["doc_id"]]
         assert _wait(lambda: md["doc_id"] in _ids(c.recall(readers[0], f"zqconnector{strategy}")), 4)
-        # a drive reset: the connector re-crawls and keeps answering
+        # a drive reset: every strategy re-crawls (recall may answer 503 meanwhile, never the old state)
         assert drive.post("/_sim/reset").status_code == 200
-        assert (
-            _wait(lambda: md["doc_id"] not in _ids(c.recall(readers[0], f"zqconnector{strategy}")), 4)
-            or strategy == "mtime"
-        )
-        assert httpx.get(f"{c.url}/healthz").json()["ok"] is True
+
+        def forgotten() -> bool:
+            r = c.recall(readers[0], f"zqconnector{strategy}")
+            assert r.status_code in (200, 503), r.text
+            return r.status_code == 200 and md["doc_id"] not in _ids(r)
+
+        assert _wait(forgotten, 4)
+        health = c.health()
+        assert health["resyncs"] == 1 and health["serving"] is True and health["errors"] == 0
+        assert health["documents"] == len(_files(drive))
     finally:
         c.stop()

@@ -1,5 +1,5 @@
 """``eval sync`` against the reference connector (a real process with its own index, fed from a real simulator):
-following the change feed every 3 s, every class converges within the interval plus a poll and a second;
+following the change feed every 2 s, every class converges within the interval plus a poll and a second;
 syncing by modification time misses exactly the ACL-only changes, in the change scenarios and in conformance."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from tests.support.clirun import run
 from tests.support.connectorproc import ConnectorProc
 from tests.support.serverproc import ServerProc
 
-INTERVAL, POLL = 3.0, 0.25
+INTERVAL, POLL = 2.0, 0.25
 EVERY_CLASS_ONCE = """changes = [
   { class = "grant-removed" }, { class = "member-removed" }, { class = "deny-added" },
   { class = "inheritance-broken" }, { class = "moved-out" }, { class = "trashed" }, { class = "grant-expired" },
@@ -42,7 +42,9 @@ def drive(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
 @pytest.fixture
 def connector(drive: ServerProc, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[ConnectorProc]:
     drive.post("/_sim/reset")
-    c = ConnectorProc(drive.url, drive.token("admin"), request.param, INTERVAL, tmp_path / "connector.log")
+    c = ConnectorProc(
+        drive.url, drive.token("admin"), request.param, INTERVAL, tmp_path / "connector.log", token="sync-client"
+    )
     c.start()
     yield c
     c.stop()
@@ -55,7 +57,7 @@ def _sync(drive: ServerProc, target: ConnectorProc, out: Path, scenario: str, de
         scenario = str(path)
     done = run(
         "eval", "sync", "--drive", drive.url, "--drive-token", drive.token("admin"),
-        "--target", target.url, "--token", drive.token("admin"), "--scenario", scenario,
+        "--target", target.url, "--token", target.token, "--scenario", scenario,
         "--deadline", str(deadline), "--poll", str(POLL), "--out", str(out), "--json", "-",
         timeout=900,
     )  # fmt: skip
@@ -77,7 +79,7 @@ def test_following_the_change_feed_every_class_converges_within_the_interval(
 ) -> None:
     code, result, err = _sync(drive, connector, tmp_path / "run", EVERY_CLASS_ONCE, deadline=INTERVAL + 5)
     assert code == 0, err
-    syncs = httpx.get(f"{connector.url}/syncs", headers={"Authorization": f"Bearer {drive.token('admin')}"}).json()
+    syncs = httpx.get(f"{connector.url}/syncs", headers={"Authorization": f"Bearer {connector.token}"}).json()
     assert syncs["interval_s"] == INTERVAL and syncs["syncs"]
     classes = result["sync"]["classes"]
     assert len(classes) == 12

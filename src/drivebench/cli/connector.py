@@ -1,9 +1,11 @@
 """``drivebench connector``: the reference connector (its own index fed from a drive's public API) served
-with uvicorn. Exit codes: 0 stopped cleanly; 2 usage (bad option, a drive that refuses the token)."""
+with uvicorn. Exit codes: 0 stopped cleanly; 2 usage (bad option, a drive that refuses the token, the drive
+token given as the client token without ``--allow-drive-token-as-client``)."""
 
 from __future__ import annotations
 
 import logging
+import secrets
 
 import typer
 
@@ -18,7 +20,15 @@ def connector(
     strategy: str = typer.Option("changes", "--strategy", help="changes, mtime or full (see docs/connector.md)."),
     interval: float = typer.Option(5.0, "--interval", min=0.05, max=86_400, help="Seconds between syncs."),
     token: str | None = typer.Option(
-        None, "--token", help="Bearer token callers must send (default: the drive token)."
+        None,
+        "--token",
+        help="Bearer token callers must send (default: a random one, printed at start). Not the drive token: "
+        "every client would hold the drive's admin token.",
+    ),
+    allow_drive_token_as_client: bool = typer.Option(
+        False,
+        "--allow-drive-token-as-client",
+        help="Accept --token equal to --drive-token (every client then holds the drive token).",
     ),
 ) -> None:
     """Serve POST /api/mcp/recall from the connector's own index, synced from the drive every --interval
@@ -34,6 +44,15 @@ def connector(
     quiet_libraries()
     if strategy not in STRATEGIES:
         raise typer.BadParameter(f"one of {', '.join(STRATEGIES)}", param_hint="--strategy")
+    if token is not None and not token.strip():
+        raise typer.BadParameter("an empty token", param_hint="--token")
+    if token == drive_token and not allow_drive_token_as_client:
+        raise typer.BadParameter(
+            "the drive token as the client token would hand every client the drive's admin token: give another "
+            "(or none: one is generated), or pass --allow-drive-token-as-client",
+            param_hint="--token",
+        )
+    client_token = token if token is not None else secrets.token_urlsafe(32)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     index = ConnectorIndex()
     syncer = Syncer(DriveClient(drive, drive_token), strategy, interval, index)  # type: ignore[arg-type]
@@ -46,7 +65,13 @@ def connector(
         f"{len(syncer.docs)} documents from {drive}",
         highlight=False,
     )
-    app = create_connector_app(index, syncer, token or drive_token)
+    if token is None:
+        err_console.print(
+            f"client token (send as Bearer; --token to choose one): {client_token}", highlight=False, soft_wrap=True
+        )
+    app = create_connector_app(
+        index, syncer, client_token, admin_token=drive_token, allow_admin_client_token=allow_drive_token_as_client
+    )
     try:
         uvicorn.run(app, host=host, port=port, log_level="warning")
     finally:

@@ -9,6 +9,9 @@ permissions, and the bugs that come with them.
   ACL-only change (a grant removed, a deny added, a parent folder's ACL) is never seen;
 * ``full``: re-crawls everything every interval.
 
+Whatever the strategy, a drive whose history was replaced (a reset: the change feed's epoch moved) withdraws the
+index at once (recall answers 503) until a full crawl has read it again: never the grants of before.
+
 Built on drivebench's own BM25 index (``search.index.lexical``) and parsers (``extract``), not on LlamaIndex or
 LangChain: what is measured is the ACL sync, a framework adds a dependency tree and no ACL semantics. Every
 chunk carries its document's ACL (the users who may preview it) as metadata and the filter runs before

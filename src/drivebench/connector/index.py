@@ -1,5 +1,6 @@
 """The connector's index: documents with their chunk texts and ACL, BM25 over the chunks. Built whole and
-swapped in under a lock, so a query never sees half a sync."""
+swapped in under a lock, so a query never sees half a sync; withdrawn (nothing to answer from) while the ACLs
+it holds can no longer be trusted (the drive's history was replaced), until a full crawl replaces it."""
 
 from __future__ import annotations
 
@@ -78,10 +79,11 @@ class Snapshot:
 class ConnectorIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._snapshot = Snapshot.build({})
+        self._snapshot: Snapshot | None = None  # nothing to answer from before the first crawl
 
     @property
-    def snapshot(self) -> Snapshot:
+    def snapshot(self) -> Snapshot | None:
+        """What queries answer from; None before the first crawl and while withdrawn."""
         with self._lock:
             return self._snapshot
 
@@ -89,3 +91,8 @@ class ConnectorIndex:
         built = Snapshot.build(docs)  # outside the lock: queries keep the old snapshot meanwhile
         with self._lock:
             self._snapshot = built
+
+    def withdraw(self) -> None:
+        """Answer nothing from now on, until the next ``replace``: the grants held may have been revoked."""
+        with self._lock:
+            self._snapshot = None

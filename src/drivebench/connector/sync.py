@@ -1,6 +1,11 @@
 """The connector's sync loop: a full crawl at start, then one step of the chosen strategy every interval.
 A failed step (drive down, 5xx) is logged and counted; the previous index keeps serving, the next interval
-retries. A change feed that answers 409 for our cursor (the drive was reset) triggers a full re-crawl."""
+retries.
+
+A drive whose history was replaced (a reset or a seed: the change feed's ``epoch`` moved, or the feed refuses
+our cursor with 410 or 409) is another drive: every grant the index holds may have been revoked. Whatever the
+strategy, the index is withdrawn at once (recall answers 503, never from those grants) and everything is read
+again; it serves again only once a full crawl has succeeded."""
 
 from __future__ import annotations
 
@@ -19,6 +24,8 @@ Strategy = Literal["changes", "mtime", "full"]
 STRATEGIES: tuple[str, ...] = ("changes", "mtime", "full")
 CONTENT_KINDS = frozenset({"created", "updated", "restored", "renamed", "moved", "untrashed"})
 GONE_KINDS = frozenset({"trashed", "purged"})
+# the feed refuses our cursor: from another epoch (410) or past its end (409, a drive that checks no epoch)
+RESYNC_STATUSES = frozenset({409, 410})
 
 
 @dataclass
@@ -29,6 +36,7 @@ class SyncStats:
     last_error: str | None = None
     fetched: int = 0
     acl_refreshes: int = 0
+    resyncs: int = 0  # times the drive's history was found replaced (the index withdrawn, then re-crawled)
     history: list[float] = field(default_factory=list)  # seconds per step (last 100)
     timeline: list[tuple[float, float]] = field(default_factory=list)  # (start, end) wall times of each step
 
@@ -41,6 +49,8 @@ class Syncer:
         self.stats = SyncStats()
         self.docs: dict[str, DocEntry] = {}
         self.cursor = 0
+        self.epoch: str | None = None  # the feed's history ``cursor`` belongs to (None: the drive says none)
+        self.withdrawn = False  # the index answers nothing until a full crawl succeeds
         self.high_water = ""  # the newest modified_at seen (mtime)
         self._content: dict[str, list[str]] = {}  # version_id -> chunks (a re-crawl fetches only new versions)
         self._stop = threading.Event()
@@ -57,14 +67,29 @@ class Syncer:
         return DocEntry(f["doc_id"], f["name"], f["path"], version, f["modified_at"], chunks, frozenset(users))
 
     def crawl(self) -> None:
-        """Everything: the listing, new versions' content, every ACL in one call."""
-        cursor = self.drive.feed_length()  # changes after this point are the next step's work
+        """Everything: the listing, new versions' content, every ACL in one call. A reset that lands during
+        the crawl leaves a mixed read, but the next step sees the new epoch and crawls again."""
+        cursor, epoch = self.drive.feed_head()  # changes after this point are the next step's work
+        if self.stats.syncs and epoch != self.epoch:
+            self._withdraw("the drive's change feed has a new epoch (reset or reseeded)")
         files = [f for f in self.drive.files("/") if not f.get("trashed")]
         access = self.drive.access_all()
         self.stats.acl_refreshes += 1
         self.docs = {f["doc_id"]: self._entry(f, access.get(f["doc_id"], set())) for f in files}
-        self.cursor = cursor
+        self.cursor, self.epoch = cursor, epoch
         self.high_water = max((f["modified_at"] for f in files), default="")
+
+    def _withdraw(self, reason: str) -> None:
+        """The drive is not the one indexed: answer nothing (the grants held may be revoked) until a crawl."""
+        if not self.withdrawn:
+            log.warning("%s: answering nothing until everything is read again", reason)
+            self.stats.resyncs += 1
+            self.withdrawn = True
+        self.index.withdraw()
+
+    def _resync(self, reason: str) -> None:
+        self._withdraw(reason)
+        self.crawl()
 
     def _refresh_all_acls(self) -> None:
         access = self.drive.access_all()
@@ -77,13 +102,15 @@ class Syncer:
     def _follow_changes(self) -> None:
         while True:
             try:
-                page = self.drive.changes(self.cursor)
+                page = self.drive.changes(self.cursor, epoch=self.epoch)
             except DriveError as exc:
-                if "HTTP 409" in str(exc):  # our cursor is past the feed's end: the drive was reset
-                    log.info("change feed restarted (drive reset?): re-crawling")
-                    self.crawl()
+                if exc.status in RESYNC_STATUSES:
+                    self._resync(f"the drive refused the feed cursor (HTTP {exc.status})")
                     return
                 raise
+            if page.get("epoch") != self.epoch:  # a drive that ignores the epoch it is sent but says its own
+                self._resync("the drive's change feed has a new epoch (reset or reseeded)")
+                return
             refetch: set[str] = set()
             gone: set[str] = set()
             all_acls = recrawl = False
@@ -121,6 +148,10 @@ class Syncer:
                 return
 
     def _by_mtime(self) -> None:
+        # modification times say nothing of a reset (it goes back in time): the feed's epoch does
+        if self.drive.feed_head()[1] != self.epoch:
+            self._resync("the drive's change feed has a new epoch (reset or reseeded)")
+            return
         files = {f["doc_id"]: f for f in self.drive.files("/") if not f.get("trashed")}
         for d in list(self.docs):
             if d not in files:
@@ -133,17 +164,19 @@ class Syncer:
     def step(self) -> None:
         t0, started = time.perf_counter(), time.time()
         try:
-            if self.strategy == "full":
+            if self.strategy == "full" or self.withdrawn:
                 self.crawl()
             elif self.strategy == "mtime":
                 self._by_mtime()
             else:
                 self._follow_changes()
             self.index.replace(self.docs)
+            self.withdrawn = False
         except DriveError as exc:
             self.stats.errors += 1
             self.stats.last_error = str(exc)
-            log.warning("sync failed (the previous index keeps serving): %s", exc)
+            serving = "still withdrawn" if self.withdrawn else "the previous index keeps serving"
+            log.warning("sync failed (%s): %s", serving, exc)
             return
         seconds = time.perf_counter() - t0
         self.stats.syncs += 1

@@ -30,6 +30,15 @@ class Conflict(DriveError):
     status = 409
 
 
+class ResyncRequired(DriveError):
+    """A change-feed cursor from another history of the drive (it was reset or reseeded, or restarted without
+    a data directory since the cursor was given): nothing after it can be trusted, so the client starts over
+    from a full read (HTTP 410, as other drives' change APIs answer)."""
+
+    code = "resync-required"
+    status = 410
+
+
 class InvalidRequest(DriveError):
     code = "invalid-request"
     status = 400

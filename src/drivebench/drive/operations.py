@@ -27,7 +27,14 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
 
 from drivebench.drive.clock import MAX_TIME, checked_utc
-from drivebench.drive.errors import Conflict, InvalidRequest, NotFound, Unavailable, UnknownPrincipal
+from drivebench.drive.errors import (
+    Conflict,
+    InvalidRequest,
+    NotFound,
+    ResyncRequired,
+    Unavailable,
+    UnknownPrincipal,
+)
 from drivebench.drive.model import (
     DepartmentRec,
     DocumentRec,
@@ -74,6 +81,15 @@ class Change:
     grant_id: str | None = None
     actor: str | None = None
     detail: str | None = None
+
+
+RESYNC_REQUIRED = "the change feed was reset since that epoch: read everything again, then follow it from cursor 0"
+
+
+def check_feed_epoch(drive: Drive, epoch: str | None) -> None:
+    """Refuse a cursor given in another history of the feed (``epoch`` None: the caller did not say)."""
+    if epoch is not None and epoch != drive.feed_epoch:
+        raise ResyncRequired(RESYNC_REQUIRED)
 
 
 # a role name: also part of Casbin subjects (role:<r>, principal:role=<r>;dept=<d>), so no separators in it
@@ -270,8 +286,12 @@ class DriveOperations:
         self._dirty.kv = True
         return change
 
-    def changes_since(self: Drive, cursor: int, limit: int = 1000) -> tuple[list[Change], int]:
-        """Changes with seq > cursor (at most ``limit``) and the next cursor."""
+    def changes_since(
+        self: Drive, cursor: int, limit: int = 1000, epoch: str | None = None
+    ) -> tuple[list[Change], int]:
+        """Changes with seq > cursor (at most ``limit``) and the next cursor. ``epoch``: the ``feed_epoch`` the
+        cursor was given in; another one is a ``ResyncRequired`` (the history was replaced since)."""
+        check_feed_epoch(self, epoch)
         if cursor < 0:
             raise InvalidRequest("cursor must be >= 0")
         if cursor > len(self.changes):

@@ -13,6 +13,7 @@ Blobs live in memory (``blobs``) or, for a durable drive, in a content-addressed
 from __future__ import annotations
 
 import hashlib
+import secrets
 import threading
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -67,6 +68,10 @@ class Drive(DriveOperations):
         self.blobs: dict[str, bytes] = {}
         self._children: dict[tuple[str, str], str] = {}
         self.changes: list[Change] = []
+        # which history the change feed tells: a new drive (a reset, a seed, a restart without a data
+        # directory) starts another one, so a cursor from the old one is refused (``changes_since``);
+        # a durable drive keeps its store's generation across restarts (``DriveStore.load``)
+        self.feed_epoch = secrets.token_hex(16)
         self.policy_version = 0
         self.content_version = 0
         self._folder_seq = 0

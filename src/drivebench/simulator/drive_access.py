@@ -33,7 +33,7 @@ import numpy as np
 
 from drivebench.drive.errors import Conflict, Forbidden, InvalidRequest, NotFound, PermissionCheckFailed, Unprocessable
 from drivebench.drive.model import DocumentRec, VersionRec
-from drivebench.drive.operations import Change
+from drivebench.drive.operations import Change, check_feed_epoch
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.engine import PermissionEngine, Principal
@@ -287,10 +287,12 @@ class FeedPage:
     next_cursor: int
     has_more: bool
     latest_cursor: int
+    epoch: str  # the history these cursors belong to (``Drive.feed_epoch``)
 
 
-def feed_page(sim: Simulator, caller: Caller, cursor: int, limit: int) -> FeedPage:
-    """A page of the change feed from ``cursor``.
+def feed_page(sim: Simulator, caller: Caller, cursor: int, limit: int, epoch: str | None = None) -> FeedPage:
+    """A page of the change feed from ``cursor``, given in ``epoch`` (None: not said; another epoch than the
+    drive's is a ``ResyncRequired``, whatever the cursor: the history it pointed into was replaced).
 
     The admin token reads the feed itself: ``seq`` is the entry's position, the cursor the last position
     read, ``limit`` counts entries read. A user's page holds up to ``limit`` entries they may see
@@ -300,14 +302,17 @@ def feed_page(sim: Simulator, caller: Caller, cursor: int, limit: int) -> FeedPa
     ``latest_cursor`` the ``seq`` of the last entry they may see in the whole feed (0: none) and ``has_more``
     whether they may see one after the page. So nothing in the answer moves when only hidden entries are
     added, and no number counts them."""
+    drive = sim.drive  # one drive throughout: a reset swaps it, and its epoch goes with it
     if caller.principal is None:
-        with sim.drive.lock:
-            batch, next_cursor = sim.drive.changes_since(cursor, limit)
-            latest = len(sim.drive.changes)
-        return FeedPage([(c.seq, c) for c in batch], next_cursor, next_cursor < latest, latest)
-    codec = sim.tokens.opaque("change-feed", caller.actor)
-    with sim.drive.lock:
-        feed = list(sim.drive.changes)
+        with drive.lock:
+            batch, next_cursor = drive.changes_since(cursor, limit, epoch)
+            latest = len(drive.changes)
+        return FeedPage([(c.seq, c) for c in batch], next_cursor, next_cursor < latest, latest, drive.feed_epoch)
+    with drive.lock:
+        check_feed_epoch(drive, epoch)
+        feed = list(drive.changes)
+    # keyed by the epoch too: a cursor from before a reset decodes to nothing in the new history
+    codec = sim.tokens.opaque(f"change-feed\x00{drive.feed_epoch}", caller.actor)
     if cursor == 0:
         start = 0
     else:
@@ -329,7 +334,8 @@ def feed_page(sim: Simulator, caller: Caller, cursor: int, limit: int) -> FeedPa
         latest_seq = page[-1].seq
     else:
         latest_seq = _last_visible(sim, caller, feed[:start], 0)
-    return FeedPage(shown, next_cursor, len(found) > limit, codec.encode(latest_seq) if latest_seq else 0)
+    latest = codec.encode(latest_seq) if latest_seq else 0
+    return FeedPage(shown, next_cursor, len(found) > limit, latest, drive.feed_epoch)
 
 
 def _last_visible(sim: Simulator, caller: Caller, feed: list[Change], floor: int) -> int:

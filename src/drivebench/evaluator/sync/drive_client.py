@@ -11,7 +11,11 @@ import httpx
 
 
 class DriveError(RuntimeError):
-    """The drive refused or failed a call (status and message in the text)."""
+    """The drive refused or failed a call (status and message in the text; ``status`` None: no answer)."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class DriveClient:
@@ -30,7 +34,7 @@ class DriveClient:
         except httpx.HTTPError as exc:
             raise DriveError(f"{method} {path}: {type(exc).__name__}: {exc}") from exc
         if r.status_code >= 300:
-            raise DriveError(f"{method} {path}: HTTP {r.status_code}: {r.text[:300]}")
+            raise DriveError(f"{method} {path}: HTTP {r.status_code}: {r.text[:300]}", r.status_code)
         return r.json() if r.content and r.headers.get("content-type", "").startswith("application/json") else r.content
 
     # ------------------------------------------------------------------ reads
@@ -55,11 +59,18 @@ class DriveClient:
     def clock(self) -> datetime:
         return datetime.fromisoformat(self._call("GET", "/_sim/clock")["now"])
 
-    def changes(self, cursor: int, limit: int = 1000) -> dict[str, Any]:
-        return self._call("GET", "/api/v1/changes", params={"cursor": cursor, "limit": limit})
+    def changes(self, cursor: int, limit: int = 1000, epoch: str | None = None) -> dict[str, Any]:
+        """A page of the feed; with ``epoch``, a cursor from another history of the drive raises (HTTP 410)."""
+        params: dict[str, Any] = {"cursor": cursor, "limit": limit, **({"epoch": epoch} if epoch else {})}
+        return self._call("GET", "/api/v1/changes", params=params)
 
     def feed_length(self) -> int:
-        return int(self._call("GET", "/api/v1/changes", params={"cursor": 0, "limit": 1})["latest_cursor"])
+        return self.feed_head()[0]
+
+    def feed_head(self) -> tuple[int, str | None]:
+        """The feed's length and its epoch (None from a drive that does not say one)."""
+        page = self._call("GET", "/api/v1/changes", params={"cursor": 0, "limit": 1})
+        return int(page["latest_cursor"]), page.get("epoch")
 
     # ------------------------------------------------------------------ changes
     def add_grant(self, path: str, subject: dict[str, Any], actions: list[str], **kw: Any) -> dict[str, Any]:

@@ -126,6 +126,10 @@ class ChangesOut(BaseModel):
     latest_cursor: int = Field(
         description="The cursor after the last entry (for a user token: the last one you may see; 0 for none)."
     )
+    epoch: str = Field(
+        description="The feed's history: a reset or seed (or a restart without a data directory) starts another. "
+        "Send it back as `epoch` with the cursor; a cursor from another epoch answers 410 `resync-required`."
+    )
 
 
 # Bounds before the validator: after it, pydantic writes them into the optional union's schema as non-standard

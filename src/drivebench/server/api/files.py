@@ -338,7 +338,13 @@ async def purge(request: Request, doc_id: str, caller: Caller = Depends(require_
 
 
 # ---------------------------------------------------------------------------- feed and settings
-@router.get("/changes", response_model=ChangesOut, responses=_ERRORS, summary="The change feed, from a cursor")
+_FEED_ERRORS: dict[int | str, dict[str, Any]] = {
+    **_ERRORS,
+    410: {"model": ErrorResponse, "description": "`resync-required`: the cursor's epoch is not the feed's."},
+}
+
+
+@router.get("/changes", response_model=ChangesOut, responses=_FEED_ERRORS, summary="The change feed, from a cursor")
 async def changes(
     request: Request,
     cursor: int = Query(
@@ -347,6 +353,13 @@ async def changes(
     limit: int = Query(
         100, ge=1, le=1000, description="At most this many entries (the admin token: entries read, all shown)"
     ),
+    epoch: str | None = Query(
+        None,
+        min_length=1,
+        max_length=64,
+        description="The `epoch` the cursor came with: another one than the feed's answers 410 `resync-required` "
+        "(the drive was reset since; read everything again). Leave it out to skip the check.",
+    ),
     caller: Caller = Depends(get_caller),
 ) -> ChangesOut:
     """Changes after ``cursor``, oldest first: only those about documents (or folders) you could list
@@ -354,12 +367,13 @@ async def changes(
     admin token only. For a user token every number is opaque and counts nothing hidden: ``limit`` counts
     entries you may see, ``seq`` is the cursor that resumes after an entry (``drive_access.feed_page``)."""
     sim: Simulator = request.app.state.sim
-    page = await run_in_threadpool(access.feed_page, sim, caller, cursor, limit)
+    page = await run_in_threadpool(access.feed_page, sim, caller, cursor, limit, epoch)
     return ChangesOut(
         changes=[ChangeOut(**{**c.__dict__, "seq": seq}) for seq, c in page.changes],
         next_cursor=page.next_cursor,
         has_more=page.has_more,
         latest_cursor=page.latest_cursor,
+        epoch=page.epoch,
     )
 
 

@@ -369,6 +369,7 @@ class DriveStore:
             drive._folder_seq = int(self.kv("folder_seq"))
             drive._doc_seq = int(self.kv("doc_seq") or 0)
             drive.retention = Retention(**(self.kv("retention") or {}))
+            drive.feed_epoch = str(self.kv("generation"))  # the same history until a reset or seed rewrites it
         drive.blob_store = blobs
         drive.journal = self
         return drive
