@@ -12,12 +12,16 @@ that need it, loudly: that parameter is never skipped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -81,7 +85,7 @@ def server_uri() -> str:
 def _needs_server(args: Sequence[str], rootdir: Path) -> bool:
     """Whether the paths pytest was given hold a test module that uses this parametrisation."""
     needle = "tests.support.milvus import"
-    users = re.compile(r"\b(BACKENDS|backend_params|server_uri|index_spec)\b")  # what needs the server
+    users = re.compile(r"\b(BACKENDS|backend_params|server_uri|index_spec|Outage)\b")  # what needs the server
     for arg in args or [str(rootdir / "tests")]:
         path = Path(arg.split("::", 1)[0])
         path = path if path.is_absolute() else Path.cwd() / path
@@ -179,3 +183,77 @@ def same_ranking(expected: Sequence[tuple[object, float]], got: Sequence[tuple[o
 
 def pairs(hits: Sequence[ChunkHit]) -> list[tuple[int, float]]:
     return [(h.chunk_id, h.score) for h in hits]
+
+
+class Outage:
+    """A TCP relay in front of the session's Milvus server that a test can cut, as if the server had stopped
+    (new connections refused, open ones closed), and restore on the same port. The session server keeps running
+    for the other tests."""
+
+    def __init__(self) -> None:
+        upstream = server_uri().removeprefix("http://")
+        host, _, port = upstream.rpartition(":")
+        self.upstream = (host, int(port))
+        self.port = 0
+        self.listener: socket.socket | None = None
+        self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.restore()
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def restore(self, *, relay: bool = True) -> None:
+        """Relay to the server again (``relay=False``: accept connections and never answer, a hung server)."""
+        if self.listener is not None:
+            return
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(16)
+        self.port = listener.getsockname()[1]
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener, relay), daemon=True).start()
+
+    def hang(self) -> None:
+        self.cut()
+        self.restore(relay=False)
+
+    def cut(self) -> None:
+        with self.lock:
+            if self.listener is not None:  # shutdown first: a close alone leaves the blocked accept listening
+                with contextlib.suppress(OSError):
+                    self.listener.shutdown(socket.SHUT_RDWR)
+                self.listener.close()
+                self.listener = None
+            for s in self.open:  # reset, not closed: no socket lingers on the port restore binds again
+                with contextlib.suppress(OSError):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            self.open.clear()
+
+    def _accept(self, listener: socket.socket, relay: bool) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            if not relay:
+                with self.lock:
+                    self.open.append(client)
+                continue
+            upstream = socket.create_connection(self.upstream)
+            with self.lock:
+                self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(1 << 16):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)
