@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import signal
 import socket
 import struct
@@ -29,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from drivebench.search.index.chunk_store import ChunkHit
+from drivebench.search.index.milvus_store import TOKEN_FILE_ENV
 
 URI_ENV = "DRIVEBENCH_MILVUS_URI"  # an existing server (http://host:port), or the one this session started
 LOG_ENV = "DRIVEBENCH_MILVUS_TEST_LOG"  # the session server's output (its "ready: URI" line)
@@ -119,6 +121,7 @@ class SessionServer:
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log: Path | None = None
+        self.token_file: Path | None = None
 
     def start(self, config: pytest.Config) -> None:
         if os.environ.get(URI_ENV, "").strip() or os.environ.get(SWITCH_ENV) == "0":
@@ -135,8 +138,9 @@ class SessionServer:
         fd, log = tempfile.mkstemp(prefix="drivebench-test-milvus-", suffix=".log")
         os.close(fd)
         self.log = Path(log)
+        self.token_file = Path(tempfile.mkdtemp(prefix="drivebench-test-milvus-")) / "milvus-token"
         cmd = [sys.executable, "-m", "drivebench", "--quiet", "milvus-server", "--port", str(port)]
-        cmd += ["--netns"] if netns else []
+        cmd += ["--netns" if netns else "--no-netns", "--token-file", str(self.token_file)]
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(  # SIGTERM if pytest dies: the command still stops Milvus and cleans up
                 cmd,
@@ -146,6 +150,7 @@ class SessionServer:
                 preexec_fn=lambda: die_with_parent(signal.SIGTERM),
             )
         os.environ[URI_ENV] = f"http://127.0.0.1:{port}"
+        os.environ[TOKEN_FILE_ENV] = str(self.token_file)  # authentication is on: every client reads it
         os.environ[LOG_ENV] = log
         os.environ[PID_ENV] = str(self.proc.pid)
 
@@ -164,6 +169,8 @@ class SessionServer:
                 self.proc.wait(10)
         if self.log is not None:
             self.log.unlink(missing_ok=True)
+        if self.token_file is not None:
+            shutil.rmtree(self.token_file.parent, ignore_errors=True)
         self.proc = None
 
 
