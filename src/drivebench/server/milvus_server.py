@@ -261,7 +261,9 @@ def secure_root(uri: str, token_file: Path, timeout: float = 30.0) -> None:
     try:
         from pymilvus import MilvusClient
     except ImportError:
-        raise MilvusServerError("changing Milvus's root password needs pymilvus", hint=PKG_HINT) from None
+        raise MilvusServerError(
+            "changing Milvus's root password needs pymilvus", hint="pip install 'drivebench[milvus]'"
+        ) from None
     if token_file.exists():
         token = token_file.read_text(encoding="utf-8").strip()
         try:
