@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -149,3 +150,52 @@ def test_gc_drops_orphans_only(tmp_path: Path) -> None:
         for name in [*names.values(), other]:
             if client.has_collection(name):
                 client.drop_collection(name)
+
+
+def _refused(call: object) -> str:
+    """The errors a call raises, its causes included (it must raise): pymilvus says "Fail connecting", the
+    gRPC error under it says why."""
+    from pymilvus.exceptions import MilvusException
+
+    try:
+        call()  # type: ignore[operator]
+    except MilvusException as exc:
+        chain: list[str] = []
+        cause: BaseException | None = exc
+        while cause is not None and len(chain) < 10:
+            chain.append(str(cause))
+            cause = cause.__cause__ or cause.__context__
+        return "\n".join(chain)
+    raise AssertionError("the call was answered")
+
+
+def test_the_server_refuses_a_client_without_the_credential_and_keeps_it_in_a_0600_file() -> None:
+    from pymilvus import MilvusClient
+
+    uri = server_uri()
+
+    def anonymous() -> object:
+        return MilvusClient(uri, timeout=5).list_collections(timeout=5)
+
+    def default_root() -> object:
+        return MilvusClient(uri, token="root:Milvus", timeout=5).list_collections(timeout=5)
+
+    for call in (anonymous, default_root):  # nothing listed, so nothing read or written either
+        assert re.search(r"UNAUTHENTICATED|auth", _refused(call)), call.__name__
+    assert isinstance(client_for(uri).list_collections(), list)  # drivebench's client has the credential
+    token_file = Path(os.environ[milvus_store.TOKEN_FILE_ENV])
+    assert token_file.stat().st_mode & 0o777 == 0o600
+    user, _, password = token_file.read_text().strip().partition(":")
+    assert user == "root" and len(password) >= 24 and password != "Milvus"
+
+
+def test_the_server_listens_on_the_loopback_only() -> None:
+    port = int(server_uri().rsplit(":", 1)[1])
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect(("192.0.2.1", 9))  # no packet is sent: it picks the address of the default route
+        outside = probe.getsockname()[0]
+    assert not outside.startswith("127."), outside
+    for p in (port, *ports_for(19530).values()):  # the relay, and Milvus's own nine ports (inside its namespace)
+        with socket.socket() as s, pytest.raises(ConnectionRefusedError):
+            s.settimeout(2)
+            s.connect((outside, p))

@@ -12,12 +12,17 @@ that need it, loudly: that parameter is never skipped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +30,7 @@ from pathlib import Path
 import pytest
 
 from drivebench.search.index.chunk_store import ChunkHit
+from drivebench.search.index.milvus_store import TOKEN_FILE_ENV
 
 URI_ENV = "DRIVEBENCH_MILVUS_URI"  # an existing server (http://host:port), or the one this session started
 LOG_ENV = "DRIVEBENCH_MILVUS_TEST_LOG"  # the session server's output (its "ready: URI" line)
@@ -81,7 +87,7 @@ def server_uri() -> str:
 def _needs_server(args: Sequence[str], rootdir: Path) -> bool:
     """Whether the paths pytest was given hold a test module that uses this parametrisation."""
     needle = "tests.support.milvus import"
-    users = re.compile(r"\b(BACKENDS|backend_params|server_uri|index_spec)\b")  # what needs the server
+    users = re.compile(r"\b(BACKENDS|backend_params|server_uri|index_spec|Outage)\b")  # what needs the server
     for arg in args or [str(rootdir / "tests")]:
         path = Path(arg.split("::", 1)[0])
         path = path if path.is_absolute() else Path.cwd() / path
@@ -115,6 +121,7 @@ class SessionServer:
     def __init__(self) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.log: Path | None = None
+        self.token_file: Path | None = None
 
     def start(self, config: pytest.Config) -> None:
         if os.environ.get(URI_ENV, "").strip() or os.environ.get(SWITCH_ENV) == "0":
@@ -131,8 +138,9 @@ class SessionServer:
         fd, log = tempfile.mkstemp(prefix="drivebench-test-milvus-", suffix=".log")
         os.close(fd)
         self.log = Path(log)
+        self.token_file = Path(tempfile.mkdtemp(prefix="drivebench-test-milvus-")) / "milvus-token"
         cmd = [sys.executable, "-m", "drivebench", "--quiet", "milvus-server", "--port", str(port)]
-        cmd += ["--netns"] if netns else []
+        cmd += ["--netns" if netns else "--no-netns", "--token-file", str(self.token_file)]
         with open(log, "wb") as out:
             self.proc = subprocess.Popen(  # SIGTERM if pytest dies: the command still stops Milvus and cleans up
                 cmd,
@@ -142,6 +150,7 @@ class SessionServer:
                 preexec_fn=lambda: die_with_parent(signal.SIGTERM),
             )
         os.environ[URI_ENV] = f"http://127.0.0.1:{port}"
+        os.environ[TOKEN_FILE_ENV] = str(self.token_file)  # authentication is on: every client reads it
         os.environ[LOG_ENV] = log
         os.environ[PID_ENV] = str(self.proc.pid)
 
@@ -160,6 +169,8 @@ class SessionServer:
                 self.proc.wait(10)
         if self.log is not None:
             self.log.unlink(missing_ok=True)
+        if self.token_file is not None:
+            shutil.rmtree(self.token_file.parent, ignore_errors=True)
         self.proc = None
 
 
@@ -179,3 +190,77 @@ def same_ranking(expected: Sequence[tuple[object, float]], got: Sequence[tuple[o
 
 def pairs(hits: Sequence[ChunkHit]) -> list[tuple[int, float]]:
     return [(h.chunk_id, h.score) for h in hits]
+
+
+class Outage:
+    """A TCP relay in front of the session's Milvus server that a test can cut, as if the server had stopped
+    (new connections refused, open ones closed), and restore on the same port. The session server keeps running
+    for the other tests."""
+
+    def __init__(self) -> None:
+        upstream = server_uri().removeprefix("http://")
+        host, _, port = upstream.rpartition(":")
+        self.upstream = (host, int(port))
+        self.port = 0
+        self.listener: socket.socket | None = None
+        self.open: list[socket.socket] = []
+        self.lock = threading.Lock()
+        self.restore()
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def restore(self, *, relay: bool = True) -> None:
+        """Relay to the server again (``relay=False``: accept connections and never answer, a hung server)."""
+        if self.listener is not None:
+            return
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(("127.0.0.1", self.port))
+        listener.listen(16)
+        self.port = listener.getsockname()[1]
+        self.listener = listener
+        threading.Thread(target=self._accept, args=(listener, relay), daemon=True).start()
+
+    def hang(self) -> None:
+        self.cut()
+        self.restore(relay=False)
+
+    def cut(self) -> None:
+        with self.lock:
+            if self.listener is not None:  # shutdown first: a close alone leaves the blocked accept listening
+                with contextlib.suppress(OSError):
+                    self.listener.shutdown(socket.SHUT_RDWR)
+                self.listener.close()
+                self.listener = None
+            for s in self.open:  # reset, not closed: no socket lingers on the port restore binds again
+                with contextlib.suppress(OSError):
+                    s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    s.shutdown(socket.SHUT_RDWR)
+                s.close()
+            self.open.clear()
+
+    def _accept(self, listener: socket.socket, relay: bool) -> None:
+        while True:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            if not relay:
+                with self.lock:
+                    self.open.append(client)
+                continue
+            upstream = socket.create_connection(self.upstream)
+            with self.lock:
+                self.open += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(src: socket.socket, dst: socket.socket) -> None:
+        with contextlib.suppress(OSError):
+            while data := src.recv(1 << 16):
+                dst.sendall(data)
+        with contextlib.suppress(OSError):
+            dst.shutdown(socket.SHUT_WR)

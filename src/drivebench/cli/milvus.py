@@ -29,18 +29,47 @@ def milvus_server(
         help="The port clients use (milvus:http://127.0.0.1:PORT). Milvus's other ports are pinned above it "
         "(PORT..PORT+11); a busy one is an error, never moved.",
     ),
-    netns: bool = typer.Option(
-        False,
-        "--netns",
-        help="Run Milvus in a network namespace of its own (root: unshare -n) and relay 127.0.0.1:PORT to it, "
-        "so nothing of Milvus listens on another interface (port 0: a free one).",
+    netns: bool | None = typer.Option(
+        None,
+        "--netns/--no-netns",
+        help="Run Milvus in a network namespace of its own (unshare -n as root, unshare -rn otherwise) and relay "
+        "HOST:PORT to it, so nothing of Milvus listens anywhere else (port 0: a free one). The default where "
+        "possible; --no-netns runs the binary directly: its nine ports then listen on every interface.",
+    ),
+    host: str = typer.Option(
+        "127.0.0.1",
+        "--host",
+        help="The address the relay listens on (with the namespace). Another than 127.0.0.1 offers Milvus to the "
+        "network: its clients then need the token file.",
+    ),
+    token_file: Path | None = typer.Option(
+        None,
+        "--token-file",
+        dir_okay=False,
+        help="Where to write root:PASSWORD (mode 0600; default DATA/milvus-token). Give it to drivebench as "
+        "DRIVEBENCH_MILVUS_TOKEN_FILE.",
     ),
     timeout: float = typer.Option(120.0, "--timeout", min=1, help="Seconds to wait for the server to be healthy."),
 ) -> None:
     """Run a Milvus 2.3.5 standalone server in the foreground (the package milvus, extra milvus-server) for
-    `serve --index milvus:URI`. Prints `ready: URI` once healthy; Ctrl-C or SIGTERM stops it."""
-    from drivebench.server.milvus_server import ALL_INTERFACES_WARNING, start_binary, start_in_netns
+    `serve --index milvus:URI`, with authentication on: root's password is random, written to the token file.
+    Prints `ready: URI` once healthy; Ctrl-C or SIGTERM stops it."""
+    from drivebench.server.milvus_server import (
+        ALL_INTERFACES_WARNING,
+        MilvusServerError,
+        can_use_netns,
+        start_binary,
+        start_in_netns,
+    )
 
+    if netns is None:
+        netns = can_use_netns()
+        if not netns:
+            raise MilvusServerError(
+                "no network namespace can be made here (unshare -n needs root, unshare -rn user namespaces), and "
+                "without one Milvus listens on every interface",
+                hint="pass --no-netns to run it that way anyway (authentication stays on)",
+            )
     if not netns:
         err_console.print(f"[yellow]warning:[/] {ALL_INTERFACES_WARNING}")
     stop, ready = threading.Event(), threading.Event()
@@ -54,7 +83,10 @@ def milvus_server(
         signal.signal(sig, on_signal)
     err_console.print(f"starting Milvus {'in a network namespace of its own ' if netns else ''}…")
     try:
-        server = start_in_netns(data, port, timeout) if netns else start_binary(data, port, timeout)
+        if netns:
+            server = start_in_netns(data, port, timeout, host=host, token_file=token_file)
+        else:
+            server = start_binary(data, port, timeout, token_file=token_file)
     except KeyboardInterrupt:
         err_console.print("stopped while starting")
         raise typer.Exit(130) from None
@@ -63,7 +95,9 @@ def milvus_server(
         console.print(f"ready: {server.uri}", soft_wrap=True)
         err_console.print(
             f"data: {server.data_dir}{' (removed at exit)' if server.created_dir else ''} · started in "
-            f"{server.started_s:.1f} s · use: drivebench serve --index milvus:{server.uri}"
+            f"{server.started_s:.1f} s · credential: {server.token_file} (0600) · use: "
+            f"DRIVEBENCH_MILVUS_TOKEN_FILE={server.token_file} drivebench serve --index milvus:{server.uri}",
+            soft_wrap=True,
         )
         sys.stdout.flush()
         while not stop.wait(0.5):

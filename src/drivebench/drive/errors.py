@@ -70,3 +70,12 @@ class Unavailable(DriveError):
 
 class PermissionCheckFailed(RuntimeError):
     """The permission fast path and the enforcer disagree, or a check raised: answer 503, never results."""
+
+
+class IndexUnavailable(DriveError):
+    """The external vector index (a Milvus server) did not answer in time or refused the call: a recall answers
+    503 and returns nothing (it fails closed); a write already committed to the drive still succeeds and the index
+    catches up when it answers again."""
+
+    code = "index-unavailable"
+    status = 503

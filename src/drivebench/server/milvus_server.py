@@ -12,10 +12,18 @@ config template and unpacking:
 * the child gets ``PR_SET_PDEATHSIG`` (SIGKILL): it never outlives the process that started it.
 
 Milvus binds its nine ports on every interface (the components' ``ip`` setting does not change that). To keep it
-off the network, ``netns=True`` (``--netns``, root: ``unshare -n``) runs it in a network namespace of its own
-with only a loopback; an inner relay carries its proxy port to a unix socket and this process listens on
-``127.0.0.1:PORT`` only and relays to that socket (gRPC is one byte stream per connection: the relay copies
-bytes and understands nothing). The test suite starts its one server that way when it runs as root.
+off the network, ``netns=True`` (``--netns``, the default where it is possible: root with ``unshare -n``, or any
+user with ``unshare -rn`` where unprivileged user namespaces are allowed) runs it in a network namespace of its
+own with only a loopback; an inner relay carries its proxy port to a unix socket and this process listens on
+``HOST:PORT`` (``--host``, default 127.0.0.1) only and relays to that socket (gRPC is one byte stream per
+connection: the relay copies bytes and understands nothing).
+
+Authentication is always on (``common.security.authorizationEnabled``): a call without the credential is
+refused. Milvus 2.3.5 starts with the user ``root`` and the password ``Milvus``; before the server is offered to
+anyone (in a namespace: before the relay exists) the password is changed to a random one, written as
+``root:PASSWORD`` to the token file (``<data>/milvus-token`` or ``--token-file``, mode 0600). Drivebench's client
+reads it from ``DRIVEBENCH_MILVUS_TOKEN_FILE`` (or the token itself from ``DRIVEBENCH_MILVUS_TOKEN``). A data
+directory started again keeps its token file and its password.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import contextlib
 import ctypes
 import fcntl
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -68,11 +77,13 @@ INNER_PORT = 19530  # inside a network namespace of its own every port is free
 READY = "ready: "
 START_TIMEOUT_S = 120.0
 ALL_INTERFACES_WARNING = (
-    "Milvus listens on every interface (its nine ports), whatever its components' ip setting says. To keep it on "
-    "this machine only, run it in a network namespace of its own: `drivebench milvus-server --netns` (root; "
-    "unshare -n) relays 127.0.0.1:PORT to it, as the test suite does when it runs as root."
+    "without --netns Milvus listens on every interface (its nine ports), whatever its components' ip setting "
+    "says: its proxy asks for the credential, its internal component ports do not. To keep it on this machine "
+    "only, run it in a network namespace of its own (`drivebench milvus-server`, the default where unshare works)."
 )
 PKG_HINT = "pip install 'drivebench[milvus-server]' (the package milvus==2.3.5; make installs it)"
+TOKEN_NAME = "milvus-token"  # root:PASSWORD, mode 0600, in the data directory unless --token-file says where
+DEFAULT_ROOT = ("root", "Milvus")  # what Milvus 2.3.5 starts with: changed before anyone else can connect
 
 
 class MilvusServerError(DrivebenchError):
@@ -148,6 +159,7 @@ class MilvusProcess:
     log: Path
     relay: TcpRelay | None = None
     started_s: float = 0.0
+    token_file: Path | None = None  # root:PASSWORD (secure_root)
     _stopped: bool = field(default=False, repr=False)
 
     @property
@@ -188,6 +200,7 @@ def _write_config(data_dir: Path, ports: dict[str, int]) -> tuple[Path, dict[str
     for key, port in ports.items():
         if key not in ("metrics_port", "etcd_peer_port"):
             config.set(key, int(port))
+    config.set("authorization_enabled", True)  # every call needs the credential (secure_root sets it)
     config.resolve_storage()
     milvus._initialize_data_files(config.base_data_dir)  # type: ignore[attr-defined]  # unpacks bin/ (md5-cached)
     config.write_config()
@@ -231,8 +244,56 @@ def _wait_ready(proc: subprocess.Popen[bytes], ready: object, log: Path, timeout
     raise MilvusServerError(f"{what} was not ready after {timeout:.0f} s; its log ends:\n{_log_tail(log)}")
 
 
-def start_binary(data_dir: Path | None, port: int = DEFAULT_PORT, timeout: float = START_TIMEOUT_S) -> MilvusProcess:
-    """Run the Milvus binary with every port pinned from ``port``; returns once it is healthy."""
+def write_token(path: Path, token: str) -> None:
+    """``token`` into ``path``, readable by its owner only from the first byte (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as out:
+        out.write(token + "\n")
+    os.replace(tmp, path)
+
+
+def secure_root(uri: str, token_file: Path, timeout: float = 30.0) -> None:
+    """Give ``root`` a random password, written to ``token_file`` (0600) first; a token file that exists (a data
+    directory started again) is kept and checked."""
+    try:
+        from pymilvus import MilvusClient
+    except ImportError:
+        raise MilvusServerError(
+            "changing Milvus's root password needs pymilvus", hint="pip install 'drivebench[milvus]'"
+        ) from None
+    if token_file.exists():
+        token = token_file.read_text(encoding="utf-8").strip()
+        try:
+            MilvusClient(uri, token=token, timeout=timeout).list_collections(timeout=timeout)
+        except Exception as exc:
+            raise MilvusServerError(
+                f"the credential in {token_file} is refused by this Milvus: {type(exc).__name__}",
+                hint="start it on the data directory that token file belongs to, or remove both",
+            ) from None
+        return
+    user, default = DEFAULT_ROOT
+    password = secrets.token_urlsafe(24)
+    write_token(token_file, f"{user}:{password}")  # first: a crash after the change still leaves the password
+    try:
+        client = MilvusClient(uri, token=f"{user}:{default}", timeout=timeout)
+        client.update_password(user, default, password, timeout=timeout)
+        client.close()
+    except Exception as exc:
+        token_file.unlink(missing_ok=True)
+        raise MilvusServerError(f"could not set Milvus's root password: {exc}") from None
+
+
+def start_binary(
+    data_dir: Path | None,
+    port: int = DEFAULT_PORT,
+    timeout: float = START_TIMEOUT_S,
+    token_file: Path | None = None,
+) -> MilvusProcess:
+    """Run the Milvus binary with every port pinned from ``port`` and authentication on; returns once it is
+    healthy and ``root`` has the password of ``token_file`` (default ``<data>/milvus-token``)."""
     started = time.monotonic()
     ports = ports_for(port)
     check_ports_free(ports)
@@ -255,8 +316,10 @@ def start_binary(data_dir: Path | None, port: int = DEFAULT_PORT, timeout: float
                 preexec_fn=_die_with_parent,
             )
         server = MilvusProcess(proc, root, created, port, log)
+        server.token_file = token_file or root / TOKEN_NAME
         try:
             _wait_ready(proc, lambda: _healthy(ports), log, timeout, "milvus")
+            secure_root(server.uri, server.token_file)
         except BaseException:
             server.stop(timeout=5)
             raise
@@ -321,17 +384,39 @@ def _loopback_up() -> None:
         fcntl.ioctl(s.fileno(), siocsifflags, struct.pack("16sH14x", b"lo", flags | iff_up))
 
 
+def _unshare_cmd() -> list[str] | None:
+    """``unshare -n`` as root, ``unshare -rn`` (a user namespace too) for anyone else where that is allowed;
+    None where neither works."""
+    if not sys.platform.startswith("linux") or shutil.which("unshare") is None:
+        return None
+    if os.geteuid() == 0:
+        return ["unshare", "-n"]
+    try:
+        probe = subprocess.run(["unshare", "-rn", "true"], capture_output=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return ["unshare", "-rn"] if probe.returncode == 0 else None
+
+
 def can_use_netns() -> bool:
-    return sys.platform.startswith("linux") and os.geteuid() == 0 and shutil.which("unshare") is not None
+    return _unshare_cmd() is not None
 
 
 def start_in_netns(
-    data_dir: Path | None, port: int = DEFAULT_PORT, timeout: float = START_TIMEOUT_S, host: str = "127.0.0.1"
+    data_dir: Path | None,
+    port: int = DEFAULT_PORT,
+    timeout: float = START_TIMEOUT_S,
+    host: str = "127.0.0.1",
+    token_file: Path | None = None,
 ) -> MilvusProcess:
     """Milvus in a network namespace of its own (``unshare -n``), reachable only through ``host:port`` here
-    (``port`` 0: a free one)."""
-    if not can_use_netns():
-        raise MilvusServerError("--netns needs root and unshare (util-linux) on Linux", hint=ALL_INTERFACES_WARNING)
+    (``port`` 0: a free one), once ``root`` has the password of ``token_file`` (default ``<data>/milvus-token``)."""
+    unshare = _unshare_cmd()
+    if unshare is None:
+        raise MilvusServerError(
+            "--netns needs unshare (util-linux) on Linux, as root or with unprivileged user namespaces allowed",
+            hint=ALL_INTERFACES_WARNING,
+        )
     _package()
     started = time.monotonic()
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -353,7 +438,8 @@ def start_in_netns(
         sock_path.unlink()
     (root / "logs").mkdir(exist_ok=True)
     log = root / "logs" / "netns.log"
-    cmd = ["unshare", "-n", sys.executable, "-m", "drivebench.server.milvus_server", "--inner", str(root)]
+    token_file = (token_file or root / TOKEN_NAME).resolve()
+    cmd = [*unshare, sys.executable, "-m", "drivebench.server.milvus_server", "--inner", str(root), str(token_file)]
     with open(log, "wb") as out:
         proc = subprocess.Popen(
             cmd,
@@ -364,7 +450,7 @@ def start_in_netns(
             preexec_fn=_die_with_parent,
             env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
         )
-    server = MilvusProcess(proc, root, created, listener.getsockname()[1], log)
+    server = MilvusProcess(proc, root, created, listener.getsockname()[1], log, token_file=token_file)
     try:
         _wait_ready(proc, sock_path.exists, log, timeout, "milvus (in its network namespace)")
     except BaseException:
@@ -382,8 +468,9 @@ def start_in_netns(
     return server
 
 
-def _inner(root: Path) -> None:
-    """Inside the new namespace: loopback up, the binary on INNER_PORT, then relay ``root/proxy.sock`` to it."""
+def _inner(root: Path, token_file: Path) -> None:
+    """Inside the new namespace: loopback up, the binary on INNER_PORT with root's password set (before anything
+    outside can reach it), then relay ``root/proxy.sock`` to it."""
     _loopback_up()
     stop, started = threading.Event(), threading.Event()
 
@@ -393,7 +480,7 @@ def _inner(root: Path) -> None:
             raise SystemExit(0)  # start_binary stops the child on the way out
 
     signal.signal(signal.SIGTERM, on_term)
-    server = start_binary(root, INNER_PORT)
+    server = start_binary(root, INNER_PORT, token_file=token_file)
     started.set()
     sock_path = root / "proxy.sock.tmp"
     with contextlib.suppress(FileNotFoundError):
@@ -415,5 +502,5 @@ def _inner(root: Path) -> None:
     sys.exit(1)
 
 
-if __name__ == "__main__" and len(sys.argv) == 3 and sys.argv[1] == "--inner":
-    _inner(Path(sys.argv[2]))
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == "--inner":
+    _inner(Path(sys.argv[2]), Path(sys.argv[3]))

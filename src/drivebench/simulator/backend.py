@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from drivebench.corpora.vectors import PACK_DIR
-from drivebench.drive.errors import PermissionCheckFailed
+from drivebench.drive.errors import IndexUnavailable, PermissionCheckFailed
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
 from drivebench.drive.permissions.compiler import doc_obj
@@ -154,6 +154,7 @@ class Simulator:
         self._index_lock = threading.Lock()
         self.index_version = 0
         self.durable: Any = None  # persistence.Durability when served with --data-dir
+        self.shared_rows_behind: str | None = None  # why the Milvus rows lag the drive (``write_shared_rows``)
 
     @property
     def drive(self) -> Drive:
@@ -209,23 +210,38 @@ class Simulator:
         report = self._sync_index()
         if not self.policies.is_current():
             self.engine  # noqa: B018 (builds the engine of the new policy aside, then swaps it in)
-        if report is not None:
+        if report is not None or self.shared_rows_behind is not None:
             self.write_shared_rows()
         return report
 
-    def write_shared_rows(self) -> None:
+    def write_shared_rows(self) -> bool:
         """The writer of a data directory on a Milvus server writes the collection's rows (new chunks, changed
         validity) before a write is acknowledged, not at its own next recall: read replicas following the data
-        directory (``persistence.follower``) search those rows and never write them."""
+        directory (``persistence.follower``) search those rows and never write them.
+
+        The drive is the truth: a write is committed before this runs, so when Milvus does not answer the write
+        still succeeds, ``shared_rows_behind`` says why, and the rows are written by the next write, recall or
+        the data directory's saver thread (``Durability``). Meanwhile nothing is served from the stale rows: the
+        writer's recalls need the rows first (503 ``index-unavailable``), a replica refuses chunks whose rows
+        disagree with the drive. Returns True when the rows are current."""
         backend = self.store.vector_backend
         if backend is None or getattr(backend, "follow", True) or self.durable is None:
-            return
+            return True
         if backend.spec.label != "milvus-server":
-            return
+            return True
         engine = self.engine  # before the store lock (lock order: see _sync_index)
-        with self.store.lock:
-            _doc, start, end, trash = self._chunk_arrays(engine)
-            backend.sync(start, end, trash)
+        try:
+            with self.store.lock:
+                _doc, start, end, trash = self._chunk_arrays(engine)
+                backend.sync(start, end, trash)
+        except IndexUnavailable as exc:
+            self.shared_rows_behind = str(exc)
+            log.warning("the Milvus rows are behind the drive (written when Milvus answers again): %s", exc)
+            return False
+        if self.shared_rows_behind is not None:
+            self.shared_rows_behind = None
+            self.durable.rows_caught_up()  # replicas notice a commit and read the rows again
+        return True
 
     def index_in_sync(self) -> bool:
         """True when every change in the feed is indexed, the engine is the current policy's and no write holds
@@ -493,6 +509,8 @@ class Simulator:
         leaked = self.faults.leaky_acl_docs(self.policies, principal, query, at)  # FAULT leaky-acl; clean: empty
         try:
             mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
+        except IndexUnavailable:  # Milvus did not take the rows' validity: 503 index-unavailable, nothing shown
+            raise
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
         doc_hits = retriever.search(query, mask, top_k)

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from drivebench.drive.errors import PermissionCheckFailed
+from drivebench.drive.errors import IndexUnavailable, PermissionCheckFailed
 from drivebench.search.index.chunk_store import ChunkHit, fit_mask
 from drivebench.search.index.vector_store import IndexSpec, VectorStoreError, mask_instant
 
@@ -100,7 +100,24 @@ PREFIX = "drivebench_"
 CONSISTENCY = "Session"
 AFTER_WRITE = "Strong"
 
-_clients: dict[str, MilvusClient] = {}
+# Every call to Milvus has a deadline: without one pymilvus retries a refused connection 75 times with a growing
+# back-off (a recall with the server stopped hung 70-75 s, then answered 500). A call that fails or runs out of
+# time is an ``IndexUnavailable`` (503 ``index-unavailable``, within the deadline). Start-up and admin calls
+# (create, load, drop, reading every row) may take longer on a loaded server: ``SLOW_CALLS`` get ``SLOW_FACTOR``
+# times the deadline.
+TIMEOUT_ENV = "DRIVEBENCH_MILVUS_TIMEOUT"
+DEFAULT_TIMEOUT_S = 5.0
+SLOW_FACTOR = 6
+SLOW_CALLS = frozenset({"create_collection", "load_collection", "drop_collection", "query_iterator"})
+RPCS = frozenset(
+    {"search", "query", "upsert", "delete", "has_collection", "list_collections", "describe_collection", *SLOW_CALLS}
+)
+# The credential of a Milvus server with authentication on (``drivebench milvus-server`` turns it on and writes
+# ``user:password`` to a file of mode 0600): the token itself, or the path of that file.
+TOKEN_ENV = "DRIVEBENCH_MILVUS_TOKEN"
+TOKEN_FILE_ENV = "DRIVEBENCH_MILVUS_TOKEN_FILE"
+
+_clients: dict[str, TimedClient] = {}
 _clients_lock = threading.Lock()
 _tempdir: Path | None = None
 _in_memory: set[MilvusVectors] = set()  # collections of in-memory simulators of this process: dropped at exit
@@ -111,8 +128,103 @@ class MilvusSearchError(PermissionCheckFailed):
     request fails closed (503, like any permission check that cannot be completed), never a partial answer."""
 
 
-def client_for(uri: str) -> MilvusClient:
-    """One ``MilvusClient`` per URI in this process (milvus-lite serves one file per process)."""
+def call_timeout() -> float:
+    """Seconds one call to Milvus may take (``DRIVEBENCH_MILVUS_TIMEOUT``, default 5)."""
+    text = os.environ.get(TIMEOUT_ENV, "").strip()
+    try:
+        value = float(text) if text else DEFAULT_TIMEOUT_S
+    except ValueError:
+        raise VectorStoreError(f"{TIMEOUT_ENV}={text!r}: give a number of seconds") from None
+    if not 0 < value <= 3600:
+        raise VectorStoreError(f"{TIMEOUT_ENV}={text!r}: give a number of seconds between 0 and 3600")
+    return value
+
+
+def milvus_token() -> str:
+    """``user:password`` for a server with authentication on (``DRIVEBENCH_MILVUS_TOKEN``, else the file named by
+    ``DRIVEBENCH_MILVUS_TOKEN_FILE``); empty when neither is set."""
+    token = os.environ.get(TOKEN_ENV, "").strip()
+    if token:
+        return token
+    path = os.environ.get(TOKEN_FILE_ENV, "").strip()
+    if not path:
+        return ""
+    try:
+        return Path(path).read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise VectorStoreError(
+            f"{TOKEN_FILE_ENV}={path}: the Milvus credential cannot be read ({exc.strerror})"
+        ) from None
+
+
+def _is_milvus_error(exc: BaseException) -> bool:
+    """An error of the Milvus client or its transport (refused, timed out, denied), not a bug of the caller."""
+    from pymilvus.exceptions import MilvusException
+
+    if isinstance(exc, MilvusException | TimeoutError | ConnectionError):
+        return True
+    try:
+        import grpc
+    except ImportError:  # pragma: no cover (pymilvus depends on it)
+        return False
+    return isinstance(exc, grpc.RpcError)
+
+
+class TimedClient:
+    """A ``MilvusClient`` whose calls all have a deadline (``call_timeout``, ``SLOW_CALLS`` longer) and whose
+    failures are all ``IndexUnavailable`` (the cause is logged, never shown to the caller)."""
+
+    def __init__(self, client: MilvusClient, uri: str, timeout_s: float) -> None:
+        self.client = client
+        self.uri = uri
+        self.timeout_s = timeout_s
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self.client, name)
+        if name not in RPCS:
+            return attr  # local helpers (prepare_index_params, close)
+        timeout = self.timeout_s * (SLOW_FACTOR if name in SLOW_CALLS else 1)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            kwargs.setdefault("timeout", timeout)
+            with self.failures(name):
+                result = attr(*args, **kwargs)
+            return _TimedIterator(result, self) if name == "query_iterator" else result
+
+        return call
+
+    @contextlib.contextmanager
+    def failures(self, what: str) -> Iterator[None]:
+        try:
+            yield
+        except Exception as exc:
+            if not _is_milvus_error(exc):
+                raise
+            log.warning("milvus %s: %s failed: %s", self.uri, what, exc)
+            raise IndexUnavailable(
+                "the vector index (Milvus) did not answer; nothing is returned, try again shortly"
+            ) from exc
+
+
+class _TimedIterator:
+    """A query iterator whose ``next`` and ``close`` fail as ``IndexUnavailable`` (its calls carry the deadline)."""
+
+    def __init__(self, inner: Any, client: TimedClient) -> None:
+        self.inner = inner
+        self.client = client
+
+    def next(self) -> list[dict[str, Any]]:
+        with self.client.failures("query_iterator.next"):
+            return self.inner.next()  # type: ignore[no-any-return]
+
+    def close(self) -> None:
+        with self.client.failures("query_iterator.close"):
+            self.inner.close()
+
+
+def client_for(uri: str) -> TimedClient:
+    """One client per URI in this process (milvus-lite serves one file per process), every call with a deadline,
+    with the server's credential when one is configured (``milvus_token``)."""
     # gRPC restarts its poller thread in a forked child, and a child that closes its descriptors before exec
     # (every subprocess: the server's workers, milvus-server, a test's commands) then aborts on the closed epoll fd
     os.environ.setdefault("GRPC_ENABLE_FORK_SUPPORT", "false")
@@ -126,7 +238,17 @@ def client_for(uri: str) -> MilvusClient:
     with _clients_lock:
         client = _clients.get(uri)
         if client is None:
-            client = MilvusClient(uri)
+            timeout = call_timeout()
+            is_server = not uri.endswith(".db")
+            token = milvus_token() if is_server else ""
+            try:
+                raw = MilvusClient(uri, token=token, timeout=timeout) if token else MilvusClient(uri, timeout=timeout)
+            except Exception as exc:
+                if not _is_milvus_error(exc):
+                    raise
+                hint = "" if token else f" (a server with authentication needs {TOKEN_FILE_ENV} or {TOKEN_ENV})"
+                raise VectorStoreError(f"cannot connect to Milvus at {uri}: {exc}{hint}") from exc
+            client = TimedClient(raw, uri, timeout)
             _clients[uri] = client
         return client
 
@@ -264,7 +386,7 @@ class MilvusVectors:
 
     name = "milvus"
 
-    def __init__(self, store: ChunkStore, client: MilvusClient, uri: str, spec: IndexSpec, data_dir: Path | None):
+    def __init__(self, store: ChunkStore, client: TimedClient, uri: str, spec: IndexSpec, data_dir: Path | None):
         self.store = store
         self.client = client
         self.uri = uri
@@ -274,6 +396,7 @@ class MilvusVectors:
         self.dim = store.dim
         self.lock = threading.RLock()
         self._pending: set[int] = set()  # chunk ids added to the store, not yet written
+        self._pending_delete: set[int] = set()  # rows of removed chunks Milvus did not delete yet (it was down)
         self._present = np.zeros(0, dtype=bool)  # chunk ids in the collection
         self._valid = np.zeros((0, 3), dtype=np.int64)  # valid_from, valid_to, trashed_at as written
         self._doc_no = np.zeros(0, dtype=np.int64)  # per chunk id: its document's number
@@ -429,7 +552,10 @@ class MilvusVectors:
             self._pending.update(ids)
 
     def removed(self, ids: list[int]) -> None:
-        """Hook from ``ChunkStore.remove_version`` (store lock held): delete the rows now."""
+        """Hook from ``ChunkStore.remove_version`` (store lock held): delete the rows now. When Milvus does not
+        answer, the removal (already committed to the drive) still succeeds: the rows are deleted by the next
+        ``sync``, and until then they stay counted as present, so every search's expression names their document
+        as denied and a search that returned one would fail closed (``search``)."""
         with self.lock:
             self._pending.difference_update(ids)
             gone = [i for i in ids if i < len(self._present) and self._present[i]]
@@ -437,7 +563,16 @@ class MilvusVectors:
                 self._present[gone] = False
                 self.generation += 1
             elif gone:
-                self._delete(gone)
+                self._pending_delete.update(gone)
+                try:
+                    self._flush_deletes()
+                except IndexUnavailable:
+                    log.warning("milvus %s: %d rows left to delete at the next sync", self.collection, len(gone))
+
+    def _flush_deletes(self) -> None:
+        if self._pending_delete:
+            self._delete(sorted(self._pending_delete))
+            self._pending_delete.clear()
 
     def _delete(self, ids: list[int]) -> None:
         assert self.collection is not None
@@ -465,6 +600,7 @@ class MilvusVectors:
             if self.follow:  # never written from here: remember what ``search`` must not rely on
                 self._disagree = (changed | queued) & alive
                 return self.generation
+            self._flush_deletes()
             write = np.flatnonzero((changed | queued) & alive)
             if write.size:
                 started = time.perf_counter()
@@ -602,6 +738,8 @@ class MilvusVectors:
             "collection": self.collection,
             "rows": int(self._present.sum()),
             "pending": len(self._pending),
+            "pending_deletes": len(self._pending_delete),
+            "timeout_s": self.client.timeout_s,
             "filter": "doc_no in [docs] and valid_from <= t and valid_to > t and trashed_at > t",
             "last_sync_s": round(self.last_sync_s, 4),
             "consistency": self.consistency,

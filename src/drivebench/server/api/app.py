@@ -22,6 +22,7 @@ from drivebench.server.api import inventory as inventory_api
 from drivebench.server.api import permissions as permissions_api
 from drivebench.server.api.auth import bearer
 from drivebench.server.api.docs import mount_offline_docs
+from drivebench.server.api.indexstate import IndexStateHeader
 from drivebench.server.api.nostore import NoStore
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
 from drivebench.server.console import mount_console
@@ -61,6 +62,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
         app.add_middleware(recall.RecallFastPath)
     app.add_middleware(faults_api.FaultMiddleware)  # latency/errors/throttle faults; a no-op when clean
     app.add_middleware(boundary.BoundaryMiddleware)  # body limits, JSON checks, no unhandled exception
+    app.add_middleware(IndexStateHeader, sim=sim)  # Drivebench-Index: behind while the Milvus rows lag the drive
     app.add_middleware(NoStore)  # outermost: Cache-Control: no-store on every private answer, fast path included
     mount_mcp(app, sim)  # /mcp/ (streamable HTTP); its session manager runs in the app's lifespan
     app.include_router(permissions_api.router)  # /api/permissions: grants, effective permissions, move

@@ -47,6 +47,9 @@ log = logging.getLogger("drivebench.persistence")
 SAVE_INTERVAL = float(os.environ.get("DRIVEBENCH_INDEX_SAVE_INTERVAL", "2.0"))
 
 
+ROWS_RETRY_S = 1.0  # how often the saver thread retries Milvus rows left behind by an outage
+
+
 class DataDirLocked(RuntimeError):
     pass
 
@@ -123,8 +126,17 @@ class Durability:
             self.saves += 1
             return cursor
 
+    def rows_caught_up(self) -> None:
+        """The Milvus rows were behind the drive and are current again: a commit (a marker row) makes the data
+        directory's replicas reload and read the rows again (they follow ``PRAGMA data_version``)."""
+        self.store.put_marker("shared_rows_caught_up", time.time())
+
     def _run(self) -> None:
+        last_try = 0.0
         while not self._stop.wait(0.25):
+            if self.sim.shared_rows_behind is not None and time.monotonic() - last_try >= ROWS_RETRY_S:
+                last_try = time.monotonic()  # Milvus was down at a write: write its rows once it answers
+                self.sim.write_shared_rows()
             if self.sim.index_version == self.saved_version:
                 continue
             self._stop.wait(self.interval)  # let a burst of writes settle

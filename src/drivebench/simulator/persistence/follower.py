@@ -104,15 +104,14 @@ class Follower:
                 sim.embedder.name, sim.embedder.dim, sim.config.extract.as_dict(), asdict(sim.config.chunking)
             ),
         )
-        from drivebench.search.retrieval.pipelines import Retriever
-
         with sim._index_lock:
             if loaded is not None:
                 sim.store = loaded.store
                 sim._index_cursor = loaded.meta_seq
                 sim.ingest_report.rejected = list(loaded.rejections)
             vector_store.attach(sim.store, spec, self.data_dir, follow=True)
-            sim.retriever = Retriever(sim.store, sim.embedder, sim.config.pipeline)
+            # exactly the writer's retriever (``durable.install_store``): pipeline, embedder and reranker
+            sim.retriever = sim.make_retriever(sim.config.pipeline, sim.config.rerank)
             sim._masks_for = None
             sim.fingerprint.invalidate()
             sim.index_version += 1

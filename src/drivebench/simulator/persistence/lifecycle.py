@@ -165,6 +165,7 @@ def stats(sim: Simulator) -> dict[str, Any]:
             "embedder": sim.embedder.name,
             "fusion": sim.fusion_record(),  # the hybrid's fusion constants in force (None otherwise)
             "index_backend": vector_store.describe(sim.store, sim.config.vector_store),  # where dense search runs
+            "index_rows_behind": sim.shared_rows_behind is not None,  # Milvus missed a write: caught up later
             "durable": sim.durable.stats() if sim.durable is not None else None,
         }
     )

@@ -140,6 +140,13 @@ class DriveStore:
         return int(row[0])
 
     # ------------------------------------------------------------------ writes
+    def put_marker(self, key: str, value: Any) -> None:
+        """One kv row in a transaction of its own: a commit readers of the directory notice, no drive change."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)", (key, json.dumps(value, ensure_ascii=False))
+            )
+
     def _put_kv(self, cur: sqlite3.Cursor, drive: Drive, extra: dict[str, Any] | None = None) -> None:
         values: dict[str, Any] = {
             "clock_now": _t(drive.clock.now()),
