@@ -59,6 +59,8 @@ class PairResult:
     probes: int = 0
     errors: int = 0
     old_versions: list[str] = field(default_factory=list)  # versions the target reported before the change
+    name: str | None = None  # the document's file name and drive path, as the drive said before the change
+    path: str | None = None
 
 
 @dataclass
@@ -221,6 +223,10 @@ class SyncRunner:
                     continue
                 found, versions = found_before.get((u, d), ([], set()))
                 pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at)
+                if d in view.files:
+                    pair.name, pair.path = view.files[d]["name"], view.path_of(d)
+                elif cls == "new-document":
+                    pair.name, pair.path = result.get("name"), result.get("path")
                 if not synced_setup:
                     pair.testable, pair.reason = False, "the setup grant never reached the target"
                 elif (u, d) in unanswered:
