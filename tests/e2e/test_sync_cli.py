@@ -417,3 +417,57 @@ def test_a_failed_conformance_run_says_which_cases_failed(server: ServerProc, tm
     (verdict,) = [line for line in err.splitlines() if line.startswith("Verdict:")]
     assert verdict.startswith(f"Verdict: FAILED (exit 1): {len(failed)} conformance case"), verdict
     assert all(case in verdict for case in failed), verdict
+
+
+def _path_profile(server: ServerProc, tmp_path: Path, ids: str) -> Path:
+    """A target that names documents by their drive path (the simulator's recall, its ``path`` read as the id)."""
+    profile = tmp_path / "paths.toml"
+    profile.write_text(
+        f'[request]\nurl = "{server.url}/api/mcp/recall"\n[auth]\ntoken = "{server.token(EVAL_SERVICE)}"\n'
+        f'[response]\ndoc_id = "path"\n{ids}',
+        encoding="utf-8",
+    )
+    return profile
+
+
+@pytest.mark.parametrize("corpus", ["seed", "dir"])
+def test_ids_map_as_in_eval_run_by_the_profile_and_corpus(server: ServerProc, tmp_path: Path, corpus: str) -> None:
+    """A target that returns paths: with [ids] match = "path" and --corpus (a built-in name or a corpus directory)
+    every pair is measured and converges, a document the run moves or trashes included."""
+    from drivebench.corpora.builtin import resolve_corpus
+
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS.replace("]\n", ', { class = "moved-out" }]\n'), encoding="utf-8")
+    given = "seed" if corpus == "seed" else str(resolve_corpus("seed"))
+    done = run(
+        "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target-profile", str(_path_profile(server, tmp_path, '[ids]\nmatch = "path"\n')), "--corpus", given,
+        "--scenario", str(scenario), "--deadline", "5", "--poll", "0.1", "--out", str(tmp_path / "p"), "--json", "-",
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    sync = json.loads(done.stdout)["sync"]
+    assert sync["overall"]["not_testable"] == 0 and sync["overall"]["pairs"] >= 4, sync["overall"]
+    assert {p["class"] for p in sync["pairs"]} == {"trashed", "deny-added", "moved-out"}
+    assert all(p["converged"] for p in sync["pairs"])
+    assert sync["ids"]["match"] == "path" and sync["ids"]["unmapped"] == 0 and sync["ids"]["results"] > 0
+
+
+def test_ids_it_cannot_recognise_are_named_with_the_mapping_options(server: ServerProc, tmp_path: Path) -> None:
+    """The same target without [ids]: its paths are no doc ids of the drive. Nothing is measured (exit 3) and the
+    run says the ids did not map, with an example and the options that map them."""
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
+    done = run(
+        "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target-profile", str(_path_profile(server, tmp_path, "")), "--scenario", str(scenario),
+        "--deadline", "1", "--poll", "0.1", "--out", str(tmp_path / "u"),
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    text = done.stdout + done.stderr
+    assert "results carry ids that map to no document by doc_id" in text and "'/" in text, text
+    assert '[ids] match = "path" or "name"' in text and "--corpus" in text and "map file" in text, text
+    metrics = json.loads((tmp_path / "u" / "metrics.json").read_text())
+    assert "map to no document" in metrics["status"]["reason"]
+    assert "map to no document" in (tmp_path / "u" / "report.html").read_text()

@@ -24,7 +24,10 @@ from drivebench.cli.evaluate import (
     FailOnOpt,
     JsonOpt,
     JunitOpt,
+    MatchOpt,
     MaxErrorRateOpt,
+    _corpus_dir,
+    _id_mapper,
     _parse_gates,
     app,
     default_out_dir,
@@ -46,6 +49,10 @@ def sync(
     target: str | None = typer.Option(None, "--target", help="Recall URL of the system under test."),
     target_profile: Path | None = typer.Option(None, "--target-profile", dir_okay=False, help="TOML target profile."),
     token: str | None = typer.Option(None, "--token", help="Bearer token for the target (evaluate-as)."),
+    corpus: str | None = typer.Option(
+        None, "--corpus", help="The corpus the drive loaded (name or dir): what --match path/name map ids to."
+    ),
+    match: str | None = MatchOpt,
     scenario: str = typer.Option(
         "revocations", "--scenario", help="revocations, content, all, conformance, or a scenario TOML file."
     ),
@@ -120,6 +127,12 @@ def sync(
         tgt = make_target(url, single, tokens=per_principal or None, profile=profile if target_profile else None)
     except ValueError as exc:
         usage_error(str(exc))
+    match = match or profile.ids.match
+    # ids as eval run maps them; doc ids are checked against the drive's own listing (documents the run uploads
+    # are in no corpus), so the corpus is needed only to map paths, names or a map file
+    id_mapper = None
+    if match != "doc_id":
+        id_mapper = _id_mapper(match, _corpus_dir(corpus) if corpus else None, profile.source)
     out_dir = out or default_out_dir()
     client = DriveClient(drive, drive_token) if drive is not None and drive_token is not None else None
     config = SyncConfig(deadline_s=deadline, poll_s=poll, top_k=top_k, manual=manual)
@@ -140,6 +153,7 @@ def sync(
                 wait_for_person=lambda m: typer.prompt(m, default="", show_default=False),
                 gates=gates,
                 allow_not_converged=allow_not_converged,
+                id_mapper=id_mapper,
             )
     except SyncSetupError as exc:
         usage_error(str(exc))

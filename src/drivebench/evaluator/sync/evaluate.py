@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from drivebench.evaluator.gates import Gate
+from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.evaluator.sync.runner import RecallTarget, SyncConfig, SyncRun, SyncRunner, pair_dicts
 from drivebench.evaluator.sync.scenario import Scenario
@@ -153,6 +154,7 @@ def run_sync(
     wait_for_person: Callable[[str], None] | None = None,
     gates: Sequence[Gate] = (),
     allow_not_converged: bool = False,
+    id_mapper: IdMapper | None = None,
 ) -> dict[str, Any]:
     """The run's result (``kind: sync``), its verdict judged (``verdict.judge``: the built-in gates and
     ``gates``) before report.md, report.html and metrics.json are written to ``out_dir``."""
@@ -185,6 +187,7 @@ def run_sync(
         log_path=(out_dir / "run.jsonl") if out_dir is not None else None,
         on_event=on_event,
         wait_for_person=wait_for_person,
+        id_mapper=id_mapper,
     )
     outcome: dict[str, Any] = {"run": SyncRun(scenario.name), "preflight": None}
 
@@ -244,6 +247,9 @@ def run_sync(
             state, reason = "failed", "nothing was measured: no conformance case could be judged"
     elif not summary["overall"]["pairs"]:
         state, reason = "failed", "nothing was measured: no (principal, document) pair could be tested"
+    ids = runner.id_summary()
+    if state == "failed" and ids and ids["unmapped"]:
+        reason = f"{reason}; {ids['unmapped']} of {ids['results']} results map to no document"
     if state == "failed":
         withhold_figures(summary)
     result: dict[str, Any] = {
@@ -272,6 +278,7 @@ def run_sync(
             ],
             "pairs": pairs,
             "cases": run.cases,
+            "ids": ids,
             **summary,
         },
         "errors": summary["errors"],
