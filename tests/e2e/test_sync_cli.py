@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import io
 import json
+import signal
+import subprocess
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from xml.etree import ElementTree as ET
@@ -15,7 +18,7 @@ from click.testing import CliRunner
 
 from drivebench.drive.tokens import EVAL_SERVICE
 from drivebench.server.process import free_port
-from tests.support.clirun import run
+from tests.support.clirun import DRIVEBENCH, clean_env, run
 from tests.support.failopen import serve_app
 from tests.support.serverproc import ServerProc
 from tests.support.sync import RecallProxy
@@ -54,10 +57,11 @@ def test_revocations_on_the_simulator_exit_0_with_every_figure_written(server: S
     assert events.count("change") == len(result["sync"]["changes"]) and "probe" in events
     assert "revocation lag" in (tmp_path / "r" / "report.md").read_text()
     page = (tmp_path / "r" / "report.html").read_text()
-    assert page.startswith("<!doctype html>") and "revocation lag" in page
+    assert page.startswith("<!DOCTYPE html>") and "Revocation lag p95 s" in page
+    assert 'id="verdict-headline" data-state="passed">Verdict: passed (exit 0): every revocation took effect' in page
     assert len(result["sync"]["classes"]) == 9  # every revoking class, each named in the page's table
     for cls, figures in result["sync"]["classes"].items():
-        assert f"| {cls} | revoke |" in page, cls
+        assert f'<td class="text">{cls}</td><td>revoke</td>' in page, cls
         # every revoking class on its own, not only over all of them: reflected within a second, nothing leaked
         assert figures["not_converged"] == 0 and figures["leak_seconds"] == 0 and figures["lag_p95_s"] <= 1, cls
     suite = ET.parse(tmp_path / "j.xml").getroot().find("testsuite")
@@ -90,31 +94,72 @@ def test_a_drive_with_changes_is_refused_without_reset_first(server: ServerProc,
     assert server.get("/_sim/stats").json()["changes"] == 0
 
 
-def test_ctrl_c_resets_the_drive(server: ServerProc, tmp_path: Path) -> None:
-    import signal
-    import subprocess
-    import time
+GRANT_ADDED = 'changes = [{ class = "grant-added" }]\n'
 
-    from tests.support.clirun import DRIVEBENCH, clean_env
 
-    before = server.get("/_sim/stats").json()
+def _grants(server: ServerProc) -> list[dict]:
+    return sorted(server.get("/api/v1/directory").json()["grants"], key=lambda g: g["grant_id"])
+
+
+def _start_sync(server: ServerProc, tmp_path: Path, target: str) -> subprocess.Popen[str]:
+    """``eval sync`` of one grant-added change against a target that never syncs: the run waits out its 30 s
+    deadline with the added grant on the drive, until the test stops it."""
+    scenario = tmp_path / "grant.toml"
+    scenario.write_text(GRANT_ADDED, encoding="utf-8")
     proc = subprocess.Popen(
         [
-            str(DRIVEBENCH), "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
-            "--target", server.url, "--token", server.token(EVAL_SERVICE), "--scenario", "all",
+            DRIVEBENCH, "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+            "--target", target, "--token", server.token(EVAL_SERVICE), "--scenario", str(scenario),
             "--deadline", "30", "--poll", "0.1", "--out", str(tmp_path / "c"),
         ],
         env=clean_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    before = len(_grants(server))
     deadline = time.monotonic() + 60
-    while server.get("/_sim/stats").json()["changes"] == 0 and time.monotonic() < deadline:
-        time.sleep(0.05)  # wait until the run has changed the drive
-    assert server.get("/_sim/stats").json()["changes"] > 0
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    assert proc.returncode != 0
+    while len(_grants(server)) == before and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)  # wait until the run has added its grant
+    assert len(_grants(server)) == before + 1, proc.poll()
+    return proc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_stop_signal_resets_the_drive_and_exits_128_plus_the_signal(
+    server: ServerProc, tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Ctrl-C, a CI runner's SIGTERM and a closed terminal's SIGHUP alike: the grant the run added is gone, the
+    drive is back at its snapshot and clock, and the exit code is the shell's 128 + the signal's number."""
+    before, grants = server.get("/_sim/stats").json(), _grants(server)
+    with serve_app(RecallProxy(server.url, freeze=True).app) as stale:
+        proc = _start_sync(server, tmp_path, stale)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig, err
+    assert f"stopped by {sig.name}" in err and "1 changes undone" in err, err
+    assert _grants(server) == grants
     after = server.get("/_sim/stats").json()
     assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0), err
+
+
+def test_after_sigkill_the_next_run_refuses_and_restore_undoes_the_changes(server: ServerProc, tmp_path: Path) -> None:
+    """SIGKILL cannot be caught: the added grant stays, the next run refuses (exit 2) and names --restore, which
+    resets the drive and says how many changes it undid."""
+    before, grants = server.get("/_sim/stats").json(), _grants(server)
+    with serve_app(RecallProxy(server.url, freeze=True).app) as stale:
+        proc = _start_sync(server, tmp_path, stale)
+        proc.kill()
+        proc.communicate(timeout=60)
+    assert len(_grants(server)) == len(grants) + 1
+    code, _, err = _sync(server, tmp_path / "next", "--scenario", "content")
+    assert code == 2 and "--restore" in err, err
+    drive = ["--drive", server.url, "--drive-token", server.token("admin")]
+    done = run("eval", "sync", "--restore", *drive, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "1 changes undone" in done.stdout, done.stdout
+    assert _grants(server) == grants
+    after = server.get("/_sim/stats").json()
+    assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0)
+    done = run("eval", "sync", "--restore", *drive, timeout=120)
+    assert done.returncode == 0 and "no change to undo" in done.stdout, done.stdout + done.stderr
 
 
 def test_conformance_passes_every_applicable_case_on_the_simulator(server: ServerProc, tmp_path: Path) -> None:
@@ -272,7 +317,8 @@ def test_allow_not_converged_exits_0_and_still_reports_the_leak(server: ServerPr
     result = json.loads(out)
     o = result["sync"]["overall"]
     assert result["status"]["state"] == "ok"
-    assert o["revocations_not_converged"] == o["revocation_pairs"] >= 3 and o["revocation_lag_p95_s"] is None
+    assert o["revocations_not_converged"] == o["revocation_pairs"] >= 3
+    assert o["revocation_lag_p95_s"] == 1.0 and o["revocation_lag_is_lower_bound"]  # the deadline, a lower bound
     assert o["leak_seconds_total"] >= o["revocations_not_converged"] * 1.0  # the whole deadline each
     for cls in ("trashed", "deny-added"):
         assert result["sync"]["classes"][cls]["not_converged"] == result["sync"]["classes"][cls]["n"] >= 1
@@ -326,3 +372,102 @@ def test_a_target_that_breaks_mid_run_exits_3_with_no_lag_figure(
     report = (tmp_path / "b" / "report.md").read_text()
     assert "the run failed" in report and "not measured" in report and "LEAK" not in report
     assert server.get("/_sim/stats").json()["changes"] == 0
+
+
+def test_open_leaks_fail_every_lag_gate_and_are_printed_first(server: ServerProc, tmp_path: Path) -> None:
+    """Revocations that never took effect count as at least the deadline in every lag figure and fail a lag gate
+    whatever its threshold (10 s here, with a 1 s deadline), also with --allow-not-converged; the terminal, the
+    verdict and report.html lead with how many never took effect."""
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
+    with serve_app(RecallProxy(server.url, freeze=True).app) as stale:
+        code, out, err = _sync(
+            server, tmp_path / "g", "--scenario", str(scenario), "--deadline", "1", "--allow-not-converged",
+            "--fail-on", "revocation_lag_p95_s>10", "--fail-on", "lag_max_s[trashed]>=100", target=stale,
+        )  # fmt: skip
+    assert code == 1, out + err
+    metrics = json.loads((tmp_path / "g" / "metrics.json").read_text())
+    n = metrics["sync"]["overall"]["revocations_not_converged"]
+    assert n >= 3
+    first = out.splitlines()[0]
+    assert first == f"{n} revocations never took effect within 1 s (open leaks)", out
+    gates = {g["expr"]: g for g in metrics["gates"]}
+    for expr in ("revocation_lag_p95_s>10", "lag_max_s[trashed]>=100"):
+        assert gates[expr]["failed"] and "never took effect" in gates[expr]["message"], gates[expr]
+    assert metrics["verdict"]["exit_code"] == 1
+    assert f"Verdict: FAILED (exit 1): revocation_lag_p95_s is at least 1 s with no upper bound: {n} revocations" in err
+    page = (tmp_path / "g" / "report.html").read_text()
+    assert 'data-state="failed">Verdict: FAILED (exit 1)' in page
+    assert page.index(f"{n} revocations never took effect") < page.index("Per change class")
+    assert "≥1.0" in page and "LEAK: never took effect within 1 s" in page
+    # the per-pair rows name the document by its drive path, not only its id
+    pair = metrics["sync"]["pairs"][0]
+    assert pair["path"] and pair["path"].startswith("/") and f"{pair['path']} ({pair['doc_id']})" in page
+
+
+def test_a_failed_conformance_run_says_which_cases_failed(server: ServerProc, tmp_path: Path) -> None:
+    """A target that never syncs fails the cases whose ACL changes after the documents were indexed: exit 1, and
+    the verdict line names each failed case and what the target did wrong."""
+    with serve_app(RecallProxy(server.url, freeze=True).app) as stale:
+        code, out, err = _sync(server, tmp_path / "k", "--scenario", "conformance", "--deadline", "1", target=stale)
+    assert code == 1, out + err
+    failed = [c["case"] for c in json.loads((tmp_path / "k" / "metrics.json").read_text())["sync"]["cases"]
+              if c["verdict"] == "fail"]  # fmt: skip
+    assert failed
+    (verdict,) = [line for line in err.splitlines() if line.startswith("Verdict:")]
+    assert verdict.startswith(f"Verdict: FAILED (exit 1): {len(failed)} conformance case"), verdict
+    assert all(case in verdict for case in failed), verdict
+
+
+def _path_profile(server: ServerProc, tmp_path: Path, ids: str) -> Path:
+    """A target that names documents by their drive path (the simulator's recall, its ``path`` read as the id)."""
+    profile = tmp_path / "paths.toml"
+    profile.write_text(
+        f'[request]\nurl = "{server.url}/api/mcp/recall"\n[auth]\ntoken = "{server.token(EVAL_SERVICE)}"\n'
+        f'[response]\ndoc_id = "path"\n{ids}',
+        encoding="utf-8",
+    )
+    return profile
+
+
+@pytest.mark.parametrize("corpus", ["seed", "dir"])
+def test_ids_map_as_in_eval_run_by_the_profile_and_corpus(server: ServerProc, tmp_path: Path, corpus: str) -> None:
+    """A target that returns paths: with [ids] match = "path" and --corpus (a built-in name or a corpus directory)
+    every pair is measured and converges, a document the run moves or trashes included."""
+    from drivebench.corpora.builtin import resolve_corpus
+
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS.replace("]\n", ', { class = "moved-out" }]\n'), encoding="utf-8")
+    given = "seed" if corpus == "seed" else str(resolve_corpus("seed"))
+    done = run(
+        "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target-profile", str(_path_profile(server, tmp_path, '[ids]\nmatch = "path"\n')), "--corpus", given,
+        "--scenario", str(scenario), "--deadline", "5", "--poll", "0.1", "--out", str(tmp_path / "p"), "--json", "-",
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    sync = json.loads(done.stdout)["sync"]
+    assert sync["overall"]["not_testable"] == 0 and sync["overall"]["pairs"] >= 4, sync["overall"]
+    assert {p["class"] for p in sync["pairs"]} == {"trashed", "deny-added", "moved-out"}
+    assert all(p["converged"] for p in sync["pairs"])
+    assert sync["ids"]["match"] == "path" and sync["ids"]["unmapped"] == 0 and sync["ids"]["results"] > 0
+
+
+def test_ids_it_cannot_recognise_are_named_with_the_mapping_options(server: ServerProc, tmp_path: Path) -> None:
+    """The same target without [ids]: its paths are no doc ids of the drive. Nothing is measured (exit 3) and the
+    run says the ids did not map, with an example and the options that map them."""
+    scenario = tmp_path / "few.toml"
+    scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
+    done = run(
+        "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
+        "--target-profile", str(_path_profile(server, tmp_path, "")), "--scenario", str(scenario),
+        "--deadline", "1", "--poll", "0.1", "--out", str(tmp_path / "u"),
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    text = done.stdout + done.stderr
+    assert "results carry ids that map to no document by doc_id" in text and "'/" in text, text
+    assert '[ids] match = "path" or "name"' in text and "--corpus" in text and "map file" in text, text
+    metrics = json.loads((tmp_path / "u" / "metrics.json").read_text())
+    assert "map to no document" in metrics["status"]["reason"]
+    assert "map to no document" in (tmp_path / "u" / "report.html").read_text()

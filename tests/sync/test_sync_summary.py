@@ -36,10 +36,13 @@ def test_summary_counts_leaks_and_never_turns_a_missing_figure_into_zero() -> No
         _pair("deny-added", "revoke", None, testable=False),
         _pair("grant-added", "grant", 2.5),
     ]
-    s = summarize(pairs, requests=40, errors=2, not_planned={"moved-out": 1})
+    s = summarize(pairs, requests=40, errors=2, not_planned={"moved-out": 1}, deadline_s=120.0)
     o = s["overall"]
     assert o["pairs"] == 4 and o["not_testable"] == 1 and o["not_planned"] == 1
-    assert o["revocation_lag_p50_s"] == 1.0 and o["revocation_lag_p95_s"] == 3.0
+    # the open leak counts as the deadline: p95 of (1, 3, >=120) is a lower bound, never the 3 s of the others
+    assert o["revocation_lag_p50_s"] == 3.0 and o["revocation_lag_p95_s"] == 120.0
+    assert o["revocation_lag_max_s"] == 120.0 and o["revocation_lag_is_lower_bound"] is True
+    assert s["classes"]["grant-removed"]["lag_p95_s"] == 120.0 and s["classes"]["grant-removed"]["lag_is_lower_bound"]
     assert o["leak_seconds_total"] == 124.0  # 1 + 3 + the whole deadline of the open leak
     assert o["revocations_not_converged"] == 1 and o["not_converged"] == 1
     assert s["classes"]["deny-added"]["n"] == 0 and s["classes"]["deny-added"]["lag_p95_s"] is None
@@ -61,6 +64,22 @@ def test_gates_read_the_flat_table_and_fail_on_figures_that_do_not_exist() -> No
         {"metrics": gate_metrics(s2), "errors": s2["errors"]}, [parse_gate("revocation_lag_p95_s>30")]
     )
     assert missing.failed and missing.value is None  # no converged revocation: not measured, never a pass
+
+
+def test_an_open_leak_fails_every_lag_gate_whatever_its_threshold() -> None:
+    from drivebench.evaluator.sync.verdict import sync_gates
+
+    pairs = [_pair("trashed", "revoke", 0.2)] * 30 + [_pair("trashed", "revoke", None, converged=False)]
+    s = summarize(pairs, 31, 0, {}, deadline_s=12.0)
+    assert s["overall"]["revocation_lag_p95_s"] == 0.2  # 1 of 31 open: p95 falls on a converged pair
+    result = {"metrics": gate_metrics(s), "errors": s["errors"], "sync": {**s, "config": {"deadline_s": 12.0}}}
+    exprs = ["revocation_lag_p95_s>10", "revocation_lag_p50_s>1000", "lag_max_s[trashed]>=100", "leak_seconds_total>50"]
+    for g in sync_gates(result, [parse_gate(x) for x in exprs]):
+        assert g.failed and "never took effect within 12 s" in g.message, g
+    (below,) = sync_gates(result, [parse_gate("revocation_lag_p95_s<1")])
+    assert not below.failed  # an unbounded lag is never below a threshold
+    (other,) = sync_gates(result, [parse_gate("lag_p95_s[deny-added]>10")])
+    assert other.failed and other.value is None  # a class the run did not measure: not measured, never a pass
 
 
 @pytest.mark.parametrize("name", ["revocations", "content", "all", "conformance"])

@@ -3,26 +3,31 @@
 Exit codes: 0 every change converged; 1 a revocation was never reflected within --deadline (a leak; waived
 by --allow-not-converged) or a --fail-on gate holds; 2 usage (bad option, scenario, drive token, a drive that
 is not at its loaded corpus without --reset-first); 3 the run failed (the target does not answer, more calls
-failed than --max-error-rate allows, or no pair could be tested).
+failed than --max-error-rate allows, or no pair could be tested); 128 + the signal's number when stopped by
+SIGHUP (129), SIGINT (130) or SIGTERM (143), after the drive is reset. ``--restore`` resets a drive that a
+killed run left changed, and nothing else.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 from rich.markup import escape
 
 from drivebench.cli.common import console, err_console, quiet_libraries
 from drivebench.cli.evaluate import (
-    EXIT_GATE,
     EXIT_OK,
     EXIT_RUN_FAILED,
     FailOnOpt,
     JsonOpt,
     JunitOpt,
+    MatchOpt,
     MaxErrorRateOpt,
+    _corpus_dir,
+    _id_mapper,
     _parse_gates,
     app,
     default_out_dir,
@@ -44,6 +49,10 @@ def sync(
     target: str | None = typer.Option(None, "--target", help="Recall URL of the system under test."),
     target_profile: Path | None = typer.Option(None, "--target-profile", dir_okay=False, help="TOML target profile."),
     token: str | None = typer.Option(None, "--token", help="Bearer token for the target (evaluate-as)."),
+    corpus: str | None = typer.Option(
+        None, "--corpus", help="The corpus the drive loaded (name or dir): what --match path/name map ids to."
+    ),
+    match: str | None = MatchOpt,
     scenario: str = typer.Option(
         "revocations", "--scenario", help="revocations, content, all, conformance, or a scenario TOML file."
     ),
@@ -64,24 +73,38 @@ def sync(
     manual: bool = typer.Option(
         False, "--manual", help="Print each change for a person to make with the drive's own tools; wait for Enter."
     ),
+    restore: bool = typer.Option(
+        False,
+        "--restore",
+        help="Only reset the drive to its loaded corpus (undo what a killed run left) and exit; needs --drive.",
+    ),
 ) -> None:
     """Apply each change of the scenario through the drive's API and probe the target as every affected
     principal until it reflects the change or --deadline passes; write metrics.json, run.jsonl and reports.
 
     Exit codes: 0 ok; 1 a revocation not reflected within the deadline (or a --fail-on gate); 2 usage;
-    3 the run failed (target errors over --max-error-rate, nothing testable)."""
+    3 the run failed (target errors over --max-error-rate, nothing testable); 129/130/143 stopped by
+    SIGHUP/SIGINT/SIGTERM (the drive is reset first)."""
     from drivebench.api import make_target
-    from drivebench.evaluator.gates import check_gates
+    from drivebench.evaluator.gates import GateError, check_gates
     from drivebench.evaluator.sync.drive_client import DriveClient
-    from drivebench.evaluator.sync.evaluate import SyncSetupError, run_sync
+    from drivebench.evaluator.sync.evaluate import Stopped, SyncSetupError, run_sync, stop_on_signals
     from drivebench.evaluator.sync.outputs import junit as write_junit
-    from drivebench.evaluator.sync.outputs import problems
+    from drivebench.evaluator.sync.outputs import problems, summary_lines
     from drivebench.evaluator.sync.runner import SyncConfig
     from drivebench.evaluator.sync.scenario import ScenarioError, load_scenario
+    from drivebench.evaluator.sync.summary import gate_metrics, summarize
+    from drivebench.evaluator.sync.verdict import verdict_line
 
     quiet_libraries()
+    if restore:
+        _restore(drive, drive_token)
     out_console = err_console if json_out == "-" else console
     gates = _parse_gates(fail_on)
+    try:  # a gate that names no figure of a sync run: refused before the run changes the drive
+        check_gates({"metrics": gate_metrics(summarize([], 0, 0, {})), "errors": {}}, gates)
+    except GateError as exc:
+        usage_error(str(exc))
     try:
         chosen = load_scenario(scenario)
     except ScenarioError as exc:
@@ -104,50 +127,52 @@ def sync(
         tgt = make_target(url, single, tokens=per_principal or None, profile=profile if target_profile else None)
     except ValueError as exc:
         usage_error(str(exc))
+    match = match or profile.ids.match
+    # ids as eval run maps them; doc ids are checked against the drive's own listing (documents the run uploads
+    # are in no corpus), so the corpus is needed only to map paths, names or a map file
+    id_mapper = None
+    if match != "doc_id":
+        id_mapper = _id_mapper(match, _corpus_dir(corpus) if corpus else None, profile.source)
     out_dir = out or default_out_dir()
     client = DriveClient(drive, drive_token) if drive is not None and drive_token is not None else None
     config = SyncConfig(deadline_s=deadline, poll_s=poll, top_k=top_k, manual=manual)
+    say = lambda m: err_console.print(escape(m), highlight=False, soft_wrap=True)  # noqa: E731
     try:
-        result = run_sync(
-            client,
-            tgt,
-            url,
-            chosen,
-            config,
-            out_dir=out_dir,
-            reset_first=reset_first,
-            preflight_user=chosen.manual[0].principal if manual else None,
-            max_error_rate=max_error_rate,
-            on_event=lambda m: err_console.print(escape(m), highlight=False, soft_wrap=True),
-            wait_for_person=lambda m: typer.prompt(m, default="", show_default=False),
-        )
+        with stop_on_signals(say):
+            result = run_sync(
+                client,
+                tgt,
+                url,
+                chosen,
+                config,
+                out_dir=out_dir,
+                reset_first=reset_first,
+                preflight_user=chosen.manual[0].principal if manual else None,
+                max_error_rate=max_error_rate,
+                on_event=say,
+                wait_for_person=lambda m: typer.prompt(m, default="", show_default=False),
+                gates=gates,
+                allow_not_converged=allow_not_converged,
+                id_mapper=id_mapper,
+            )
     except SyncSetupError as exc:
         usage_error(str(exc))
+    except Stopped as stop:
+        err_console.print(
+            f"[red]stopped by {stop.name}[/] (exit {stop.exit_code}): no report was written"
+            + ("" if client is None else "; the drive was reset to its loaded corpus (above)"),
+            highlight=False,
+            soft_wrap=True,
+        )
+        raise typer.Exit(stop.exit_code) from None
     finally:
         if client is not None:
             client.close()
     for line in problems(result):
         out_console.print(f"[red]{escape(line)}[/]", highlight=False, soft_wrap=True)
-    o = result["sync"]["overall"]
-
-    def fig(x: object) -> str:
-        return "not measured" if x is None else str(x)
-
-    out_console.print(
-        f"revocation lag p95 {fig(o['revocation_lag_p95_s'])} s, max {fig(o['revocation_lag_max_s'])} s; "
-        f"leak seconds {fig(o['leak_seconds_total'])}; not converged {o['not_converged']}; "
-        f"not testable {o['not_testable']}; pairs {o['pairs']}",
-        highlight=False,
-    )
-    for cls, s in result["sync"]["classes"].items():
-        out_console.print(
-            f"  {cls:20} n={s['n']:<3} lag p50 {fig(s['lag_p50_s'])} p95 {fig(s['lag_p95_s'])} "
-            f"max {fig(s['lag_max_s'])} "
-            f"not converged {s['not_converged']} not testable {s['not_testable']}",
-            highlight=False,
-        )
-    gate_results = check_gates(result, gates)
-    result["gates"] = [g.as_dict() for g in gate_results]
+    for line in summary_lines(result):
+        out_console.print(line, highlight=False, soft_wrap=True)
+    verdict = result["verdict"]
     (out_dir / "metrics.json").write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")
     if junit is not None:
         write_junit(result, junit)
@@ -156,12 +181,28 @@ def sync(
     elif json_out:
         Path(json_out).write_text(json.dumps(result, indent=1, ensure_ascii=False, default=str) + "\n", "utf-8")
     err_console.print(f"wrote {out_dir / 'metrics.json'}, {out_dir / 'run.jsonl'}, report.md and report.html")
-    if result["status"]["state"] == "failed":
-        raise typer.Exit(EXIT_RUN_FAILED)
-    if any(g.failed for g in gate_results):
-        raise typer.Exit(EXIT_GATE)
-    if o.get("cases_failed"):
-        raise typer.Exit(EXIT_GATE)
-    if o["revocations_not_converged"] and not allow_not_converged:
-        raise typer.Exit(EXIT_GATE)
+    style = "red" if verdict["state"] == "failed" else "green"
+    err_console.print(f"[{style}]{escape(verdict_line(result))}[/]", highlight=False, soft_wrap=True)
+    raise typer.Exit(verdict["exit_code"])
+
+
+def _restore(drive: str | None, drive_token: str | None) -> NoReturn:
+    """``--restore``: reset the drive to the corpus it loaded (what a run does when it ends), e.g. after a run
+    killed by SIGKILL left its changes; says how many changes it undid. Exit 0, 2 without the drive, 3 when the
+    drive cannot be reset."""
+    from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
+    from drivebench.evaluator.sync.evaluate import restore_drive
+
+    if drive is None or drive_token is None:
+        usage_error("--restore resets the drive: give --drive URL --drive-token TOKEN (its admin token)")
+    client = DriveClient(drive, drive_token)
+    try:
+        undone, _ = restore_drive(client)
+    except DriveError as exc:
+        err_console.print(f"[red]the drive could not be reset[/]: {escape(str(exc))}", highlight=False, soft_wrap=True)
+        raise typer.Exit(EXIT_RUN_FAILED) from None
+    finally:
+        client.close()
+    what = "it had no change to undo" if not undone else f"{undone} changes undone"
+    console.print(f"the drive was reset to its loaded corpus: {what}", highlight=False)
     raise typer.Exit(EXIT_OK)

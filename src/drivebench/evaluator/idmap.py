@@ -130,6 +130,17 @@ class IdMapper:
         if not self.by_key:
             raise IdMapError(f"{path}: no foreign_id -> doc_id rows")
 
+    def learn(self, doc_id: str, path: str, name: str) -> None:
+        """Also know a document by its place on a live drive (``eval sync``: a document uploaded or moved after
+        the corpus loaded); what it already maps keeps mapping, so a moved document answers to both paths."""
+        if self.doc_ids is None:
+            self.doc_ids = set()
+        self.doc_ids.add(doc_id)
+        if self.match in ("path", "name"):
+            key = fold_path(path) if self.match == "path" else fold(name)
+            if doc_id not in self.by_key.get(key, []):
+                self.by_key.setdefault(key, []).append(doc_id)
+
     # ------------------------------------------------------------------ mapping
     def doc_for(self, foreign: str) -> tuple[str | None, str]:
         """``(doc_id, "")`` or ``(None, reason)``."""

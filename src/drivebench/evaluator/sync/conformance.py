@@ -234,6 +234,7 @@ async def run_conformance(runner: SyncRunner, scenario: Scenario) -> SyncRun:
     cast = choose_cast(directory)
     now = datetime.fromisoformat(directory["at"])
     cases, control, control_token = await asyncio.to_thread(plant, drive, runner.run_id, cast, now)
+    await asyncio.to_thread(runner.learn_drive)  # the planted documents, for a target that returns paths
     live = [c for c in cases if c.verdict == "pending"]
     runner.say(f"planted {len(cases)} cases under /drivebench-conformance-{runner.run_id} ({len(live)} judged)")
 

@@ -1,28 +1,122 @@
 """``run_sync``: one ``eval sync`` run from start to finish (what the CLI and ``drivebench.api`` call).
 
 Before: the drive must be at the corpus it loaded (its change feed empty), since the run ends by resetting it
-there; ``reset_first`` resets it first instead of refusing. After (also on Ctrl-C or an error): the drive is
-reset, and its snapshot fingerprint and clock compared with the start (``drive_restored``)."""
+there; ``reset_first`` resets it first instead of refusing. After (also on an error, Ctrl-C, SIGTERM or SIGHUP
+under ``stop_on_signals``): the drive is reset, and its snapshot fingerprint and clock compared with the start
+(``drive_restored``). A run killed outright (SIGKILL) leaves its changes in the drive's change feed: the next run
+refuses to start until ``restore_drive`` (``eval sync --restore``) or ``reset_first`` resets it."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
+import threading
 import time
-from collections.abc import Callable
-from dataclasses import asdict
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from drivebench.evaluator.gates import Gate
+from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.evaluator.sync.runner import RecallTarget, SyncConfig, SyncRun, SyncRunner, pair_dicts
 from drivebench.evaluator.sync.scenario import Scenario
 from drivebench.evaluator.sync.summary import gate_metrics, summarize
+from drivebench.evaluator.sync.verdict import judge
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.target import TargetError
 
 
 class SyncSetupError(ValueError):
     """The drive or the target cannot be used as given (usage error: exit 2)."""
+
+
+# the signals that stop a run the way Ctrl-C does: CI runners stop a job with SIGTERM, a closed terminal sends SIGHUP
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Stopped(KeyboardInterrupt):
+    """A stop signal during a run. A KeyboardInterrupt, so it takes Ctrl-C's way out: the run is cut short and
+    the drive reset in ``run_sync``'s ``finally``."""
+
+    def __init__(self, signum: int) -> None:
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+        super().__init__(self.name)
+
+    @property
+    def exit_code(self) -> int:
+        return 128 + self.signum  # the shell's convention: SIGHUP 129, SIGINT 130, SIGTERM 143
+
+
+@dataclass
+class _Stopping:
+    say: Callable[[str], None]
+    held: int = 0  # depth of signals_held blocks: the drive is being reset
+    pending: int | None = None  # a signal that came while held
+    raised: bool = False
+
+
+_stopping: _Stopping | None = None
+
+
+@contextlib.contextmanager
+def stop_on_signals(say: Callable[[str], None]) -> Iterator[None]:
+    """While the block runs, the first SIGINT, SIGTERM or SIGHUP raises ``Stopped`` (a later one only says the
+    drive is being restored); one that comes while the drive is reset waits for the reset to finish. Outside
+    the main thread nothing is installed."""
+    global _stopping
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = _Stopping(say)
+
+    def handler(signum: int, _frame: Any) -> None:
+        if state.raised:
+            state.say(f"{signal.Signals(signum).name}: already stopping; the drive is being reset")
+        elif state.held:
+            state.pending = state.pending or signum
+        else:
+            state.raised = True
+            raise Stopped(signum)
+
+    previous = {s: signal.signal(s, handler) for s in STOP_SIGNALS}
+    _stopping = state
+    try:
+        yield
+    finally:
+        _stopping = None
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """A stop signal that comes during the block is raised when the block ends, so a reset is never cut short."""
+    state = _stopping
+    if state is None:
+        yield
+        return
+    state.held += 1
+    try:
+        yield
+    finally:
+        state.held -= 1
+        if not state.held and state.pending is not None and not state.raised:
+            state.raised = True
+            raise Stopped(state.pending)
+
+
+def restore_drive(drive: DriveClient, start: tuple[str, str] | None = None) -> tuple[int, bool | None]:
+    """Reset the drive to the corpus it loaded, the stop signals held meanwhile: ``(changes undone, back at
+    start)``, where "back at start" compares the snapshot fingerprint and clock with ``start`` (None without
+    one). Raises ``DriveError``."""
+    with signals_held():
+        undone = drive.feed_length()
+        drive.reset()
+        return undone, (None if start is None else _state(drive) == start)
 
 
 def _state(drive: DriveClient) -> tuple[str, str]:
@@ -58,7 +152,12 @@ def run_sync(
     preflight_user: str | None = None,
     on_event: Callable[[str], None] | None = None,
     wait_for_person: Callable[[str], None] | None = None,
+    gates: Sequence[Gate] = (),
+    allow_not_converged: bool = False,
+    id_mapper: IdMapper | None = None,
 ) -> dict[str, Any]:
+    """The run's result (``kind: sync``), its verdict judged (``verdict.judge``: the built-in gates and
+    ``gates``) before report.md, report.html and metrics.json are written to ``out_dir``."""
     say = on_event or (lambda _m: None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,8 +169,10 @@ def run_sync(
             changes = drive.feed_length()
             if changes and not reset_first:
                 raise SyncSetupError(
-                    f"the drive has {changes} changes since it loaded its corpus, and the run ends by resetting it "
-                    "to that corpus: pass --reset-first to start from it (those changes are lost)"
+                    f"the drive has {changes} changes since it loaded its corpus (a run stopped by SIGKILL leaves its "
+                    "own), and the run ends by resetting it to that corpus: pass --reset-first to start from it, or "
+                    "reset it with `drivebench eval sync --restore --drive URL --drive-token TOKEN` (those changes "
+                    "are lost)"
                 )
             if changes:
                 drive.reset()
@@ -86,6 +187,7 @@ def run_sync(
         log_path=(out_dir / "run.jsonl") if out_dir is not None else None,
         on_event=on_event,
         wait_for_person=wait_for_person,
+        id_mapper=id_mapper,
     )
     outcome: dict[str, Any] = {"run": SyncRun(scenario.name), "preflight": None}
 
@@ -110,14 +212,18 @@ def run_sync(
         run = runner.result or outcome["run"]
         if drive is not None and start is not None:
             try:
-                drive.reset()
-                run.drive_restored = _state(drive) == start
+                undone, run.drive_restored = restore_drive(drive, start)
+                back = "back at its starting snapshot and clock" if run.drive_restored else "NOT at its starting state"
+                say(f"the drive was reset to its loaded corpus: {undone} changes undone, {back}")
             except DriveError as exc:
-                say(f"the drive could not be reset: {exc}")
+                say(
+                    f"the drive could not be reset: {exc}; "
+                    "`drivebench eval sync --restore --drive URL --drive-token TOKEN` resets it"
+                )
                 run.drive_restored = False
     preflight_error = outcome["preflight"]
     pairs = pair_dicts(run)
-    summary = summarize(pairs, run.requests, run.errors, run.not_planned)
+    summary = summarize(pairs, run.requests, run.errors, run.not_planned, config.deadline_s)
     if run.cases is not None:
         verdicts = [c["verdict"] for c in run.cases]
         summary["conformance"] = {
@@ -141,6 +247,9 @@ def run_sync(
             state, reason = "failed", "nothing was measured: no conformance case could be judged"
     elif not summary["overall"]["pairs"]:
         state, reason = "failed", "nothing was measured: no (principal, document) pair could be tested"
+    ids = runner.id_summary()
+    if state == "failed" and ids and ids["unmapped"]:
+        reason = f"{reason}; {ids['unmapped']} of {ids['results']} results map to no document"
     if state == "failed":
         withhold_figures(summary)
     result: dict[str, Any] = {
@@ -169,11 +278,13 @@ def run_sync(
             ],
             "pairs": pairs,
             "cases": run.cases,
+            "ids": ids,
             **summary,
         },
         "errors": summary["errors"],
     }
     result["metrics"] = gate_metrics(summary)
+    judge(result, gates, allow_not_converged)
     if out_dir is not None:
         from drivebench.evaluator.sync.outputs import write
 

@@ -3,7 +3,6 @@ report.html and a JUnit file (a case per probed pair). Failures come first in ev
 
 from __future__ import annotations
 
-import html
 import json
 from pathlib import Path
 from typing import Any
@@ -14,25 +13,58 @@ def _cell(x: Any) -> str:
     return "not measured" if x is None else str(x)
 
 
+def lag_cell(x: Any, lower_bound: bool, deadline: float) -> str:
+    """A lag figure as read: ``≥12.0`` when it falls on a pair that never converged (a lower bound, the lag has
+    no upper bound), "not measured" when None."""
+    if x is None:
+        return "not measured"
+    return f"≥{x}" if lower_bound and float(x) >= deadline else str(x)
+
+
+def doc_label(p: dict[str, Any]) -> str:
+    """A document as a reader knows it: its name and drive path, with the id (the id alone when the drive did
+    not say, e.g. a manual run)."""
+    if p.get("path"):
+        return f"{p['path']} ({p['doc_id']})"
+    return f"{p['name']} ({p['doc_id']})" if p.get("name") else str(p["doc_id"])
+
+
+def never_took_effect(result: dict[str, Any]) -> str | None:
+    """``36 revocations never took effect within 12 s (open leaks)``, or None when every one did."""
+    sync = result["sync"]
+    n = sync["overall"].get("revocations_not_converged") or 0
+    if not n:
+        return None
+    s = "s" if n != 1 else ""
+    return f"{n} revocation{s} never took effect within {sync['config']['deadline_s']:g} s (open leak{s})"
+
+
 def problems(result: dict[str, Any]) -> list[str]:
-    """What went wrong, worst first: errors, open leaks, pairs that could not be tested."""
+    """What went wrong, worst first: the run failed, revocations that never took effect, errors, each open
+    leak, conformance failures, ids the target returned that map to no document, pairs not testable."""
     sync, out = result["sync"], []
     status = result.get("status") or {}
     if status.get("state") == "failed":
         out.append(f"the run failed: {status.get('reason')}")
+    never = never_took_effect(result)
+    if never:
+        out.append(never)
     errors = sync["errors"]
     if errors["failed"]:
         out.append(f"{errors['failed']} of {errors['requests']} target calls failed (rate {errors['rate']:.2%})")
     for p in sync["pairs"]:
         if p["testable"] and not p["converged"]:
             what = "LEAK: still returned" if p["kind"] == "revoke" else "never reflected"
-            out.append(f"{what} after {sync['config']['deadline_s']} s: {p['class']} {p['principal']} {p['doc_id']}")
+            out.append(f"{what} after {sync['config']['deadline_s']} s: {p['class']} {p['principal']} {doc_label(p)}")
     for c in sync["changes"]:
         if c.get("error"):
             out.append(f"change {c['index']} ({c['class']}) could not be applied: {c['error']}")
     for c in sync.get("cases") or []:
         if c["verdict"] in ("fail", "error"):
             out.append(f"conformance {c['verdict'].upper()}: {c['case']} ({c['note']}; mirrors: {c['bug']})")
+    unrecognised = unmapped_line(result)
+    if unrecognised:
+        out.append(unrecognised)
     n = sync["overall"]["not_testable"]
     if n:
         out.append(f"{n} pairs not testable (the target did not answer as expected before the change)")
@@ -41,32 +73,129 @@ def problems(result: dict[str, Any]) -> list[str]:
     return out
 
 
+def unmapped_line(result: dict[str, Any]) -> str | None:
+    """Results whose ids name no document of the drive, with the ways to map them."""
+    ids = result["sync"].get("ids") or {}
+    n = ids.get("unmapped") or 0
+    if not n:
+        return None
+    sample = ", ".join(repr(x) for x in ids.get("examples", [])[:3])
+    return (
+        f"{n} of {ids.get('results')} results carry ids that map to no document by {ids.get('describe')} "
+        f'(e.g. {sample}): a target that returns paths or names needs [ids] match = "path" or "name" in '
+        "--target-profile with --corpus (the corpus the drive loaded), or match = a CSV/JSONL map file"
+    )
+
+
+def summary_lines(result: dict[str, Any]) -> list[str]:
+    """The terminal's figures: the revocations that never took effect first, then the lags (a figure that
+    falls on such a pair is shown as the lower bound it is), then one line per class."""
+    sync, o = result["sync"], result["sync"]["overall"]
+    deadline = sync["config"]["deadline_s"]
+    rev = o.get("revocation_lag_is_lower_bound", False)
+    lines = []
+    never = never_took_effect(result)
+    lines.append(
+        (f"{never}; " if never else "") + f"revocation lag p95 {lag_cell(o['revocation_lag_p95_s'], rev, deadline)} s, "
+        f"max {lag_cell(o['revocation_lag_max_s'], rev, deadline)} s; leak seconds {_cell(o['leak_seconds_total'])}"
+        f"{' (a lower bound)' if never else ''}; not converged {o['not_converged']}; "
+        f"not testable {o['not_testable']}; pairs {o['pairs']}"
+    )
+    for cls, s in sync["classes"].items():
+        lb = s.get("lag_is_lower_bound", False)
+        lines.append(
+            f"  {cls:20} n={s['n']:<3} lag p50 {lag_cell(s['lag_p50_s'], lb, deadline)} "
+            f"p95 {lag_cell(s['lag_p95_s'], lb, deadline)} max {lag_cell(s['lag_max_s'], lb, deadline)} "
+            f"not converged {s['not_converged']} not testable {s['not_testable']}"
+        )
+    return lines
+
+
+CLASS_HEADER = ["class", "kind", "n", "lag p50 s", "lag p95 s", "lag max s", "not converged", "leak s", "not testable"]
+PAIR_HEADER = ["#", "class", "principal", "document", "applied", "result", "lag s", "leak s", "probes"]
+
+
+def class_rows(result: dict[str, Any]) -> list[list[str]]:
+    deadline = result["sync"]["config"]["deadline_s"]
+    rows = []
+    for cls, s in result["sync"]["classes"].items():
+        lb = s.get("lag_is_lower_bound", False)
+        rows.append(
+            [
+                cls,
+                str(s["kind"]),
+                str(s["n"]),
+                *(lag_cell(s[k], lb, deadline) for k in ("lag_p50_s", "lag_p95_s", "lag_max_s")),
+                str(s["not_converged"]),
+                _cell(s["leak_seconds"]),
+                str(s["not_testable"]),
+            ]
+        )
+    return rows
+
+
+def pair_state(p: dict[str, Any], deadline: float) -> str:
+    if not p["testable"]:
+        return f"not testable: {p['reason']}"
+    if p["converged"]:
+        return f"converged in {p['lag_s']} s"
+    return f"LEAK: never took effect within {deadline:g} s" if p["kind"] == "revoke" else "NOT converged"
+
+
+def pair_rows(result: dict[str, Any]) -> list[list[str]]:
+    """One row per pair, the open ones first, then in the order of the run."""
+    deadline = result["sync"]["config"]["deadline_s"]
+    pairs = sorted(result["sync"]["pairs"], key=lambda p: (not (p["testable"] and not p["converged"]), p["change"]))
+    return [
+        [
+            str(p["change"]),
+            p["class"],
+            p["principal"],
+            doc_label(p),
+            p.get("applied_at") or "-",
+            pair_state(p, deadline),
+            lag_cell(p["lag_s"], False, deadline) if p["converged"] else f"≥{deadline:g}" if p["testable"] else "-",
+            _cell(p["leak_s"]) if p["testable"] else "-",
+            str(p["probes"]),
+        ]
+        for p in pairs
+    ]
+
+
 def markdown(result: dict[str, Any]) -> str:
+    from drivebench.evaluator.sync.verdict import verdict_line
+
     sync = result["sync"]
     o = sync["overall"]
-    lines = [f"# drivebench eval sync: {sync['scenario']}", ""]
+    deadline = sync["config"]["deadline_s"]
+    rev = o.get("revocation_lag_is_lower_bound", False)
+    lines = [f"# drivebench eval sync: {sync['scenario']}", "", f"**{verdict_line(result)}**", ""]
     issues = problems(result)
     if issues:
         lines += ["## Problems", "", *[f"- {x}" for x in issues], ""]
+    if result.get("gates"):
+        lines += ["## Gates", "", "| gate | result | condition |", "|---|---|---|"]
+        for g in result["gates"]:
+            condition = g["message"].split(": ", 1)[-1]
+            lines.append(f"| `{g['expr']}` | {'FAILED' if g['failed'] else 'passed'} | {condition} |")
+        lines.append("")
+    never = never_took_effect(result)
     lines += [
-        f"Target `{sync['target']}`, drive `{sync['drive']}`; deadline {sync['config']['deadline_s']} s, poll "
+        f"Target `{sync['target']}`, drive `{sync['drive']}`; deadline {deadline} s, poll "
         f"{sync['config']['poll_s']} s. Lag: seconds from the drive's acknowledgement to the first answer that "
-        "reflects the change.",
+        "reflects the change; a pair that never converged counts as the deadline (≥: a lower bound).",
         "",
-        f"- revocation lag p50 / p95 / max: {_cell(o['revocation_lag_p50_s'])} / {_cell(o['revocation_lag_p95_s'])}"
-        f" / {_cell(o['revocation_lag_max_s'])} s",
+        *([f"- **{never}**"] if never else []),
+        f"- revocation lag p50 / p95 / max: {lag_cell(o['revocation_lag_p50_s'], rev, deadline)} / "
+        f"{lag_cell(o['revocation_lag_p95_s'], rev, deadline)} / {lag_cell(o['revocation_lag_max_s'], rev, deadline)} s",
         f"- leak seconds (total): {_cell(o['leak_seconds_total'])}; not converged: {o['not_converged']}"
         f" (revocations: {o['revocations_not_converged']}); not testable: {o['not_testable']}",
         f"- drive restored to its starting state: {_cell(sync.get('drive_restored'))}",
         "",
-        "| class | kind | n | lag p50 s | lag p95 s | lag max s | not converged | leak s | not testable |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| " + " | ".join(CLASS_HEADER) + " |",
+        "|" + "---|" * len(CLASS_HEADER),
     ]
-    for cls, s in sync["classes"].items():
-        lines.append(
-            f"| {cls} | {s['kind']} | {s['n']} | {_cell(s['lag_p50_s'])} | {_cell(s['lag_p95_s'])} | "
-            f"{_cell(s['lag_max_s'])} | {s['not_converged']} | {_cell(s['leak_seconds'])} | {s['not_testable']} |"
-        )
+    lines += ["| " + " | ".join(r) + " |" for r in class_rows(result)]
     skipped = {cls: s for cls, s in sync["classes"].items() if s.get("not_planned")}
     if skipped:
         lines += ["", "## Not planned", ""]
@@ -80,23 +209,149 @@ def markdown(result: dict[str, Any]) -> str:
     for c in sync["changes"]:
         lines.append(f"{c['index']}. **{c['class']}**: {c['detail']} (applied {c.get('applied_at') or '-'})")
         for p in c["pairs"]:
-            state = (
-                f"not testable: {p['reason']}"
-                if not p["testable"]
-                else f"converged in {p['lag_s']} s"
-                if p["converged"]
-                else "NOT converged"
-            )
-            lines.append(f"   - {p['principal']} / {p['doc_id']}: {state} ({p['probes']} probes)")
+            lines.append(f"   - {p['principal']} / {doc_label(p)}: {pair_state(p, deadline)} ({p['probes']} probes)")
     return "\n".join(lines) + "\n"
 
 
+def _timeline(result: dict[str, Any]) -> str:
+    """Each testable pair as a bar from the change to its convergence (blue), or to the deadline when it never
+    converged (red: the leak was still open when the run stopped looking)."""
+    from drivebench.evaluator.report.charts import LEAK_COLOR, PALETTE, hbar_chart
+
+    deadline = result["sync"]["config"]["deadline_s"]
+    rows = []
+    for p in result["sync"]["pairs"]:
+        if not p["testable"]:
+            continue
+        label = f"{p['change']} {p['class']} {p['principal']} {p.get('name') or p['doc_id']}"
+        values = [p["lag_s"], None] if p["converged"] else [None, deadline]
+        rows.append((label, values, "converged" if p["converged"] else "never took effect"))
+    return hbar_chart(
+        "chart-sync-timeline",
+        "Seconds from each change to the answer that reflects it",
+        rows,
+        series=(("converged", PALETTE[0]), ("never took effect (to the deadline)", LEAK_COLOR)),
+        x_max=deadline,
+        width=720,
+    )
+
+
 def html_report(result: dict[str, Any]) -> str:
-    body = "".join(f"<pre>{html.escape(markdown(result))}</pre>")
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>drivebench eval sync</title>"
-        "<style>body{font-family:sans-serif;margin:2em}pre{white-space:pre-wrap}</style></head>"
-        f"<body>{body}</body></html>\n"
+    """The sync report on the page every drivebench report uses (``evaluator.report.page``): the verdict in the
+    header, then problems, gates, the per-class table, conformance, the per-pair timeline and table."""
+    from drivebench.evaluator.report import page as pg
+    from drivebench.evaluator.report.verdict import GATE_HEADER, gate_rows
+    from drivebench.evaluator.sync.verdict import verdict_line
+
+    sync = result["sync"]
+    o = sync["overall"]
+    deadline = sync["config"]["deadline_s"]
+    rev = o.get("revocation_lag_is_lower_bound", False)
+    state = (result.get("verdict") or {}).get("state", "none")
+    sections = []
+    issues = problems(result)
+    if issues:
+        items = "".join(f'<li class="bad">{pg.e(x)}</li>' for x in issues)
+        sections.append(pg.section("problems", "Problems", f"<ul>{items}</ul>"))
+    if result.get("gates"):
+        failed = [("gate-failed" if r[1] == "FAILED" else "gate-passed") for r in gate_rows(result)]
+        sections.append(
+            pg.section("gates", "Gates", pg.table(GATE_HEADER, gate_rows(result), row_classes=failed, text_cols=1))
+        )
+    never = never_took_effect(result)
+    cards = [
+        ("Revocations never took effect", str(o["revocations_not_converged"]), bool(never)),
+        ("Revocation lag p95 s", lag_cell(o["revocation_lag_p95_s"], rev, deadline), rev),
+        ("Revocation lag max s", lag_cell(o["revocation_lag_max_s"], rev, deadline), rev),
+        ("Leak seconds", _cell(o["leak_seconds_total"]), bool(o["leak_seconds_total"])),
+        ("Pairs measured", str(o["pairs"]), False),
+        ("Not testable", str(o["not_testable"]), False),
+    ]
+    card_html = "".join(
+        f'<div class="card{" bad" if bad else ""}"><div class="label">{pg.e(label)}</div>'
+        f'<div class="value">{pg.e(value)}</div></div>'
+        for label, value, bad in cards
+    )
+    note = (
+        f"Lag: seconds from the drive's acknowledgement to the first answer that reflects the change, probed every "
+        f"{sync['config']['poll_s']} s up to {deadline} s. A pair that never converged counts as the deadline "
+        "(≥: a lower bound; its lag has no upper bound) in every figure, and fails every lag gate."
+    )
+    class_table = pg.table(
+        CLASS_HEADER,
+        class_rows(result),
+        row_classes=["row-failed" if r[6] != "0" else "row-passed" for r in class_rows(result)],
+    )
+    sections.append(
+        pg.section("figures", "Figures", f'<div class="cards">{card_html}</div>', f'<p class="note">{pg.e(note)}</p>')
+    )
+    sections.append(pg.section("classes", "Per change class", class_table))
+    if sync.get("cases") is not None:
+        rows = [[c["case"], c["verdict"], c["wrong"], c["bug"], c["note"] or ""] for c in sync["cases"]]
+        sections.append(
+            pg.section(
+                "conformance",
+                "Conformance",
+                pg.table(
+                    ["case", "verdict", "a wrong system shows", "mirrors", "note"],
+                    rows,
+                    text_cols=5,
+                    row_classes=[
+                        "row-failed"
+                        if c["verdict"] in ("fail", "error")
+                        else "row-passed"
+                        if c["verdict"] == "pass"
+                        else ""
+                        for c in sync["cases"]
+                    ],
+                ),
+            )
+        )
+    if sync["pairs"]:
+        pairs = pair_rows(result)
+        sections.append(
+            pg.section(
+                "timeline",
+                "Per pair",
+                f'<div class="fig">{_timeline(result)}</div>',
+                pg.table(
+                    PAIR_HEADER,
+                    pairs,
+                    text_cols=4,
+                    row_classes=[
+                        "row-failed"
+                        if r[5].startswith(("LEAK", "NOT"))
+                        else "row-passed"
+                        if "converged in" in r[5]
+                        else ""
+                        for r in pairs
+                    ],
+                    stack=True,
+                ),
+            )
+        )
+    changes = [
+        [str(c["index"]), c["class"], c["detail"], c.get("applied_at") or "-", c.get("error") or ""]
+        for c in sync["changes"]
+    ]
+    if changes:
+        sections.append(
+            pg.section(
+                "changes", "Changes", pg.table(["#", "class", "change", "applied", "error"], changes, text_cols=3)
+            )
+        )
+    restored = sync.get("drive_restored")
+    subtitle = (
+        f"scenario {sync['scenario']} · target {sync['target']} · drive {sync['drive'] or '(manual)'} · "
+        f"drive restored: {_cell(restored)}"
+    )
+    return pg.page(
+        kind="sync",
+        title=f"drivebench eval sync: {sync['scenario']}",
+        subtitle=subtitle,
+        verdict=(state, verdict_line(result)),
+        sections=sections,
+        footer=f"started {sync['started_at']} · finished {sync['finished_at']} · {sync['seconds']} s",
     )
 
 

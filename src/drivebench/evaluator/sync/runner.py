@@ -20,12 +20,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from drivebench.evaluator.idmap import IdMapper, MapStats, is_unmapped
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.evaluator.sync.planner import PLANNERS, Plan
 from drivebench.evaluator.sync.queries import distinctive_sentence, title_of
 from drivebench.evaluator.sync.scenario import ManualChange, Scenario, change_classes
 from drivebench.evaluator.sync.view import DriveView
-from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.evalset import EvalQuery, RunHit
 from drivebench.formats.target import TargetError, TargetResponse
 
 
@@ -59,6 +60,8 @@ class PairResult:
     probes: int = 0
     errors: int = 0
     old_versions: list[str] = field(default_factory=list)  # versions the target reported before the change
+    name: str | None = None  # the document's file name and drive path, as the drive said before the change
+    path: str | None = None
 
 
 @dataclass
@@ -114,8 +117,18 @@ class SyncRunner:
         log_path: Path | None = None,
         on_event: Callable[[str], None] | None = None,
         wait_for_person: Callable[[str], None] | None = None,
+        id_mapper: IdMapper | None = None,
     ) -> None:
+        """``id_mapper``: how the target's result ids map to the drive's doc ids (``[ids] match``); with the
+        drive's API it also learns every document the drive lists (trashed ones too), before the run and after
+        each change, so a document the run uploads or moves maps as well. None with a drive: doc ids, checked
+        against the drive's."""
         self.drive, self.target, self.config = drive, target, config
+        if id_mapper is None and drive is not None:
+            id_mapper = IdMapper("doc_id")
+        self.id_mapper = id_mapper
+        self.id_stats = MapStats()
+        self.unmapped_examples: list[str] = []
         self.log = _Log(log_path)
         self.say = on_event or (lambda _msg: None)
         self.wait_for_person = wait_for_person or (lambda _msg: input())
@@ -136,8 +149,40 @@ class SyncRunner:
             self.errors += 1
             self.log("probe", user=user, query=query, error=str(exc), kind=exc.kind)
             return None
+        if self.id_mapper is not None:
+            resp.hits = [self._map(h) for h in resp.hits]
         self.log("probe", user=user, query=query, hits=[[h.doc_id, h.version_id] for h in resp.hits])
         return resp
+
+    def _map(self, hit: RunHit) -> RunHit:
+        assert self.id_mapper is not None
+        mapped = self.id_mapper.map_hit(hit, self.id_stats)
+        if is_unmapped(mapped) and len(self.unmapped_examples) < 5:
+            foreign = str((mapped.model_extra or {}).get("foreign_id"))
+            if foreign not in self.unmapped_examples:
+                self.unmapped_examples.append(foreign)
+        return mapped
+
+    def learn_drive(self) -> None:
+        """Teach the id mapper every document the drive lists now, trashed ones too (a trashed document the
+        target still returns must map to it: unmapped, it would look gone)."""
+        if self.id_mapper is None or self.drive is None:
+            return
+        for f in self.drive.files("/"):
+            self.id_mapper.learn(f["doc_id"], f["path"], f["name"])
+
+    def id_summary(self) -> dict[str, Any] | None:
+        if self.id_mapper is None:
+            return None
+        st = self.id_stats
+        return {
+            "match": self.id_mapper.match,
+            "describe": self.id_mapper.describe,
+            "results": st.results,
+            "unmapped": st.unmapped,
+            "reasons": dict(st.reasons),
+            "examples": self.unmapped_examples,
+        }
 
     async def _returns(self, user: str, queries: list[str], doc: str) -> tuple[list[str], set[str | None], int]:
         """Which queries return ``doc`` to ``user``, the versions they report, and how many calls failed."""
@@ -205,6 +250,7 @@ class SyncRunner:
         t0 = time.monotonic()
         rec.applied_at = _iso()
         self.log("change", index=index, cls=cls, detail=plan.detail, applied_at=rec.applied_at, result=result)
+        await asyncio.to_thread(self.learn_drive)  # an uploaded or moved document's place, before it is probed
         docs = list(plan.docs)
         if cls == "new-document":
             docs = [result["doc_id"]]
@@ -221,6 +267,10 @@ class SyncRunner:
                     continue
                 found, versions = found_before.get((u, d), ([], set()))
                 pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at)
+                if d in view.files:
+                    pair.name, pair.path = view.files[d]["name"], view.path_of(d)
+                elif cls == "new-document":
+                    pair.name, pair.path = result.get("name"), result.get("path")
                 if not synced_setup:
                     pair.testable, pair.reason = False, "the setup grant never reached the target"
                 elif (u, d) in unanswered:
@@ -313,6 +363,8 @@ class SyncRunner:
         out = self.result = SyncRun(scenario.name, started_at=_iso())
         used: set[str] = set()
         index = 0
+        if not self.config.manual:
+            await asyncio.to_thread(self.learn_drive)
         try:
             for change in scenario.manual:
                 index += 1

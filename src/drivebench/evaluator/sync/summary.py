@@ -6,8 +6,11 @@
   from the acknowledgement to the last answer that still returned it (0 when the first answer after the
   change already left it out), the whole deadline when it never converged (a lower bound then); 0 for
   grants and content. ``lag_s`` bounds it from above.
-* percentiles are nearest-rank (``p95`` of 3 values is the largest) over converged, testable pairs; a class
-  with none is ``None`` ("not measured"), never 0.
+* percentiles are nearest-rank (``p95`` of 3 values is the largest) over testable pairs, where a pair that
+  never converged counts as the deadline: a lower bound of its lag, which has no upper bound (the leak was
+  still open when the run stopped looking). A figure that falls on such a pair is the deadline, and the class
+  (or, overall, the revocations) says ``lag_is_lower_bound``; every lag and leak gate of that scope fails
+  (``verdict.sync_gates``), whatever its threshold. A class with no testable pair is ``None`` ("not measured"), never 0.
 * ``not_converged``: testable pairs the target never reflected within the deadline; for a revocation that
   is a leak still open when the run stopped looking.
 """
@@ -32,34 +35,53 @@ def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 3)
 
 
-def class_summary(pairs: list[dict[str, Any]]) -> dict[str, Any]:
-    testable = [p for p in pairs if p["testable"]]
+def _lags(testable: list[dict[str, Any]], deadline_s: float | None) -> list[float]:
+    """The lags of the converged pairs, and the deadline for each one that never converged (a lower bound)."""
     lags = [p["lag_s"] for p in testable if p["converged"]]
+    if deadline_s is not None:
+        lags += [deadline_s for p in testable if not p["converged"]]
+    return lags
+
+
+def class_summary(pairs: list[dict[str, Any]], deadline_s: float | None = None) -> dict[str, Any]:
+    testable = [p for p in pairs if p["testable"]]
+    lags = _lags(testable, deadline_s)
+    not_converged = sum(1 for p in testable if not p["converged"])
     return {
         "kind": pairs[0]["kind"] if pairs else None,
         "n": len(testable),
         "lag_p50_s": _r(nearest_rank(lags, 0.5)),
         "lag_p95_s": _r(nearest_rank(lags, 0.95)),
         "lag_max_s": _r(max(lags) if lags else None),
-        "not_converged": sum(1 for p in testable if not p["converged"]),
+        "not_converged": not_converged,
+        "lag_is_lower_bound": bool(not_converged),
         "leak_seconds": _r(sum(p["leak_s"] or 0.0 for p in testable)),
         "not_testable": len(pairs) - len(testable),
     }
 
 
-def summarize(pairs: list[dict[str, Any]], requests: int, errors: int, not_planned: dict[str, int]) -> dict[str, Any]:
+def summarize(
+    pairs: list[dict[str, Any]],
+    requests: int,
+    errors: int,
+    not_planned: dict[str, int],
+    deadline_s: float | None = None,
+) -> dict[str, Any]:
+    """``deadline_s``: what a pair that never converged counts as in the lag figures (None: left out; only for
+    a caller that has no deadline)."""
     classes = change_classes()
     by_class: dict[str, list[dict[str, Any]]] = {}
     for p in pairs:
         by_class.setdefault(p["class"], []).append(p)
-    per_class = {c: class_summary(ps) for c, ps in by_class.items()}
+    per_class = {c: class_summary(ps, deadline_s) for c, ps in by_class.items()}
     for c, n in not_planned.items():
         row = per_class.setdefault(c, class_summary([]) | {"kind": classes[c].kind})
         row["not_planned"] = n
         row["not_planned_why"] = f"the drive offers {classes[c].none or 'no such change'}"
     testable = [p for p in pairs if p["testable"]]
     revocations = [p for p in testable if p["kind"] == "revoke"]
-    rev_lags = [p["lag_s"] for p in revocations if p["converged"]]
+    rev_lags = _lags(revocations, deadline_s)
+    rev_open = sum(1 for p in revocations if not p["converged"])
     overall = {
         "pairs": len(testable),
         "revocation_pairs": len(revocations),
@@ -68,7 +90,8 @@ def summarize(pairs: list[dict[str, Any]], requests: int, errors: int, not_plann
         "revocation_lag_max_s": _r(max(rev_lags) if rev_lags else None),
         "leak_seconds_total": _r(sum(p["leak_s"] or 0.0 for p in revocations)),
         "not_converged": sum(1 for p in testable if not p["converged"]),
-        "revocations_not_converged": sum(1 for p in revocations if not p["converged"]),
+        "revocations_not_converged": rev_open,
+        "revocation_lag_is_lower_bound": bool(rev_open),
         "not_testable": len(pairs) - len(testable),
         "not_planned": sum(not_planned.values()),
     }
@@ -80,9 +103,30 @@ def summarize(pairs: list[dict[str, Any]], requests: int, errors: int, not_plann
 
 
 def gate_metrics(summary: dict[str, Any]) -> dict[str, float | int | None]:
-    """A flat table for ``--fail-on``: the overall figures, and ``lag_p95_s[<class>]`` etc. per class."""
+    """A flat table for ``--fail-on``: the overall figures, and ``lag_p95_s[<class>]`` etc. per class; a class
+    the run did not measure is there too, not measured (None), so a gate on it fails instead of passing."""
     out: dict[str, float | int | None] = dict(summary["overall"])
-    for cls, s in summary["classes"].items():
+    unmeasured = class_summary([])
+    for cls in change_classes():
+        s = summary["classes"].get(cls, unmeasured)
         for key in ("lag_p50_s", "lag_p95_s", "lag_max_s", "not_converged", "leak_seconds", "not_testable"):
             out[f"{key}[{cls}]"] = s[key]
+    return {k: v for k, v in out.items() if not isinstance(v, bool)}
+
+
+OVERALL_OPEN = ("revocation_lag_p50_s", "revocation_lag_p95_s", "revocation_lag_max_s", "leak_seconds_total")
+CLASS_OPEN = ("lag_p50_s", "lag_p95_s", "lag_max_s", "leak_seconds")
+
+
+def open_figures(summary: dict[str, Any]) -> dict[str, str]:
+    """The lag and leak figures whose scope holds a pair that never converged, each with why it has no upper
+    bound: ``{"revocation_lag_p95_s": "36 revocations never took effect", "lag_p95_s[trashed]": ...}``."""
+    out: dict[str, str] = {}
+    n = summary["overall"].get("revocations_not_converged") or 0
+    if n:
+        out |= dict.fromkeys(OVERALL_OPEN, f"{n} revocation{'s' if n != 1 else ''} never took effect")
+    for cls, s in summary["classes"].items():
+        if s.get("not_converged"):
+            why = f"{s['not_converged']} {cls} change{'s' if s['not_converged'] != 1 else ''} never took effect"
+            out |= {f"{key}[{cls}]": why for key in CLASS_OPEN}
     return out
