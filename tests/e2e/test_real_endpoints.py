@@ -185,6 +185,22 @@ def test_vendor_wrong_key_is_a_401(tmp_path: Path, small_evalset: Path, corpus_d
     assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
 
 
+def test_answers_without_an_answer_url_name_the_answer_url_tried(
+    tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
+) -> None:
+    """A profile without ``[request] answer_url`` asks the simulator's answer path on the recall URL's host: a 404
+    there names that URL and the key to set, never the recall URL (which answers)."""
+    code, output, out, metrics = run_eval(
+        tmp_path, "--target-profile", str(profile(tmp_path, vendor_url, "same")),
+        "--evalset", str(small_evalset), "--corpus", str(corpus_dir), "--answers",
+    )  # fmt: skip
+    diagnosis = metrics["preflight"]["diagnosis"]
+    assert diagnosis.startswith(f"HTTP 404 Not Found at {vendor_url}/api/mcp/answer: no answer endpoint there ")
+    assert "set [request] answer_url in the target profile" in diagnosis and diagnosis in output
+    assert "/v1/same/search" not in diagnosis
+    assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
+
+
 def test_timeout_is_diagnosed_and_counted(
     tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
 ) -> None:
