@@ -316,6 +316,38 @@ def test_vendor_with_path_ids_scores_the_simulators_hit_rates(
     assert re.fullmatch(r"d\d{4}-v\d+", first["version_id"])
 
 
+@pytest.mark.parametrize("kind", ["simulator --answers", "profile", "mcp"])
+def test_the_articles_three_metrics_come_first_for_every_target(
+    kind: str,
+    tmp_path: Path,
+    small_evalset: Path,
+    corpus_dir: Path,
+    vendor_url: str,
+    drivebench_server: ServedSimulator,
+) -> None:
+    """Hit Rate@K, Source Recall Coverage and Multi-hop Completeness open the metrics of every `eval run`, as in
+    the demo: through the simulator's URL, a target profile or MCP; one that was not measured says so."""
+    token = drivebench_server.sim.tokens.eval_token
+    target = {
+        "simulator --answers": ["--target", drivebench_server.url, "--token", token, "--answers"],
+        "profile": ["--target-profile", str(profile(tmp_path, vendor_url, "same"))],
+        "mcp": ["--mcp", "--target", f"{drivebench_server.url}/mcp/", "--token", token],
+    }[kind]
+    code, output, _, metrics = run_eval(tmp_path, *target, "--evalset", str(small_evalset), "--corpus", str(corpus_dir))
+    assert code == 0, output
+    first = output.index("The article's three metrics")
+    assert first < output.index("Hit Rate@K") and first < output.index("latency ms")
+    headline = output[first : output.index("Hit Rate@K")]
+    for k in (1, 3, 5, 10):
+        assert re.search(rf"Hit Rate@{k} +│ +{metrics['metrics'][f'hit_rate@{k}']:.3f} ", headline), headline
+    coverage = next(line for line in headline.splitlines() if "Source Recall Coverage" in line)
+    if kind == "simulator --answers":
+        assert f"{metrics['metrics']['source_coverage']:.3f}" in coverage
+    else:
+        assert "not measured" in coverage and "run with --answers" in coverage
+    assert "Multi-hop Completeness" in headline
+
+
 def test_vendor_without_permission_filtering_leaks_and_gates_fail(
     tmp_path: Path, corpus_dir: Path, vendor_url: str
 ) -> None:
