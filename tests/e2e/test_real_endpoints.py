@@ -185,6 +185,22 @@ def test_vendor_wrong_key_is_a_401(tmp_path: Path, small_evalset: Path, corpus_d
     assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
 
 
+def test_answers_without_an_answer_url_name_the_answer_url_tried(
+    tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
+) -> None:
+    """A profile without ``[request] answer_url`` asks the simulator's answer path on the recall URL's host: a 404
+    there names that URL and the key to set, never the recall URL (which answers)."""
+    code, output, out, metrics = run_eval(
+        tmp_path, "--target-profile", str(profile(tmp_path, vendor_url, "same")),
+        "--evalset", str(small_evalset), "--corpus", str(corpus_dir), "--answers",
+    )  # fmt: skip
+    diagnosis = metrics["preflight"]["diagnosis"]
+    assert diagnosis.startswith(f"HTTP 404 Not Found at {vendor_url}/api/mcp/answer: no answer endpoint there ")
+    assert "set [request] answer_url in the target profile" in diagnosis and diagnosis in output
+    assert "/v1/same/search" not in diagnosis
+    assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
+
+
 def test_timeout_is_diagnosed_and_counted(
     tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
 ) -> None:
@@ -298,6 +314,38 @@ def test_vendor_with_path_ids_scores_the_simulators_hit_rates(
     first = json.loads((out / "run.jsonl").read_text().splitlines()[0])["results"][0]
     assert first["foreign_id"].startswith("/") and re.fullmatch(r"d\d{4}", first["doc_id"])
     assert re.fullmatch(r"d\d{4}-v\d+", first["version_id"])
+
+
+@pytest.mark.parametrize("kind", ["simulator --answers", "profile", "mcp"])
+def test_the_articles_three_metrics_come_first_for_every_target(
+    kind: str,
+    tmp_path: Path,
+    small_evalset: Path,
+    corpus_dir: Path,
+    vendor_url: str,
+    drivebench_server: ServedSimulator,
+) -> None:
+    """Hit Rate@K, Source Recall Coverage and Multi-hop Completeness open the metrics of every `eval run`, as in
+    the demo: through the simulator's URL, a target profile or MCP; one that was not measured says so."""
+    token = drivebench_server.sim.tokens.eval_token
+    target = {
+        "simulator --answers": ["--target", drivebench_server.url, "--token", token, "--answers"],
+        "profile": ["--target-profile", str(profile(tmp_path, vendor_url, "same"))],
+        "mcp": ["--mcp", "--target", f"{drivebench_server.url}/mcp/", "--token", token],
+    }[kind]
+    code, output, _, metrics = run_eval(tmp_path, *target, "--evalset", str(small_evalset), "--corpus", str(corpus_dir))
+    assert code == 0, output
+    first = output.index("The article's three metrics")
+    assert first < output.index("Hit Rate@K") and first < output.index("latency ms")
+    headline = output[first : output.index("Hit Rate@K")]
+    for k in (1, 3, 5, 10):
+        assert re.search(rf"Hit Rate@{k} +│ +{metrics['metrics'][f'hit_rate@{k}']:.3f} ", headline), headline
+    coverage = next(line for line in headline.splitlines() if "Source Recall Coverage" in line)
+    if kind == "simulator --answers":
+        assert f"{metrics['metrics']['source_coverage']:.3f}" in coverage
+    else:
+        assert "not measured" in coverage and "run with --answers" in coverage
+    assert "Multi-hop Completeness" in headline
 
 
 def test_vendor_without_permission_filtering_leaks_and_gates_fail(

@@ -12,8 +12,8 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from drivebench.cli.common import console, err_console, status
-from drivebench.cli.evaluate import _corpus_dir, usage_error
+from drivebench.cli.common import console, err_console, resolve_corpus_option, status
+from drivebench.cli.evaluate import usage_error
 
 app = typer.Typer(no_args_is_help=True)
 
@@ -44,7 +44,7 @@ def oversharing(
 
     if level not in SECRET_LEVELS:
         usage_error(f"--level {level!r}: use one of {', '.join(SECRET_LEVELS)}")
-    manifest = load_manifest(_corpus_dir(corpus))
+    manifest = load_manifest(resolve_corpus_option(corpus))
     with status(f"auditing {len(manifest.documents)} documents: who may preview what …"):  # a spinner while it runs
         result = audit_oversharing(manifest, level, threshold)
     if out is not None:
@@ -87,7 +87,7 @@ def plant(
     from drivebench.corpora.plants import write_planted_corpus
 
     try:
-        applied = write_planted_corpus(_corpus_dir(corpus), out)
+        applied = write_planted_corpus(resolve_corpus_option(corpus), out)
     except (ValueError, StopIteration) as exc:
         usage_error(f"cannot plant into {corpus}: {exc}")
     for a in applied:

@@ -152,6 +152,36 @@ def resolve_with_progress(name_or_path: str | Path, **kwargs: object) -> Path:
         return resolve_corpus(name_or_path, **kwargs)  # type: ignore[arg-type]
 
 
+def resolve_corpus_option(corpus: str | Path) -> Path:
+    """The corpus directory a command's ``--corpus`` (or corpus argument) names: a built-in name (``seed``,
+    ``acme-zh``, ``acme-zh@2``: built into the cache on first use, with its progress) or a corpus directory. Every
+    command resolves its corpus here, so a built-in name works wherever a directory does, and read the corpus's
+    files from the returned directory, never from the name. Anything else is a DrivebenchError (exit 2) naming
+    the built-ins, before any request is sent."""
+    from drivebench.corpora.builtin import BUILTINS, lookup_builtin
+    from drivebench.errors import DrivebenchError
+    from drivebench.formats.corpus import MANIFEST_NAME
+
+    hint = (
+        f"use a built-in ({', '.join(BUILTINS)}) or a corpus directory (one holding {MANIFEST_NAME}); "
+        "`drivebench corpus build NAME --out DIR` writes one"
+    )
+    try:
+        return resolve_with_progress(corpus)  # a build shows the files it writes
+    except KeyError as exc:
+        if Path(corpus).is_dir():  # a directory, but not a corpus: say what it lacks
+            raise DrivebenchError(f"{corpus} is not a corpus directory: it has no {MANIFEST_NAME}", hint=hint) from exc
+        name, _, version = str(corpus).partition("@")
+        if version and name in BUILTINS:
+            try:
+                lookup_builtin(str(corpus))
+            except KeyError as bad:  # a built-in's version it does not have: the versions it has
+                raise DrivebenchError(str(bad.args[0]), hint=hint) from exc
+        raise DrivebenchError(f"unknown corpus {str(corpus)!r}", hint=hint) from exc
+    except (OSError, ValueError) as exc:  # a build that cannot be written, a damaged manifest
+        raise DrivebenchError(f"corpus {str(corpus)!r}: {exc}", hint=hint) from exc
+
+
 def counting_bar(label: str, total: int | None = None) -> tuple[Progress, Callable[[int, int], None]]:
     """A progress bar and a ``(done, total)`` callback for it (start it with ``with bar:``)."""
     bar = progress_bar()
@@ -165,19 +195,9 @@ def counting_bar(label: str, total: int | None = None) -> tuple[Progress, Callab
 
 def load_with_progress(corpus: str | Path, config: SimConfig) -> Simulator:
     from drivebench.api import load_simulator
-    from drivebench.corpora.builtin import BUILTINS
-    from drivebench.errors import DrivebenchError
-    from drivebench.formats.corpus import MANIFEST_NAME
 
     quiet_libraries()
-    try:
-        corpus_dir = resolve_with_progress(corpus)  # a build shows the files it writes
-    except KeyError as exc:
-        raise DrivebenchError(
-            f"unknown corpus {str(corpus)!r}",
-            hint=f"use a built-in ({', '.join(BUILTINS)}) or a corpus directory (one holding {MANIFEST_NAME}); "
-            "`drivebench corpus build NAME --out DIR` writes one",
-        ) from exc
+    corpus_dir = resolve_corpus_option(corpus)
     with progress_bar() as bar:
         task = bar.add_task("extract + embed + index", total=None)
 

@@ -60,7 +60,6 @@ def demo(
     from drivebench.corpora.builtin import corpus_version
     from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
-    from drivebench.evaluator.report.headline import print_headline
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
     from drivebench.evaluator.targets.http import HttpTarget
@@ -106,8 +105,7 @@ def demo(
             )
     attach_previous(evaluation.result, history)  # the change since the previous run with this label, stored too
     out_dir = write_outputs(evaluation, out or default_out_dir())
-    print_headline(evaluation.result, console)  # the article's three metrics first, then the rest
-    print_summary(evaluation.result, console)
+    print_summary(evaluation.result, console)  # the verdict, the failures, the article's three metrics, the rest
     finish_run(evaluation.result, out_dir, history)  # report.md, report.html, history
     console.print(
         f"wrote {out_dir / 'run.jsonl'} and {out_dir / 'metrics.json'} in {time.perf_counter() - started:.1f} s"

@@ -22,7 +22,14 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress, TaskID
 
-from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
+from drivebench.cli.common import (
+    console,
+    err_console,
+    progress_bar,
+    quiet_libraries,
+    resolve_corpus_option,
+    status,
+)
 from drivebench.cli.options import LabelOpt, parse_ks
 from drivebench.cli.reports import HistoryOpt, attach_previous, finish_run  # reports + history
 
@@ -150,15 +157,6 @@ def _parse_gates(fail_on: list[str]) -> list[Any]:
         return [parse_gate(x) for x in fail_on]
     except GateError as exc:
         usage_error(str(exc))
-
-
-def _corpus_dir(corpus: str) -> Path:
-    from drivebench.cli.common import resolve_with_progress
-
-    try:
-        return resolve_with_progress(corpus)  # a corpus built on first use shows its progress
-    except (KeyError, OSError, ValueError) as exc:
-        usage_error(f"--corpus {corpus!r}: {exc}")
 
 
 def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) -> Any:
@@ -436,7 +434,7 @@ def run(
         from drivebench.cli.preflight import check_evalset_fits, check_served_corpus
 
         # built on first use with its progress shown; a bad name, an eval set of another corpus: usage errors
-        check_evalset_fits(queries, _corpus_dir(corpus), corpus)
+        check_evalset_fits(queries, resolve_corpus_option(corpus), corpus)
         if target_profile is None:  # the simulator's shape: its /healthz may say which corpus it serves
             check_served_corpus(url, single, corpus)
 
@@ -629,7 +627,7 @@ def score_cmd(
         records = read_trec_run(path) if is_trec_run(path) else load_run(path)
     except (OSError, ValueError, UnicodeDecodeError) as exc:
         usage_error(_one_line(exc))
-    corpus_dir = _corpus_dir(corpus) if corpus is not None else None
+    corpus_dir = resolve_corpus_option(corpus) if corpus is not None else None
     if corpus is not None and corpus_dir is not None:
         from drivebench.cli.preflight import check_evalset_fits
 

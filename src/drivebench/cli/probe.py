@@ -23,8 +23,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from drivebench.cli.clickcompat import click
-from drivebench.cli.common import console, err_console, progress_bar, quiet_libraries, status
-from drivebench.cli.evaluate import MatchOpt, _corpus_dir, _id_mapper, default_out_dir, resolve_target, usage_error
+from drivebench.cli.common import (
+    console,
+    err_console,
+    progress_bar,
+    quiet_libraries,
+    resolve_corpus_option,
+    status,
+)
+from drivebench.cli.evaluate import MatchOpt, _id_mapper, default_out_dir, resolve_target, usage_error
 from drivebench.corpora.builtin import corpus_version
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -35,7 +42,7 @@ def _english_titles(corpus: str | None) -> dict[str, str]:
         return {}
     from drivebench.formats.corpus import load_manifest
 
-    manifest = load_manifest(_corpus_dir(corpus))
+    manifest = load_manifest(resolve_corpus_option(corpus))
     return {d.doc_id: d.title or Path(d.name).stem for d in manifest.documents}
 
 
@@ -159,7 +166,11 @@ def probe(
         usage_error(str(exc))
     if mcp and answers:
         usage_error("--answers is not available with --mcp")
-    corpus_dir = _corpus_dir(corpus)
+    corpus_dir = resolve_corpus_option(corpus)  # a built-in name or a directory: read the files from here
+    if target_profile is None:  # the simulator's shape: as eval run, refuse a server of another corpus first
+        from drivebench.cli.preflight import check_served_corpus
+
+        check_served_corpus(url, single, corpus)
     match = match or profile.ids.match
     id_mapper = _id_mapper(match, corpus_dir, profile.source)
     manifest = load_manifest(corpus_dir)
@@ -231,7 +242,7 @@ def probe(
         "target": url,
         "target_profile": str(target_profile) if target_profile else None,
         "corpus": str(corpus),
-        "corpus_version": corpus_version(Path(corpus)),  # a built-in's label (acme-zh@3), None for a folder
+        "corpus_version": corpus_version(corpus_dir),  # a built-in's label (acme-zh@3), None for another corpus
         "seed": seed,
         "pairs_asked": pairs,
         "match": match,

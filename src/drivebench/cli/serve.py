@@ -155,12 +155,10 @@ def _serve_replicas(
         corpus_ref, followed = corpus, str(data_dir.resolve())
         what = f"read replicas of {data_dir} (writes go to its writer; here they answer 409)"
     else:
-        from drivebench.cli.common import resolve_with_progress
+        from drivebench.cli.common import resolve_corpus_option
 
-        try:  # the corpus is built (once) here; every worker loads the built directory
-            corpus_ref, followed = str(resolve_with_progress(corpus)), None
-        except KeyError:
-            raise typer.BadParameter(f"unknown corpus {corpus!r}", param_hint="--corpus") from None
+        # the corpus is built (once) here; every worker loads the built directory
+        corpus_ref, followed = str(resolve_corpus_option(corpus)), None
         what = "read-only worker processes (writes, MCP and the console: 409)"
     source = token_secret(data_dir, corpus)  # one secret for every worker (the file it is in, or the environment)
     secret_file = str(source.path) if source.origin != "env" and source.path is not None else None

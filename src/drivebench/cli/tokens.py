@@ -9,7 +9,7 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from drivebench.cli.common import console, err_console, resolve_with_progress
+from drivebench.cli.common import console, err_console, resolve_corpus_option
 from drivebench.cli.options import CorpusOpt
 
 
@@ -46,7 +46,7 @@ def tokens(
                 )
     except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
-    drive = Drive.from_manifest(load_manifest(resolve_with_progress(corpus)))  # a build shows progress
+    drive = Drive.from_manifest(load_manifest(resolve_corpus_option(corpus)))  # a build shows progress
     rows = []
     for info in TokenRegistry(drive, secret).all():
         user = drive.users.get(info.subject)

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from drivebench.evaluator.idmap import IdMapper
-from drivebench.evaluator.targets.profile import SIMULATOR_RECALL_PATH
+from drivebench.evaluator.targets.profile import SIMULATOR_ANSWER_PATH, SIMULATOR_RECALL_PATH
 from drivebench.formats.evalset import EvalQuery, RunHit, RunRecord
 from drivebench.formats.target import Target, TargetError
 
@@ -83,8 +83,9 @@ EVALUATE_AS_HINT = (
 )
 
 
-def diagnose(kind: str, message: str, url: str, q: EvalQuery) -> str:
-    """The one-line diagnosis of a failed probe."""
+def diagnose(kind: str, message: str, url: str, q: EvalQuery, mode: str = "recall") -> str:
+    """The one-line diagnosis of a failed probe; ``url`` is the one the request went to (with ``mode``
+    "answer", the answer endpoint's)."""
     if kind == "connection":
         return f"cannot connect to {url}: {message} (is the server running, and is the host/port right?)"
     if kind == "timeout":
@@ -96,6 +97,12 @@ def diagnose(kind: str, message: str, url: str, q: EvalQuery) -> str:
             f"HTTP 403 Forbidden from {url} for {_principal(q)}: the token may not recall as this principal; "
             f"{EVALUATE_AS_HINT}; {message}"
         )
+    if kind == "http_404" and mode == "answer":
+        return (
+            f"HTTP 404 Not Found at {url}: no answer endpoint there (--answers asks the answer endpoint: set "
+            f"[request] answer_url in the target profile; without it, {SIMULATOR_ANSWER_PATH} on the recall URL's "
+            f"host); {message}"
+        )
     if kind == "http_404":
         return (
             f"HTTP 404 Not Found at {url}: no recall endpoint there (check the URL path; "
@@ -106,15 +113,22 @@ def diagnose(kind: str, message: str, url: str, q: EvalQuery) -> str:
     if kind == "app_error":
         return f"the endpoint answered 2xx but {message}"
     if kind == "not_json":
-        return f"{message} (is {url} the recall API?)"
+        return f"{message} (is {url} the {mode} API?)"
     if kind == "bad_shape":
         return message
     return message
 
 
+def _endpoint(target: Target, mode: str) -> str:
+    """The URL a ``mode`` request goes to: an answer goes to the target's answer endpoint (``[request]
+    answer_url``), not to its recall URL."""
+    answer_url = getattr(target, "answer_url", None) if mode == "answer" else None
+    return str(answer_url or getattr(target, "url", getattr(target, "name", "the target")))
+
+
 async def _probe(target: Target, query: EvalQuery, top_k: int, mode: str) -> Preflight:
     """One request for ``query``, never retried."""
-    url = getattr(target, "url", getattr(target, "name", "the target"))
+    url = _endpoint(target, mode)
     started = time.perf_counter()
     try:
         resp = await getattr(target, mode)(query, top_k)
@@ -123,7 +137,7 @@ async def _probe(target: Target, query: EvalQuery, top_k: int, mode: str) -> Pre
             ok=False,
             fatal=exc.kind not in NOT_FATAL,
             kind=exc.kind,
-            diagnosis=diagnose(exc.kind, str(exc), str(url), query),
+            diagnosis=diagnose(exc.kind, str(exc), url, query, mode),
             seconds=round(time.perf_counter() - started, 3),
             query_id=query.query_id,
         )

@@ -10,6 +10,8 @@ from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
 
+from drivebench.evaluator.report.headline import print_headline
+
 
 def fit_table(table: Table, console: Console) -> RenderableType:
     """``table`` when every cell fits the console's width by wrapping between words; else the same rows laid out
@@ -142,6 +144,7 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     console.print(f"[{style}]{escape(v.summary_line(result))}[/]", highlight=False, soft_wrap=True)  # the one line
     print_verdict(result, console)
     print_errors(result, console)
+    print_headline(result, console)  # the article's three metrics first, whatever the target, then the rest
     console.print(hit_rate_table(result))
     counts = result.get("counts", {})
     metrics = result.get("metrics", {})

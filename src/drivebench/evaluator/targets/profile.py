@@ -59,6 +59,8 @@ SIMULATOR_BODY: dict[str, Any] = {
     "as_of": "${as_of}",
 }
 
+_SIMULATOR_BODY_KEYS = ", ".join(f'`{key} = "{value}"`' for key, value in SIMULATOR_BODY.items())  # for the docs
+
 
 class ProfileError(ValueError):
     """A profile that cannot be used (a configuration error: exit code 2)."""
@@ -69,13 +71,35 @@ class _Strict(BaseModel):
 
 
 class RequestSpec(_Strict):
-    url: str | None = None
-    method: str = "POST"
-    headers: dict[str, str] = Field(default_factory=dict)
-    timeout_s: float = Field(default=30.0, gt=0, le=3600)
-    concurrency: int = Field(default=8, ge=1, le=256)
-    body: dict[str, Any] = Field(default_factory=lambda: dict(SIMULATOR_BODY))
-    answer_url: str | None = None
+    url: str | None = Field(
+        default=None,
+        description="The full URL of the recall endpoint; nothing is appended. `--target` overrides it (a "
+        "`--target` without a path keeps this path on the host it names).",
+    )
+    method: str = Field(default="POST", description="`POST` sends the body as JSON, `GET` as query parameters.")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description='Extra HTTP headers sent with every request, e.g. `{ "X-Tenant" = "acme" }`.',
+    )
+    timeout_s: float = Field(
+        default=30.0, gt=0, le=3600, description="Seconds to wait for each answer (at most 3600); `--timeout` wins."
+    )
+    concurrency: int = Field(
+        default=8, ge=1, le=256, description="Requests in flight (1 to 256); `--concurrency` wins."
+    )
+    body: dict[str, Any] = Field(
+        default_factory=lambda: dict(SIMULATOR_BODY),
+        description='The body template, a table of its own: a value that is exactly `"${name}"` becomes that '
+        "typed value, `${name}` inside a longer string is text, and a key whose value is missing is dropped. "
+        f"Names: {', '.join(TEMPLATE_NAMES)}. Default: the simulator's, {_SIMULATOR_BODY_KEYS}.",
+    )
+    answer_url: str | None = Field(
+        default=None,
+        description="The answer endpoint `--answers` asks: the same body plus `citation_style`, answered with the "
+        "results and a generated answer citing them (read by `[response] answer`). Source Recall Coverage and "
+        f"citation precision need it. Default: `{SIMULATOR_ANSWER_PATH}` on the recall URL's host (the "
+        "simulator's); a 404 there names the URL tried.",
+    )
 
     @field_validator("method")
     @classmethod
@@ -86,30 +110,64 @@ class RequestSpec(_Strict):
 
 
 class AuthSpec(_Strict):
-    token: str | None = None
-    token_env: str | None = None
-    tokens_file: str | None = None
-    header: str = "Authorization"
-    scheme: str = "Bearer"
+    token: str | None = Field(
+        default=None,
+        description="The token itself. Give one of `token`, `token_env` or `tokens_file`; `--token` overrides "
+        "them all, and without any of them `DRIVEBENCH_TOKEN` is used.",
+    )
+    token_env: str | None = Field(default=None, description="The name of the environment variable holding the token.")
+    tokens_file: str | None = Field(
+        default=None,
+        description="A JSON object principal -> token (a user id, `role:<role>` or the bare role name, and "
+        "optionally `*` for everyone else): each query is sent with its principal's token. Relative to the profile.",
+    )
+    header: str = Field(default="Authorization", description="The header the token is sent in.")
+    scheme: str = Field(
+        default="Bearer", description='Written before the token (`Bearer <token>`); `""` sends the bare token.'
+    )
 
 
 class OkWhen(_Strict):
-    path: str
-    equals: Any
+    path: str = Field(description="Dotted path to the value that says whether the call succeeded.")
+    equals: Any = Field(description="That value, with its type, on success; anything else is a failed query.")
 
 
 class ResponseSpec(_Strict):
-    results: str = "results"
-    doc_id: str = "doc_id"
-    version_id: str | None = "version_id"
-    version: str | None = None
-    score: str | None = "score"
-    rank: str | None = "rank"
-    text: str | None = None
-    name: str | None = None
-    answer: str = "answer"
-    ok_when: OkWhen | None = None
-    message: str | None = None
+    results: str = Field(default="results", description="Dotted path to the result list.")
+    doc_id: str = Field(
+        default="doc_id", description="A result's document id (dotted path); `[ids] match` maps it to the corpus."
+    )
+    version_id: str | None = Field(
+        default="version_id",
+        description="A result's version id; a number 1..n is taken as that version of the document.",
+    )
+    version: str | None = Field(
+        default=None, description="A result's version number 1..n, for APIs that give numbers, not version ids."
+    )
+    score: str | None = Field(default="score", description="A result's score (a number).")
+    rank: str | None = Field(
+        default="rank", description="A result's rank (an integer); without one, its place in the list."
+    )
+    text: str | None = Field(
+        default=None, description="A result's passage text: kept in run.jsonl (500 characters) for reading, not scored."
+    )
+    name: str | None = Field(default=None, description="A result's file name, shown in the reports.")
+    answer: str = Field(
+        default="answer",
+        description="Dotted path to the generated answer in the answer endpoint's response (`--answers`): the "
+        "documents it cites (`--citation-style`) give Source Recall Coverage and citation precision.",
+    )
+    ok_when: OkWhen | None = Field(
+        default=None,
+        description='For APIs that answer errors with HTTP 200, e.g. `{ path = "code", equals = 0 }`: a 2xx '
+        "response is a success only when the value at `path` equals `equals` (else a failed query, kind "
+        "`app_error`).",
+    )
+    message: str | None = Field(
+        default=None,
+        description="Where such an error says why (shown in the reports); default: the first of msg, message, "
+        "error.message, error, errmsg.",
+    )
 
     def override(self, pairs: list[str]) -> ResponseSpec:
         """A copy with ``FIELD=KEY`` pairs applied (``--field doc_id=fileId``); ValueError when bad."""
@@ -129,7 +187,12 @@ class ResponseSpec(_Strict):
 
 
 class IdsSpec(_Strict):
-    match: str = "doc_id"
+    match: str = Field(
+        default="doc_id",
+        description="How result ids map to the corpus (needs `--corpus`): `doc_id` (they are its ids), `path` (a "
+        "drive path, current or past), `name` (a unique file name), or a CSV/JSONL map file, relative to the "
+        "profile. `--match` wins.",
+    )
 
 
 class TargetProfile(_Strict):
