@@ -27,6 +27,7 @@ from typing import Any
 
 from drivebench import __version__
 from drivebench.evaluator import failed_queries as fq
+from drivebench.evaluator.gates import GateResult, stored_gates
 from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
@@ -52,6 +53,26 @@ class Evaluation:
     @property
     def partial(self) -> bool:
         return bool(self.result.get("partial"))
+
+    @property
+    def verdict(self) -> dict[str, Any] | None:
+        """``result["verdict"]``: passed or failed, the exit code ``eval run`` would exit with, the failed gates'
+        messages (``None`` before the gates were checked)."""
+        return self.result.get("verdict")
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """Every gate checked: the leak gates first, then the ``fail_on`` ones."""
+        return stored_gates(self.result)
+
+    @property
+    def passed(self) -> bool:
+        """The verdict passed (False when it failed or was not judged: never a success by default)."""
+        return (self.verdict or {}).get("state") == "passed"
+
+    @property
+    def exit_code(self) -> int | None:
+        return (self.verdict or {}).get("exit_code")
 
 
 def evalset_hash(path: Path) -> str:

@@ -252,7 +252,20 @@ def apply_verdict(
     # the leak gates first: a leak is the first thing a reader of the verdict must see
     result["gates"] = [g.as_dict() for g in out]
     result["verdict"] = verdict(result, out)
+    _status_follows_verdict(result)
     return out
+
+
+GATES_FAILED = "gates_failed"
+
+
+def _status_follows_verdict(result: dict[str, Any]) -> None:
+    """A run that completed but failed a gate (a leak, by default) is ``status.state == "gates_failed"``, never
+    ``"ok"``: a reader of ``status`` alone must not take a leaking run for a good one. A failed or partial run keeps
+    its state; checking the gates again (other gates, ``allow_leaks``) sets it afresh."""
+    status = result.get("status")
+    if isinstance(status, dict) and status.get("state") in ("ok", GATES_FAILED):
+        status["state"] = GATES_FAILED if result["verdict"]["state"] == "failed" else "ok"
 
 
 def stored_gates(result: Mapping[str, Any]) -> list[GateResult]:

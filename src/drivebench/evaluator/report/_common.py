@@ -502,6 +502,8 @@ def status_line(result: Mapping[str, Any]) -> str:
         return f"errors {counts.get('errors', 0)} of {counts.get('queries', '?')} queries (older metrics file)"
     state = status.get("state")
     head = "RUN FAILED" if state == "failed" else "RUN PARTIAL" if state == "partial" else "Run ok"
+    if state == "gates_failed":  # the run counts, but its verdict failed: never "ok"
+        head = "Run completed, a gate FAILED (see the verdict)"
     if result.get("partial") and state == "failed":
         head += " (PARTIAL)"
     line = (
