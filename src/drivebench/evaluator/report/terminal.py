@@ -239,9 +239,12 @@ def leak_table(result: dict[str, Any]) -> Table | None:
         table.add_row("(any)", "0", "0")
     docs = c.leak_doc_rows(result, limit=10)
     if docs:
-        table.caption = "most leaked: " + ", ".join(f"{escape(name)} ({lv}, {q}×)" for name, _, lv, q, _ in docs)
+        table.caption = "most leaked: " + ", ".join(f"{escape(name)} ({lv}, {q}×)" for name, _, lv, q, *_ in docs)
         if c.leak_docs_unnamed(result):
             table.caption += f". {c.LEAK_ID_NOTE}"
+        causes = c.leak_cause_rows(result)
+        if causes:  # why they leaked, grouped: the leak oracle's causes with their (query, document) leaks
+            table.caption += ". By cause: " + ", ".join(f"{escape(cause)} {n}" for cause, n, _ in causes)
     return table
 
 
