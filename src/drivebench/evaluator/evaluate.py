@@ -192,7 +192,15 @@ def evaluate(
             "unmapped": stats.unmapped,
             "unmapped_versions": stats.unmapped_versions,
         }
-    result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
+    result = score(
+        queries,
+        records,
+        ks,
+        oracle=oracle if oracle is not None else "evalset",
+        catalog=catalog,
+        by=by,
+        top_k=cfg.top_k,
+    )
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
     # the missed and leaking queries by name, each leaked document with the reasons its asker may not see it

@@ -600,6 +600,39 @@ def leak_sentence(result: Mapping[str, Any]) -> str:
     return text
 
 
+OVER_RESTRICTED_HEADER = ["Document", "Path", "Secret level", "Queries that withheld it", "Id"]
+
+
+def over_restriction_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Over-restriction: 3 of 40 judged queries withheld a document their asker may see (...)`` or ``not
+    measured: <why>``; ``None`` for a file written before over-restriction was measured."""
+    section = result.get("over_restriction")
+    if not isinstance(section, Mapping):
+        return None
+    if not section.get("measured"):
+        return f"Over-restriction: not measured: {section.get('reason', 'no oracle')}"
+    n, judged = section.get("queries_over_restricted", 0), section.get("queries_judged", 0)
+    return (
+        f"Over-restriction: {n} of {judged} judged queries withheld a document their asker may see "
+        f"({section.get('queries_not_judged', 0)} answered queries not judged; definition: {section.get('definition')})"
+    )
+
+
+def over_restricted_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:
+    """One row per withheld document, most withheld first."""
+    docs = (result.get("over_restriction") or {}).get("documents") or []
+    return [
+        [
+            str(d.get("name") or d.get("doc_id")),
+            str(d.get("path") or "—"),
+            str(d.get("secret_level") or "unknown"),
+            str(d.get("queries", 0)),
+            str(d.get("doc_id")),
+        ]
+        for d in docs[:limit]
+    ]
+
+
 UNMAPPED_HEADER = ["Foreign id", "Results"]
 
 

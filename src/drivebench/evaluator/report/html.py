@@ -207,6 +207,15 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                 f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
             ]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
+    over = c.over_restriction_sentence(result)
+    if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
+        withheld = c.over_restricted_rows(result)
+        over_body = [f"<p>{_e(over)}.</p>"]
+        if withheld:
+            over_body.append(
+                html_table(c.OVER_RESTRICTED_HEADER, withheld, text_cols=3, table_id="table-withheld-documents")
+            )
+        sections.append(_section("over-restriction", "Over-restriction", *over_body))
 
     failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
     failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]

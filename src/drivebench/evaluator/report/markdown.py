@@ -144,6 +144,12 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 
+    over = c.over_restriction_sentence(result)
+    if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
+        out += ["## Over-restriction", "", f"{over}.", ""]
+        withheld = c.over_restricted_rows(result)
+        if withheld:
+            out += ["### Withheld documents", "", md_table(c.OVER_RESTRICTED_HEADER, withheld, "lllrl"), ""]
     out += ["## Queries that missed or leaked", "", " ".join(c.failed_sentences(result)), ""]
     rows = c.failed_rows(result)
     if rows:

@@ -151,6 +151,9 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
     console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
+    over = c.over_restriction_sentence(result)
+    if over is not None:
+        console.print(escape(over), highlight=False, soft_wrap=True)
     if (result.get("counts") or {}).get("with_answer") or metrics.get("answer_fact_recall") is not None:
         console.print(escape(c.answer_fact_sentence(result)), highlight=False, soft_wrap=True)
 
