@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from drivebench.evaluator.evaluate import Evaluation
+    from drivebench.evaluator.gates import Gate
     from drivebench.evaluator.idmap import IdMapper
     from drivebench.evaluator.preflight import Preflight
     from drivebench.evaluator.runner import Interrupt
@@ -164,6 +165,9 @@ def evaluate(
     done: Sequence[RunRecord] = (),
     interrupt: Interrupt | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
+    fail_on: Sequence[str] = (),
+    allow_leaks: bool = False,
+    allow_no_oracle: bool = False,
 ) -> Evaluation:
     """Run ``evalset`` against ``target`` and score it: what ``drivebench eval run`` does (it is this function
     plus reports). ``.result`` is the metrics.json it writes; with ``out``, run.jsonl and metrics.json are written.
@@ -193,16 +197,25 @@ def evaluate(
     ``interrupt`` (``evaluator.runner.Interrupt``) stops the run early: the result is then partial (metrics over the
     queries answered, ``"partial": true``). ``on_record`` sees each new record as it arrives.
 
-    Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``, ``EvalsetMismatchError``:
-    all ValueErrors)."""
-    from drivebench.evaluator.evaluate import evalset_hash, write_outputs
+    The verdict is judged as ``eval run`` judges it: the leak gates (a leak fails the run unless ``allow_leaks``;
+    leaks that could not be measured fail it unless ``allow_no_oracle``) and the ``fail_on`` gates (``--fail-on``
+    expressions). ``.verdict``, ``.gates``, ``.passed`` and ``.exit_code`` read them (``result["verdict"]`` and
+    ``result["gates"]`` in metrics.json); a run that completed but failed a gate has ``status.state ==
+    "gates_failed"``, never ``"ok"``.
+
+    Bad input raises ValueError (or ``IdMapError``, ``ProfileError``, ``UnknownTagError``, ``EvalsetMismatchError``,
+    ``GateError`` for a ``fail_on`` expression that cannot be parsed or names no metric: all ValueErrors), before
+    anything is sent."""
+    from drivebench.evaluator.evaluate import evalset_hash, with_status_first, write_outputs
     from drivebench.evaluator.evaluate import evaluate as run_evaluation
+    from drivebench.evaluator.gates import apply_verdict
     from drivebench.evaluator.preflight import preflight as probe
     from drivebench.evaluator.runner import RunConfig
     from drivebench.evaluator.strata import tag_strata
 
     queries = load_queries(evalset)
     tag_strata(queries, by)  # an unknown tag fails before the corpus is loaded or a query is sent
+    gates = _gates(fail_on, ks)  # so does a gate naming no metric: a bad gate never costs a run
     info: dict[str, Any] = {"label": label} if label else {}
     if isinstance(evalset, str | Path):
         info.update(evalset=str(evalset), evalset_hash=evalset_hash(Path(evalset)))
@@ -294,9 +307,22 @@ def evaluate(
         interrupt=interrupt,
         on_record=on_record,
     )
+    apply_verdict(evaluation.result, gates, allow_no_oracle=allow_no_oracle, allow_leaks=allow_leaks)
+    evaluation.result = with_status_first(evaluation.result)
     if out is not None:
         write_outputs(evaluation, Path(out))
     return evaluation
+
+
+def _gates(fail_on: Sequence[str], ks: Sequence[int]) -> list[Gate]:
+    """The ``fail_on`` gates, each checked to parse and to name a metric of a run with these ``ks``."""
+    from drivebench.evaluator.gates import check_gates, parse_gate
+    from drivebench.evaluator.scoring import score
+
+    gates = [parse_gate(expr) for expr in fail_on]
+    if gates:
+        check_gates(score([], [], ks, bootstrap=False), gates)  # the names a run with these ks has
+    return gates
 
 
 def _id_mapper(match: str, corpus_dir: Path | None, profile_source: Any = None) -> IdMapper | None:

@@ -151,7 +151,7 @@ def test_junit_carries_the_question_and_names_of_a_miss(
     sim: Simulator, seed_evalset: list[EvalQuery], tmp_path: Path
 ) -> None:
     evaluation, catalog, _ = _run_with_misses(sim, seed_evalset, tmp_path)
-    junit = write_junit(tmp_path / "junit.xml", evaluation.result, [])
+    junit = write_junit(tmp_path / "junit.xml", evaluation.result, [], misses=True)
     cases = {c.get("name"): c for c in ET.parse(junit).getroot().iter("testcase")}
     row = next(r for r in evaluation.result["failed_queries"]["rows"] if r["query_id"] == "miss-0")
     message = cases["miss-0"].find("failure").get("message")  # type: ignore[union-attr]
@@ -175,7 +175,7 @@ def test_eval_run_cli_writes_the_section_the_jsonl_and_named_junit(
     evalset = write_jsonl(tmp_path / "evalset.jsonl", [*seed_evalset, miss])
     out, junit = tmp_path / "run", tmp_path / "junit.xml"
     args = ["eval", "run", "--target", drivebench_server.url, "--token", sim.tokens.eval_token, "--evalset"]
-    args += [str(evalset), "--corpus", str(sim.corpus_dir), "--out", str(out), "--junit", str(junit)]
+    args += [str(evalset), "--corpus", str(sim.corpus_dir), "--out", str(out), "--junit", str(junit), "--junit-misses"]
     done = CliRunner().invoke(app, [*args, "--history", "none"])
     assert done.exit_code in (0, 1), done.output  # 1 when a gate fails; the run itself must not fail
     section = _section((out / "report.md").read_text(encoding="utf-8"))

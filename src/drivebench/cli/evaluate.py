@@ -40,7 +40,12 @@ EXIT_OK, EXIT_GATE, EXIT_USAGE, EXIT_RUN_FAILED = 0, 1, 2, 3
 FailOnOpt = typer.Option(
     [], "--fail-on", help="CI gate NAME OP NUMBER, repeatable: exit 1 when it holds (e.g. 'leak_rate@10>0')."
 )
-JunitOpt = typer.Option(None, "--junit", help="Write a JUnit XML file: a test case per gate and per failed query.")
+JunitOpt = typer.Option(
+    None, "--junit", help="Write a JUnit XML file: a test case per gate, per leaking query and per failed query."
+)
+JunitMissesOpt = typer.Option(
+    False, "--junit-misses", help="In the JUnit file, a missed query (no gold in the top 10) is a failing case too."
+)
 JsonOpt = typer.Option(None, "--json", help="Write the result as JSON to this file ('-' = stdout).")
 MaxErrorRateOpt = typer.Option(
     0.0, "--max-error-rate", min=0.0, max=1.0, help="Largest share of failed queries before the run fails (exit 3)."
@@ -191,6 +196,7 @@ def finish_with_gates(
     extra: dict[str, Any] | None = None,
     allow_no_oracle: bool = False,
     allow_leaks: bool = False,
+    junit_misses: bool = False,
 ) -> NoReturn:
     """Say each gate's result, write JUnit and JSON, and exit with the verdict's code (0/1/3). The gates are the
     ones ``judge_gates`` stored in ``result`` (checked here when it was not called)."""
@@ -208,7 +214,7 @@ def finish_with_gates(
             f"[{style}]{escape(head)}[/]: {escape(rest)} [dim]({escape(g.expr)})[/]", highlight=False, soft_wrap=True
         )
     if junit is not None:
-        write_junit(junit, result, gate_results)
+        write_junit(junit, result, gate_results, misses=junit_misses)
         err_console.print(f"wrote {junit}")
     if json_out is not None:
         payload = {
@@ -306,6 +312,7 @@ def run(
     probe: bool = typer.Option(True, "--preflight/--no-preflight", help="Send one probe request before the run."),
     fail_on: list[str] = FailOnOpt,
     junit: Path | None = JunitOpt,
+    junit_misses: bool = JunitMissesOpt,
     json_out: str | None = JsonOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
@@ -543,6 +550,7 @@ def run(
         {"out_dir": str(out_dir)},
         allow_no_oracle,
         allow_leaks,
+        junit_misses,
     )
 
 
@@ -592,6 +600,7 @@ def score_cmd(
     max_error_rate: float = MaxErrorRateOpt,
     fail_on: list[str] = FailOnOpt,
     junit: Path | None = JunitOpt,
+    junit_misses: bool = JunitMissesOpt,
     allow_no_oracle: bool = AllowNoOracleOpt,
     allow_leaks: bool = AllowLeaksOpt,
     by: list[str] = ByOpt,
@@ -671,4 +680,4 @@ def score_cmd(
     if json_out == "-":
         print(json.dumps(with_status_first(result), ensure_ascii=False, indent=1))
         json_out = None
-    finish_with_gates(result, gates, junit, None, out_console, None, allow_no_oracle, allow_leaks)
+    finish_with_gates(result, gates, junit, None, out_console, None, allow_no_oracle, allow_leaks, junit_misses)

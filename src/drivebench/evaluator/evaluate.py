@@ -27,6 +27,7 @@ from typing import Any
 
 from drivebench import __version__
 from drivebench.evaluator import failed_queries as fq
+from drivebench.evaluator.gates import GateResult, stored_gates
 from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
@@ -52,6 +53,26 @@ class Evaluation:
     @property
     def partial(self) -> bool:
         return bool(self.result.get("partial"))
+
+    @property
+    def verdict(self) -> dict[str, Any] | None:
+        """``result["verdict"]``: passed or failed, the exit code ``eval run`` would exit with, the failed gates'
+        messages (``None`` before the gates were checked)."""
+        return self.result.get("verdict")
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """Every gate checked: the leak gates first, then the ``fail_on`` ones."""
+        return stored_gates(self.result)
+
+    @property
+    def passed(self) -> bool:
+        """The verdict passed (False when it failed or was not judged: never a success by default)."""
+        return (self.verdict or {}).get("state") == "passed"
+
+    @property
+    def exit_code(self) -> int | None:
+        return (self.verdict or {}).get("exit_code")
 
 
 def evalset_hash(path: Path) -> str:
@@ -171,7 +192,15 @@ def evaluate(
             "unmapped": stats.unmapped,
             "unmapped_versions": stats.unmapped_versions,
         }
-    result = score(queries, records, ks, oracle=oracle if oracle is not None else "evalset", catalog=catalog, by=by)
+    result = score(
+        queries,
+        records,
+        ks,
+        oracle=oracle if oracle is not None else "evalset",
+        catalog=catalog,
+        by=by,
+        top_k=cfg.top_k,
+    )
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
     # the missed and leaking queries by name, each leaked document with the reasons its asker may not see it

@@ -14,10 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from drivebench.evaluator.catalog import Catalog
+from drivebench.evaluator.leak_causes import UNEXPLAINED, leaked_causes
+from drivebench.evaluator.leak_causes import group as group_leaks
 from drivebench.formats.evalset import EvalQuery, RunRecord
 
 FAILED_QUERIES_JSONL = "failed_queries.jsonl"
-Explain = Callable[[EvalQuery, str], Sequence[str]]  # why a document may not be previewed: the leak oracle's reasons
+# why a document may not be previewed: the leak oracle's reasons, each ``(cause, text)`` (``leak_causes``)
+Explain = Callable[[EvalQuery, str], Sequence[tuple[str, str]]]
 TOP_N = 3  # the top results shown per row: enough to see what the pipeline preferred
 STORED_ROWS = 50  # rows kept in metrics.json (the reports show as many); the full list is the JSONL file
 
@@ -36,22 +39,30 @@ def _leaked(q: EvalQuery | None, doc_id: str, catalog: Catalog | None, explain: 
     out = _doc(doc_id, catalog)
     if explain is not None and q is not None:
         try:
-            out["why"] = [str(x) for x in explain(q, doc_id)]
+            reasons = [(str(cause), str(text)) for cause, text in explain(q, doc_id)]
         except Exception as exc:  # an explanation that cannot be given must not cost the run its results
-            out["why"] = [f"no explanation ({type(exc).__name__}: {exc})"]
+            reasons = [(UNEXPLAINED, f"no explanation ({type(exc).__name__}: {exc})")]
+        out["why"] = [text for _, text in reasons]
+        out["causes"] = leaked_causes(reasons)
     return out
 
 
 def explainer(oracle: Any, queries: Sequence[EvalQuery]) -> Explain | None:
-    """The ``explain`` of a leak oracle (the corpus's, or the eval set's lists when ``oracle`` is ``"evalset"``)."""
+    """The ``reasons`` of a leak oracle (the corpus's, or the eval set's lists when ``oracle`` is ``"evalset"``); an
+    oracle with only ``explain`` gives its texts with the cause ``unexplained``."""
     if oracle == "evalset":
         if not any(q.forbidden or q.allowed is not None for q in queries):
             return None
         from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
 
         oracle = oracle_from_evalset(queries)
+    reasons = getattr(oracle, "reasons", None)
+    if callable(reasons):
+        return reasons
     explain = getattr(oracle, "explain", None)
-    return explain if callable(explain) else None
+    if not callable(explain):
+        return None
+    return lambda q, doc_id: [(UNEXPLAINED, str(text)) for text in explain(q, doc_id)]
 
 
 def failed_query_rows(
@@ -115,6 +126,7 @@ def attach(
     explain = explainer(oracle, queries)
     rows = failed_query_rows(queries, records, result["per_query"], k, catalog, explain)
     result["failed_queries"] = summary(rows, k, catalog)
+    group_leaks(result, rows)  # the leak table by cause, each leaked document with why
     return result
 
 

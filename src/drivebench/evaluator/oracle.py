@@ -13,7 +13,9 @@ the simulator's compiled fast path: the oracle shares nothing with the target's 
 ``explain(query, doc_id)`` says why a document may not be previewed (the failed-queries rows of a leak): the grant
 and deny chain of ``drive.permissions.effective`` (the same compiled lines and role closures Casbin evaluates, its
 decision checked against ``enforce``), the clearance veto, grants that reach the document but are not in force at
-the query's time (expired or not yet valid), and a folder that breaks inheritance.
+the query's time (expired or not yet valid), and a folder that breaks inheritance. ``reasons(query, doc_id)`` gives
+the same reasons each with its cause (``leak_causes``: deny, clearance, expired, not yet valid, inheritance broken,
+no grant), which the leak tables group by.
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.effective import ExplanationMismatch, GrantSource, effective_permissions
 from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
+from drivebench.evaluator.leak_causes import (
+    CLEARANCE,
+    DENY,
+    EXPIRED,
+    INHERITANCE_BROKEN,
+    NO_GRANT,
+    NOT_YET_VALID,
+    UNEXPLAINED,
+    UNKNOWN,
+)
 from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
 from drivebench.formats.evalset import EvalQuery
 
@@ -98,8 +110,12 @@ class DriveOracle:
         """Why ``q``'s principal may not preview ``doc_id`` at the query's time, one reason per item (``[]`` when it
         may). Read off the compiled policy lines the oracle's Casbin engine holds (``effective_permissions``, whose
         decision is checked against ``enforce``: an explanation that disagrees is never shown)."""
+        return [text for _, text in self.reasons(q, doc_id)]
+
+    def reasons(self, q: EvalQuery, doc_id: str) -> list[tuple[str, str]]:
+        """``explain``'s reasons, each as ``(cause, text)`` with a cause of ``leak_causes.CAUSES``."""
         if doc_id not in self.engine.doc_index:
-            return [f"{doc_id} is not a document of the corpus: an unknown id is never previewable"]
+            return [(UNKNOWN, f"{doc_id} is not a document of the corpus: an unknown id is never previewable")]
         at = self._at(q)
         try:
             doc = self.drive.doc(doc_id)
@@ -116,16 +132,16 @@ class DriveOracle:
                 actions=("preview",),
             )
         except ExplanationMismatch as exc:
-            return [f"no explanation: it disagreed with Casbin's decision ({exc})"]
+            return [(UNEXPLAINED, f"no explanation: it disagreed with Casbin's decision ({exc})")]
         except DriveError as exc:
-            return [f"not previewable: {exc}"]
+            return [(UNEXPLAINED, f"not previewable: {exc}")]
         decision = eff.decision("preview")
         if decision.allowed:
             return []
         who = self._who(principal)
         doc_path = self._path_of(obj, at)
         reasons = [
-            self._deny_text(s, doc_path) for s in decision.sources if s.effect == "deny"
+            (DENY, self._deny_text(s, doc_path)) for s in decision.sources if s.effect == "deny"
         ]  # a deny beats every allow: first
         level = doc.secret_level
         if level > principal.clearance:
@@ -134,7 +150,7 @@ class DriveOracle:
             text += f" ({_level_name(principal.clearance)})"
             if vetoed:
                 text += f"; the allow of grant {', '.join(vetoed)} is vetoed"
-            reasons.append(text)
+            reasons.append((CLEARANCE, text))
         if not any(s.effect == "allow" for s in decision.sources):
             subjects = sorted(engine.subjects_of(principal))
             ancestors = engine.object_ancestors(obj)
@@ -146,18 +162,24 @@ class DriveOracle:
                     continue
                 where = self._path_of(line.obj, at)
                 if line.exp and t >= int(line.exp):
-                    reasons.append(f"grant {line.gid} to {line.sub} on {where} expired {_day(line.exp)}")
+                    reasons.append((EXPIRED, f"grant {line.gid} to {line.sub} on {where} expired {_day(line.exp)}"))
                 else:
-                    reasons.append(f"grant {line.gid} to {line.sub} on {where} starts {_day(line.nbf)}")
+                    reasons.append(
+                        (NOT_YET_VALID, f"grant {line.gid} to {line.sub} on {where} starts {_day(line.nbf)}")
+                    )
             folders = sorted((a for a in ancestors if a.startswith("fld:")), key=lambda f: len(self._path_of(f, at)))
             if folders:
                 top = folders[0][4:]
                 node = self.drive.folders.get(top)
                 if node is not None and node.break_inheritance and node.parent_id is not None:
+                    where = self._path_of(folders[0], at)
                     reasons.append(
-                        f"folder {self._path_of(folders[0], at)} breaks inheritance: grants above it do not reach it"
+                        (INHERITANCE_BROKEN, f"folder {where} breaks inheritance: grants above it do not reach it")
                     )
-            reasons.append(f"no grant in force allows preview of {doc_path} to {who} (subjects {', '.join(subjects)})")
+            subjects_text = ", ".join(subjects)
+            reasons.append(
+                (NO_GRANT, f"no grant in force allows preview of {doc_path} to {who} (subjects {subjects_text})")
+            )
         return reasons
 
     def _deny_text(self, s: GrantSource, doc_path: str) -> str:

@@ -24,6 +24,13 @@ class ProgressOracle:
         explain = getattr(self.oracle, "explain", None)
         return list(explain(q, doc_id)) if explain is not None else []
 
+    def reasons(self, q: EvalQuery, doc_id: str) -> list[tuple[str, str]]:
+        """The wrapped oracle's reasons with their causes (``unexplained`` when it only gives texts)."""
+        reasons = getattr(self.oracle, "reasons", None)
+        if reasons is not None:
+            return list(reasons(q, doc_id))
+        return [("unexplained", text) for text in self.explain(q, doc_id)]
+
     def denied(self, q: EvalQuery, doc_ids: Sequence[str]) -> list[str]:
         """The documents of ``doc_ids`` the query's principal may not preview (the scoring's batch call)."""
         batch = getattr(self.oracle, "denied", None)

@@ -43,8 +43,10 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "duplicate_run_records", "no_gold", "version_pinned", "multi_hop", "with_answer",
                   "with_answer_facts", "refusals", "queries_with_leak"          (with an oracle),
                   "citations_unresolvable", "citations_ambiguous"  (with answers)},
-      "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level"}],
-                    "by_secret_level": {level: n}} | null,
+      "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level", "causes", "why"}],
+                    "by_secret_level": {level: n}, "by_cause": [{"cause", "label", "leaks", "documents"}]} | null,
+      "over_restriction": {"measured", "definition", "top_k", "queries_judged", "queries_not_judged",
+                    "queries_over_restricted", "documents": [{"doc_id", "queries", ...}]} | {"measured": false, "reason"},
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
                     "non_gold_citations": {"wrong", "unresolvable"}, "scope",
                     "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,
@@ -133,8 +135,10 @@ def score(
     seed: int = 0,
     resamples: int = RESAMPLES,
     by: Iterable[str] = (),
+    top_k: int | None = None,
 ) -> dict[str, Any]:
     """Score ``run`` against ``queries``; returns a JSON-able dict (see the module docs for the shape).
+    ``top_k``: how many results the target was asked for (over-restriction is not measured without it).
 
     ``by``: eval-set tags to break metrics down by, besides the built-in strata and the default tags
     (``strata.tag_strata``); a tag no query carries raises ``strata.UnknownTagError`` (a ValueError)."""
@@ -143,7 +147,7 @@ def score(
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
     tags = tag_strata(queries, by)
     with _no_gc():  # only acyclic lists/dicts are built: collections would just re-scan the caller's data
-        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags)
+        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags, top_k)
 
 
 @contextmanager
@@ -167,12 +171,13 @@ def _score(
     seed: int,
     resamples: int,
     tags: Sequence[str],
+    top_k: int | None = None,
 ) -> dict[str, Any]:
     al = align(queries, run)
     oracle, oracles = resolve_oracles(queries, oracle, catalog)
     t = fam.Table(ks=ks, width=fam.ranking_width(al.hits, ks))
     fam.ranking(al, t)
-    fam.permissions(al, t, oracle, catalog)
+    fam.permissions(al, t, oracle, catalog, top_k)
     fam.versions(al, t)
     fam.trashed(al, t, catalog)
     fam.citations(al, t, catalog)

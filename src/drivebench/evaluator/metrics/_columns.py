@@ -19,6 +19,7 @@ import numpy as np
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.citations import cited_statements, extract_citations
 from drivebench.evaluator.metrics import _aggregate as agg
+from drivebench.evaluator.metrics import over_restriction
 from drivebench.evaluator.metrics._common import gain_matrix, ideal_matrix
 from drivebench.evaluator.metrics._run import Aligned
 from drivebench.evaluator.metrics.answer_fact_recall import distinct_facts, fact_counts
@@ -82,12 +83,20 @@ def ranking(al: Aligned, t: Table) -> None:
             t.mean_metric(f"{name}@{k}", fn(k))
 
 
-def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog | None) -> None:
-    """leak_rate@K, hit_rate_permitted@K and the leaked-documents report."""
+def permissions(
+    al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog | None, top_k: int | None = None
+) -> None:
+    """leak_rate@K, hit_rate_permitted@K, the leaked-documents report and over-restriction (``top_k``: the depth the
+    target was asked for, ``None`` when unknown)."""
     names = [f"{m}@{k}" for m in ("leak_rate", "hit_rate_permitted") for k in t.ks]
     if oracle is None:
         t.null_metric(*names)
         t.sections["leaks"] = None
+        t.sections["over_restriction"] = {
+            "measured": False,
+            "reason": "no leak oracle to say which documents the asker may see",
+            "definition": over_restriction.DEFINITION,
+        }
         return
     n, width = len(al.queries), t.width
     denied: list[tuple[int, int]] = []
@@ -95,6 +104,7 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
     refusal = np.zeros(n, dtype=bool)
     defined = np.ones(n, dtype=bool)
     leaked_lists: list[list[str]] = []
+    withheld: list[list[str] | None] = []
     batch = getattr(oracle, "denied", None)
     for qi, (q, hits) in enumerate(zip(al.queries, al.hits, strict=True)):
         # an unmapped result (idmap) is not a document of the corpus: the oracle cannot judge it
@@ -103,6 +113,8 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
         bad = set(batch(q, asked)) if batch is not None else {d for d in asked if not oracle(q, d)}
         permitted = {g: 1.0 for g in q.gold_ids if g not in bad}
         permitted_gains.append(permitted)
+        if al.status[qi] == "ok" and top_k is not None:
+            withheld.append(over_restriction.withheld(list(permitted), list(returned), len(hits), top_k))
         if not permitted:
             refusal[qi] = bool(q.gold or q.forbidden)
             defined[qi] = refusal[qi]
@@ -123,6 +135,21 @@ def permissions(al: Aligned, t: Table, oracle: Oracle | None, catalog: Catalog |
     t.counts["refusals"] = int(refusal.sum())
     t.counts["queries_with_leak"] = sum(1 for x in leaked_lists if x)
     t.sections["leaks"] = _leak_report(leaked_lists, catalog)
+    longest = max((len(h) for h, ok in zip(al.hits, al.ok, strict=True) if ok), default=0)
+    section = over_restriction.section(withheld, longest, top_k, lambda d: _named(d, catalog))
+    t.sections["over_restriction"] = section
+    if section["measured"]:
+        t.counts["queries_over_restricted"] = section["queries_over_restricted"]
+        judged = iter(withheld)
+        t.extras["withheld"] = [(next(judged) or []) if ok and top_k is not None else [] for ok in al.ok]
+
+
+def _named(doc_id: str, catalog: Catalog | None) -> dict[str, str]:
+    """A document's secret level, name and path from the catalog (nothing it does not know)."""
+    doc = catalog.get(doc_id) if catalog is not None else None
+    if doc is None:
+        return {}
+    return {k: v for k, v in (("secret_level", doc.secret_level), ("name", doc.name), ("path", doc.path)) if v}
 
 
 def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None) -> dict[str, Any]:

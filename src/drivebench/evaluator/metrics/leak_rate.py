@@ -67,12 +67,23 @@ class EvalsetOracle:
 
     def explain(self, query: EvalQuery, doc_id: str) -> list[str]:
         """Why ``doc_id`` may not be previewed: which of the query's lists says so (``[]`` when it may)."""
+        return [text for _, text in self.reasons(query, doc_id)]
+
+    def reasons(self, query: EvalQuery, doc_id: str) -> list[tuple[str, str]]:
+        """``explain``'s reasons as ``(cause, text)``: ``evalset_forbidden`` or ``evalset_not_allowed``."""
         forbidden, allowed = self._rules.get(query.query_id) or self._rule(query)
         out = []
         if doc_id in forbidden:
-            out.append(f"the eval set lists {doc_id} among query {query.query_id}'s forbidden documents")
+            out.append(
+                ("evalset_forbidden", f"the eval set lists {doc_id} among query {query.query_id}'s forbidden documents")
+            )
         if allowed is not None and doc_id not in allowed:
-            out.append(f"{doc_id} is not among query {query.query_id}'s allowed documents (the eval set)")
+            out.append(
+                (
+                    "evalset_not_allowed",
+                    f"{doc_id} is not among query {query.query_id}'s allowed documents (the eval set)",
+                )
+            )
         return out
 
     def denied(self, query: EvalQuery, doc_ids: Iterable[str]) -> set[str]:

@@ -327,7 +327,30 @@ def leak_level_rows(result: Mapping[str, Any]) -> list[list[str]]:
 
 
 LEAK_LEVEL_HEADER = ["Secret level", "Documents leaked", "Leaks (query × document)"]
-LEAK_DOC_HEADER = ["Document", "Path", "Secret level", "Queries that leaked it", "Id"]
+LEAK_DOC_HEADER = ["Document", "Path", "Secret level", "Queries that leaked it", "Id", "Why it must not be seen"]
+LEAK_CAUSE_HEADER = ["Cause", "Leaks (query × document)", "Documents leaked"]
+LEAK_CAUSE_NOTE = "A leak with several causes counts under each; the causes are the leak oracle's own decision."
+
+
+def leak_cause_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    """The leaks grouped by cause (expired grant, inheritance broken, clearance, deny, not yet valid, ...): the
+    cause, its (query, document) leaks and distinct documents; ``[]`` for a file written before causes were."""
+    return [
+        [str(g.get("label") or g.get("cause")), str(g.get("leaks", 0)), str(g.get("documents", 0))]
+        for g in (result.get("leaks") or {}).get("by_cause") or []
+        if isinstance(g, Mapping)
+    ]
+
+
+def leak_why(d: Mapping[str, Any]) -> str:
+    """A leaked document's causes and reasons, as the "why" cell: ``grant expired: grant g7 to ... expired ...``."""
+    from drivebench.evaluator.leak_causes import label
+
+    causes = ", ".join(label(str(x)) for x in d.get("causes") or [])
+    why = "; ".join(str(x) for x in d.get("why") or [])
+    return f"{causes}: {why}" if causes and why else causes or why or "—"
+
+
 LEAK_ID_NOTE = "Some documents are shown by id: give --corpus (the document catalog) for their names and paths."
 
 
@@ -354,7 +377,8 @@ def leak_doc_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[lis
     for d in docs[:limit]:
         doc_id = str(d.get("doc_id"))
         name, path = names.get(doc_id, (doc_id, None))
-        rows.append([name, str(path or "—"), str(d.get("secret_level") or "unknown"), str(d.get("queries", 0)), doc_id])
+        level, queries = str(d.get("secret_level") or "unknown"), str(d.get("queries", 0))
+        rows.append([name, str(path or "—"), level, queries, doc_id, leak_why(d)])
     return rows
 
 
@@ -502,6 +526,8 @@ def status_line(result: Mapping[str, Any]) -> str:
         return f"errors {counts.get('errors', 0)} of {counts.get('queries', '?')} queries (older metrics file)"
     state = status.get("state")
     head = "RUN FAILED" if state == "failed" else "RUN PARTIAL" if state == "partial" else "Run ok"
+    if state == "gates_failed":  # the run counts, but its verdict failed: never "ok"
+        head = "Run completed, a gate FAILED (see the verdict)"
     if result.get("partial") and state == "failed":
         head += " (PARTIAL)"
     line = (
@@ -572,6 +598,39 @@ def leak_sentence(result: Mapping[str, Any]) -> str:
     if unmapped:
         text += f"; {unmapped} unmapped results were not judged"
     return text
+
+
+OVER_RESTRICTED_HEADER = ["Document", "Path", "Secret level", "Queries that withheld it", "Id"]
+
+
+def over_restriction_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Over-restriction: 3 of 40 judged queries withheld a document their asker may see (...)`` or ``not
+    measured: <why>``; ``None`` for a file written before over-restriction was measured."""
+    section = result.get("over_restriction")
+    if not isinstance(section, Mapping):
+        return None
+    if not section.get("measured"):
+        return f"Over-restriction: not measured: {section.get('reason', 'no oracle')}"
+    n, judged = section.get("queries_over_restricted", 0), section.get("queries_judged", 0)
+    return (
+        f"Over-restriction: {n} of {judged} judged queries withheld a document their asker may see "
+        f"({section.get('queries_not_judged', 0)} answered queries not judged; definition: {section.get('definition')})"
+    )
+
+
+def over_restricted_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:
+    """One row per withheld document, most withheld first."""
+    docs = (result.get("over_restriction") or {}).get("documents") or []
+    return [
+        [
+            str(d.get("name") or d.get("doc_id")),
+            str(d.get("path") or "—"),
+            str(d.get("secret_level") or "unknown"),
+            str(d.get("queries", 0)),
+            str(d.get("doc_id")),
+        ]
+        for d in docs[:limit]
+    ]
 
 
 UNMAPPED_HEADER = ["Foreign id", "Results"]

@@ -184,6 +184,13 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
             html_table(c.LEAK_LEVEL_HEADER, level_rows, table_id="table-leaks") if level_rows else "",
             "</div></div>",
         ]
+        cause_rows = c.leak_cause_rows(result)
+        if cause_rows:
+            leak_body += [
+                "<h3>Leaks by cause</h3>",
+                html_table(c.LEAK_CAUSE_HEADER, cause_rows, table_id="table-leak-causes"),
+                f'<p class="note">{_e(c.LEAK_CAUSE_NOTE)}</p>',
+            ]
         docs = c.leak_doc_rows(result)
         if docs:
             leak_body += [
@@ -192,6 +199,7 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                     c.LEAK_DOC_HEADER,
                     docs,
                     text_cols=3,
+                    cell_classes=["", "", "", "", "", "text wide"],
                     table_id="table-leaked-documents",
                     stack=True,
                     row_classes=["row-failed"] * len(docs),
@@ -199,6 +207,15 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                 f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
             ]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
+    over = c.over_restriction_sentence(result)
+    if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
+        withheld = c.over_restricted_rows(result)
+        over_body = [f"<p>{_e(over)}.</p>"]
+        if withheld:
+            over_body.append(
+                html_table(c.OVER_RESTRICTED_HEADER, withheld, text_cols=3, table_id="table-withheld-documents")
+            )
+        sections.append(_section("over-restriction", "Over-restriction", *over_body))
 
     failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
     failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]

@@ -135,11 +135,21 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         level_rows = c.leak_level_rows(result)
         if level_rows:
             out += ["### Leaked documents by secret level", "", md_table(c.LEAK_LEVEL_HEADER, level_rows), ""]
-            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "lllrl"), ""]
+            cause_rows = c.leak_cause_rows(result)
+            if cause_rows:
+                out += ["### Leaks by cause", "", md_table(c.LEAK_CAUSE_HEADER, cause_rows, "lrr"), ""]
+                out += [f"_{c.LEAK_CAUSE_NOTE}_", ""]
+            out += ["### Leaked documents", "", md_table(c.LEAK_DOC_HEADER, c.leak_doc_rows(result), "lllrll"), ""]
             out += [f"_{c.LEAK_ID_NOTE}_", ""] if c.leak_docs_unnamed(result) else []
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 
+    over = c.over_restriction_sentence(result)
+    if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
+        out += ["## Over-restriction", "", f"{over}.", ""]
+        withheld = c.over_restricted_rows(result)
+        if withheld:
+            out += ["### Withheld documents", "", md_table(c.OVER_RESTRICTED_HEADER, withheld, "lllrl"), ""]
     out += ["## Queries that missed or leaked", "", " ".join(c.failed_sentences(result)), ""]
     rows = c.failed_rows(result)
     if rows:

@@ -154,6 +154,9 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
     console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
+    over = c.over_restriction_sentence(result)
+    if over is not None:
+        console.print(escape(over), highlight=False, soft_wrap=True)
     if (result.get("counts") or {}).get("with_answer") or metrics.get("answer_fact_recall") is not None:
         console.print(escape(c.answer_fact_sentence(result)), highlight=False, soft_wrap=True)
 
@@ -242,9 +245,12 @@ def leak_table(result: dict[str, Any]) -> Table | None:
         table.add_row("(any)", "0", "0")
     docs = c.leak_doc_rows(result, limit=10)
     if docs:
-        table.caption = "most leaked: " + ", ".join(f"{escape(name)} ({lv}, {q}×)" for name, _, lv, q, _ in docs)
+        table.caption = "most leaked: " + ", ".join(f"{escape(name)} ({lv}, {q}×)" for name, _, lv, q, *_ in docs)
         if c.leak_docs_unnamed(result):
             table.caption += f". {c.LEAK_ID_NOTE}"
+        causes = c.leak_cause_rows(result)
+        if causes:  # why they leaked, grouped: the leak oracle's causes with their (query, document) leaks
+            table.caption += ". By cause: " + ", ".join(f"{escape(cause)} {n}" for cause, n, _ in causes)
     return table
 
 
