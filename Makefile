@@ -120,12 +120,13 @@ cjk-font:
 	    exit 1; \
 	  fi; }
 
-# PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first).
-report-screenshot: $(STAMP) browser cjk-font
+# PNG of the demo's HTML report (runs the demo into reports/screenshot-demo first). The runtime install is enough
+# (the script drives chromedriver with httpx; tests/cli/test_runtime_without_torch.py checks its imports).
+report-screenshot: $(CORE_STAMP) browser cjk-font
 	$(BIN)/python scripts/report_screenshot.py --out-dir reports/screenshots
 
-# PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver).
-ui-screenshots: $(STAMP) browser cjk-font
+# PNG of every console page at 1280x800 and at phone width (seed corpus, chromedriver); the runtime install is enough.
+ui-screenshots: $(CORE_STAMP) browser cjk-font
 	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 
 clean:

@@ -105,3 +105,12 @@ def test_make_demo_installs_the_runtime_only_and_a_current_full_install_serves(t
     again = make(".venv/.installed-core", "PIP_INSTALL=echo fake-pip", cwd=folder)
     assert again.returncode == 0 and "fake-pip" not in again.stdout and "installing" not in again.stdout, again.stdout
     assert (folder / ".venv" / ".installed-core").is_file()
+
+
+@pytest.mark.parametrize("target", ["report-screenshot", "ui-screenshots"])
+def test_the_screenshots_need_the_runtime_install_only(tmp_path: Path, target: str) -> None:
+    """No torch, test tools or Milvus for a screenshot: the scripts' imports are checked by
+    tests/cli/test_runtime_without_torch.py."""
+    planned = make("-n", target, cwd=copy_of_the_makefile(tmp_path)).stdout
+    assert "-e '.'" in planned and "[all]" not in planned, planned
+    assert f"scripts/{target.replace('-', '_')}.py" in planned and "fc-list :lang=zh" in planned

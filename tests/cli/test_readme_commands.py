@@ -1,14 +1,13 @@
-"""The commands of README's Quick start and tour, and of the Commands (the lines this file owns), Configuration
-and Container pages of docs/, executed: shell blocks run in bash as written (Container: the docker lines are
-checked against the files they use, since no container engine runs here, and the one command they run inside
-the container runs here; the tour: the lines that need no running server)."""
+"""The commands of the Commands (the lines this file owns), Configuration and Container pages of docs/, executed
+(Container: the docker lines are checked against the files they use, since no container engine runs here, and
+the one command they run inside the container runs here). README's Quick start and tour run in
+tests/cli/test_quick_starts_run.py."""
 
 from __future__ import annotations
 
 import json
 import re
 import shlex
-import subprocess
 from pathlib import Path
 
 import typer
@@ -16,7 +15,7 @@ import yaml
 
 from drivebench.cli.config import build_default_map, load_config
 from drivebench.cli.main import app
-from tests.support.clirun import BIN, REPO, clean_env, run
+from tests.support.clirun import REPO, clean_env, run
 from tests.support.docs import code_blocks, section
 
 
@@ -26,22 +25,6 @@ def blocks(page: str, title: str, language: str) -> list[str]:
 
 def commands(block: str) -> list[str]:
     return [line.split("  #")[0].strip() for line in block.splitlines() if line.strip() and not line.startswith("#")]
-
-
-def test_quick_start_shell_block_runs_as_written(tmp_path: Path) -> None:
-    make_block, cli_block = blocks("README.md", "Quick start", "bash")
-    assert commands(make_block) == ["make demo", "make test"]  # CI runs make test; make demo is timed by hand
-    env = clean_env(HOME=str(tmp_path), SHELL="/bin/bash")
-    env["PATH"] = "/usr/bin:/bin"  # the block itself must put drivebench on PATH
-    done = subprocess.run(
-        ["bash", "-e", "-c", cli_block], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert re.search(r"^drivebench \d+\.\d+", done.stdout, flags=re.M)
-    assert "token secret" in done.stdout and "cache" in done.stdout  # drivebench info
-    assert "Usage: drivebench" in done.stdout  # python -m drivebench --help
-    assert "completion installed" in done.stdout
-    assert (tmp_path / ".bash_completions" / "drivebench.sh").is_file()
 
 
 def test_commands_section_lines_for_the_root_options_and_info() -> None:
@@ -98,27 +81,3 @@ def test_container_commands_match_the_files_they_use() -> None:
     assert inside[0] == "drivebench" and done.returncode == 0, done.stderr
     tokens = json.loads(done.stdout)
     assert any("admin" in t["scopes"] for t in tokens)
-
-
-def test_tour_lines_that_need_no_server_run_as_written(tmp_path: Path) -> None:
-    """The tour's corpus and token lines, in bash as written (the lines that need a running server are checked
-    against the CLI's options by tests/cli/test_docs_site.py); the token line must pick the evaluation token."""
-    (tour,) = blocks("README.md", "A five-minute tour", "bash")
-    lines = commands(tour)
-    assert any(line.startswith("drivebench serve --corpus seed") for line in lines)
-    # the server, the evaluation and the probe need a running server; eval history lists the runs they record
-    offline = [line for line in lines if not re.search(r"serve|eval run|probe|eval history", line)]
-    assert len(offline) == 5, offline
-    script = "\n".join(
-        [*offline, 'printf "%s" "$DRIVEBENCH_TOKEN" > token.txt', "drivebench tokens --json > tokens.json"]
-    )
-    env = clean_env(HOME=str(tmp_path), DRIVEBENCH_TOKENS_CORPUS="seed")
-    env["PATH"] = f"{BIN}:{env['PATH']}"  # the tour runs after the quick start's PATH change
-    done = subprocess.run(
-        ["bash", "-e", "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0, done.stderr
-    assert "documents" in done.stdout and (tmp_path / "seed-corpus" / "evalset.jsonl").is_file()
-    tokens = json.loads((tmp_path / "tokens.json").read_text())
-    evaluation = [t["token"] for t in tokens if "evaluate-as" in t["scopes"] and "admin" not in t["scopes"]]
-    assert (tmp_path / "token.txt").read_text() == evaluation[0]

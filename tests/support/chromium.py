@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 import shutil
 
-import pytest
-
 CHROMIUM_FLAGS = [
     "--headless",
     "--no-sandbox",
@@ -33,4 +31,6 @@ def chromium_binary() -> str:
         found = shutil.which(name)
         if found:
             return found
+    import pytest  # here, not at the top: the screenshot scripts import this module with the runtime install only
+
     pytest.fail("chromium is not installed: `make browser` installs it (make test depends on it)")

@@ -82,3 +82,24 @@ def code_blocks(page: str, heading: str, language: str | None = None) -> list[st
         else:
             current.append(line)
     return blocks
+
+
+NOT_TESTED = re.compile(r"^<!--\s*not-tested:\s*(?P<reason>.+?)\s*-->$")
+
+
+def marked_code_blocks(page: str, heading: str, language: str) -> list[tuple[str, str | None]]:
+    """The section's code blocks in ``language``, each with the reason it is not run by the suite: the text of a
+    ``<!-- not-tested: REASON -->`` comment on the last non-blank line before its fence, else None (it runs)."""
+    reasons: list[str | None] = []
+    previous, fenced_before = "", False
+    for line, fenced in _lines_outside_fences(section(page, heading)):
+        opening = fenced and not fenced_before
+        if opening and (match := _FENCE.match(line)) and match.group(2) == language:
+            marker = NOT_TESTED.match(previous.strip())
+            reasons.append(marker.group("reason") if marker else None)
+        if fenced or line.strip():  # a block's own lines stand between it and a marker above it
+            previous = "" if fenced else line
+        fenced_before = fenced
+    blocks = code_blocks(page, heading, language)
+    assert len(blocks) == len(reasons), (page, heading)
+    return list(zip(blocks, reasons, strict=True))
