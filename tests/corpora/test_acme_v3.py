@@ -53,6 +53,10 @@ EN_DATE = re.compile(
 CODE = re.compile(r"\b[A-Z]{2,4}-[0-9A-Z]+(?:-[0-9]+)*\b")
 
 
+def squeeze(text: str) -> str:
+    return "".join(text.split()).lower()
+
+
 class World:
     def __init__(self, label: str) -> None:
         self.dir = resolve_corpus(label)
@@ -369,3 +373,34 @@ def test_the_build_does_not_depend_on_the_hash_seed(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr[-2000:]
         digests.add(done.stdout.strip().splitlines()[-1])
     assert len(digests) == 1, digests
+
+
+def test_every_fact_is_stated_by_the_versions_it_names(world: World) -> None:
+    """``facts.jsonl``: each fact's value is in the extracted text of every version its owners list (as the
+    evaluator normalises it, in the versions of the document it was drawn for; as written, in the others: a
+    value inside a code makes a co-owner too, so an answer is never counted a leak for what a visible document
+    spells); one value per (entity, attribute) is the current one, and the values a revision replaced say so
+    (``current`` false, only the old versions listed)."""
+    from drivebench.evaluator.fact_text import normalise, stated
+    from drivebench.formats.facts import load_facts
+
+    facts = load_facts(world.dir)
+    assert facts is not None and len(facts) > 300
+    for f in facts:
+        assert f.owners[0].doc_id in world.docs
+        for version_id in f.owners[0].version_ids:
+            assert stated(f.text, normalise(world.version_text[version_id])), (f.fact_id, version_id)
+        for owner in f.owners[1:]:
+            for version_id in owner.version_ids:
+                assert squeeze(f.text) in squeeze(world.version_text[version_id]), (f.fact_id, version_id)
+    by_attribute: dict[tuple[str, str, str], list[bool]] = defaultdict(list)
+    for f in facts:
+        by_attribute[(f.owners[0].doc_id, f.entity, f.attribute)].append(f.current)
+    assert all(flags.count(True) <= 1 for flags in by_attribute.values())
+    replaced = [f for f in facts if not f.current]
+    assert replaced, "some revision changes an owned value"
+    for f in replaced:
+        head = world.docs[f.owners[0].doc_id].versions[-1].version_id
+        assert head not in f.owners[0].version_ids
+    kinds = Counter(f.attribute.split(".")[0] for f in facts)
+    assert {"budget", "contract", "charter", "payment"} <= set(kinds)

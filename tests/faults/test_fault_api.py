@@ -7,7 +7,7 @@ import time
 from fastapi.testclient import TestClient
 
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.faults import FAULT_DEFS, FaultSet
 from tests.support.http import bearer
 
 BODY = {"query": "项目X的技术方案审批人", "user_id": "u001", "top_k": 5}
@@ -33,7 +33,7 @@ def test_put_replaces_and_get_reports(client: TestClient, sim: Simulator, driveb
     )
     assert [f["name"] for f in r.json()["active"]] == ["throttle", "leaky-acl"]
     got = client.get("/_sim/faults", headers=admin).json()
-    assert got["active"] == r.json()["active"] and len(got["available"]) == 10
+    assert got["active"] == r.json()["active"] and len(got["available"]) == len(FAULT_DEFS) == 14
     assert got["active"][0]["params"] == {"retry_after_s": 1.0, "seed": 0, "share": 0.0}
     assert client.put("/_sim/faults", json={"faults": []}, headers=admin).json()["active"] == []
     assert not sim.faults

@@ -29,6 +29,10 @@ def test_every_fault_profile_exists() -> None:
         "latency",
         "errors",
         "throttle",
+        "answer-unfiltered-context",
+        "role-from-body",
+        "shared-answer-cache",
+        "post-filter",
     }
 
 
@@ -55,6 +59,9 @@ def test_specs_parse_with_defaults_filled_in_and_last_one_wins() -> None:
         "cad-blind:share=0.5",
         "errors:status=5.5",
         "throttle:retry_after_s=soon",
+        "post-filter:fetch_k=-1",
+        "post-filter:fetch_k=2.5",
+        "shared-answer-cache:max_entries=1000001",
     ],
 )
 def test_bad_specs_are_refused(spec: str) -> None:

@@ -94,7 +94,7 @@ _V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares
 
 
 # version 3 keeps version 1's organisation, folder tree, grant rules and renderers; its world is its own
-_V3_SOURCES = ("corpora/acme3", "corpora/acme2/lexical.py", *_V1_SOURCES)
+_V3_SOURCES = ("corpora/acme3", "corpora/acme2/lexical.py", "formats/facts.py", *_V1_SOURCES)
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
     BuiltinCorpus(

@@ -17,6 +17,8 @@
     versions.csv     doc_id, version, version_id, file (relative to the export directory), created_at,
                      author, note
     id_map.csv       foreign_id (the drive path), doc_id; then foreign_version_id (path#vN), version_id
+    facts.jsonl      the facts each document owns (``formats.facts``, corpus ids), copied when the corpus has
+                     them; without it the export does not say (answer leaks: not measured)
 
 Load ``drive/`` with the drive's own admin tools (upload older versions first, then the current
 file as a new version of the same file; upload a ``trash/`` document at its ``path`` and trash it),
@@ -53,6 +55,7 @@ from typing import Any
 
 from drivebench.corpora.drive_paths import doc_path, is_trashed
 from drivebench.formats.corpus import Document, Manifest, load_manifest
+from drivebench.formats.facts import FACTS_NAME, load_facts
 
 DRIVE_DIR = "drive"
 TRASH_DIR = "trash"
@@ -313,7 +316,7 @@ def _write(corpus_dir: Path, m: Manifest, files: list[_File], out: Path) -> dict
     id_rows = [[paths[d.doc_id], d.doc_id, "", ""] for d in m.documents]
     id_rows += [["", "", f"{paths[d.doc_id]}#v{v.version}", v.version_id] for d in m.documents for v in d.versions]
     _write_csv(out / "id_map.csv", ["foreign_id", "doc_id", "foreign_version_id", "version_id"], id_rows)
-    return {
+    counts = {
         "documents": len(m.documents),
         "files": len(files),
         "trashed": sum(1 for d in m.documents if is_trashed(d, m.clock.now)),
@@ -321,3 +324,8 @@ def _write(corpus_dir: Path, m: Manifest, files: list[_File], out: Path) -> dict
         "users": len(m.users),
         "grants": len(m.grants),
     }
+    facts = load_facts(corpus_dir)  # validated before it is copied: a malformed file fails the export
+    if facts is not None:
+        shutil.copyfile(corpus_dir / FACTS_NAME, out / FACTS_NAME)
+        counts["facts"] = len(facts)
+    return counts

@@ -403,8 +403,16 @@ class Simulator:
         department: str | None = None,
     ) -> Principal:
         """Who a request acts as (``principals.principal_for``; an evaluate-as is appended to ``audit``)."""
+        named = user_id is not None or user_role is not None or department is not None
+        trust_body = self.faults.identity_from_body(named and not token.has("evaluate-as"))  # FAULT role-from-body
         return principals.principal_for(
-            self.policies, self.audit, token, user_id=user_id, user_role=user_role, department=department
+            self.policies,
+            self.audit,
+            token,
+            user_id=user_id,
+            user_role=user_role,
+            department=department,
+            trust_body=trust_body,
         )
 
     def doc_lister(self, principal: Principal | None) -> Callable[[str], bool] | None:
@@ -429,18 +437,24 @@ class Simulator:
         doc_filter: Callable[[DocumentRec], bool] | None = None,
         fault_leaked: frozenset[str] = frozenset(),
         now: datetime | None = None,
+        *,
+        unfiltered: bool = False,
     ) -> np.ndarray:
         """Chunks the principal may see at ``at``: previewable under the point-in-time rule
         (``permissions.pointintime``: at ``at``, and now too for a principal acting as itself), version
         current then, not trashed then, and (when given) accepted by ``doc_filter``. ``fault_leaked`` is
         only ever non-empty under the leaky-acl fault: documents let through although the principal may not
-        preview them."""
+        preview them. ``unfiltered`` is only ever true under the post-filter and answer-unfiltered-context
+        faults: every document's current chunks, whoever asks."""
         if self.faults.permission_outage():  # FAULT permission-outage: the check cannot be made
             raise RuntimeError("injected fault 'permission-outage': the permission engine is unreachable")
         now = self.drive.clock.now() if now is None else now
         engine = self.engine_at(at)
         historical = engine is not self.engine  # decided before taking the store lock (lock order)
-        doc_mask = pointintime.allowed_mask(self.policies, principal, "preview", at, now)
+        if unfiltered:  # FAULT post-filter, answer-unfiltered-context: retrieval without the permission filter
+            doc_mask = np.ones(len(engine.doc_ids), dtype=bool)
+        else:
+            doc_mask = pointintime.allowed_mask(self.policies, principal, "preview", at, now)
         if fault_leaked:  # FAULT leaky-acl: widen the permitted set on purpose
             doc_mask = doc_mask | np.isin(np.array(engine.doc_ids, dtype=object), list(fault_leaked))
         if doc_filter is not None:
@@ -513,7 +527,12 @@ class Simulator:
             raise
         except Exception as exc:  # fail closed
             raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
-        doc_hits = retriever.search(query, mask, top_k)
+        fetch_k = self.faults.post_filter_fetch_k(top_k)  # FAULT post-filter; clean: None
+        if fetch_k is None:
+            doc_hits = retriever.search(query, mask, top_k)
+        else:  # a fixed-size top-k without the filter, then what the principal may not see is dropped: under-fills
+            wide = self.visible_chunks(principal, at, doc_filter, leaked, now, unfiltered=True)
+            doc_hits = [h for h in retriever.search(query, wide, fetch_k) if mask[h.chunk_id]][:top_k]
         # a user sees per-user opaque chunk ids and no global counters (the evaluate-as tokens see them)
         shown = None if principal.evaluated_as else self.tokens.opaque("chunk-id", principal.subject)
         hits: list[RecallHit] = []
@@ -532,27 +551,61 @@ class Simulator:
                     raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
                 if not allowed:
                     raise PermissionCheckFailed(f"the search mask allowed {doc.doc_id} but the re-check denies it")
-            text = self.store.texts[h.chunk_id]
-            body = text.split("\n", 1)[1] if "\n" in text else text
-            hits.append(
-                RecallHit(
-                    rank=rank,
-                    doc_id=doc.doc_id,
-                    version_id=self.store.version_ids[h.chunk_id],
-                    name=doc.placement_at(when)[1],
-                    path=self.drive.doc_path_at(doc, when),
-                    file_type=doc.file_type,
-                    score=float(h.score),
-                    chunk_id=h.chunk_id,
-                    snippet=body[:300],
-                    part=self.store.parts[h.chunk_id],
-                    secret_level=doc.secret_level,
-                    shown_chunk_id=None if shown is None else shown.encode(h.chunk_id),
-                )
-            )
+            hits.append(self._recall_hit(rank, doc, h.chunk_id, float(h.score), when, shown))
         if shown is not None:
             return RecallOutcome(principal, at, hits, None, None)
         return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
+
+    def _recall_hit(
+        self, rank: int, doc: DocumentRec, chunk_id: int, score: float, when: datetime | None, shown: Any
+    ) -> RecallHit:
+        text = self.store.texts[chunk_id]
+        body = text.split("\n", 1)[1] if "\n" in text else text
+        return RecallHit(
+            rank=rank,
+            doc_id=doc.doc_id,
+            version_id=self.store.version_ids[chunk_id],
+            name=doc.placement_at(when)[1],
+            path=self.drive.doc_path_at(doc, when),
+            file_type=doc.file_type,
+            score=score,
+            chunk_id=chunk_id,
+            snippet=body[:300],
+            part=self.store.parts[chunk_id],
+            secret_level=doc.secret_level,
+            shown_chunk_id=None if shown is None else shown.encode(chunk_id),
+        )
+
+    def answer_context(
+        self,
+        outcome: RecallOutcome,
+        query: str,
+        top_k: int,
+        as_of: datetime | None = None,
+        *,
+        file_types: list[str] | None = None,
+        folder: str | None = None,
+    ) -> tuple[RecallOutcome, frozenset[str] | None]:
+        """What the answer to ``outcome``'s recall is composed from, and the documents it may cite (None: every
+        one it quotes). Clean: ``outcome`` itself. FAULT answer-unfiltered-context: the same search without the
+        permission filter (never re-checked), citing only what ``outcome`` returned: the text may state what
+        the principal may not preview while the results and citations stay clean."""
+        if not self.faults.answer_unfiltered():
+            return outcome, None
+        principal, at = outcome.principal, outcome.at
+        doc_filter = None
+        if file_types is not None or folder is not None:
+            doc_filter = pointintime.recall_filter(
+                self.policies, principal, at, self.drive.clock.now(), file_types, folder
+            )
+        wide = self.visible_chunks(principal, at, doc_filter, unfiltered=True)
+        when = at if as_of is not None else None  # names and paths as they were then, as recall gives them
+        hits = [
+            self._recall_hit(rank, self.drive.doc(h.doc_id), h.chunk_id, float(h.score), when, None)
+            for rank, h in enumerate(self.retriever.search(query, wide, top_k), 1)
+        ]
+        context = RecallOutcome(principal, at, hits, outcome.snapshot, outcome.policy_version)
+        return context, frozenset(h.doc_id for h in outcome.hits)
 
     def reconfigure(self, config: SimConfig) -> None:
         """Switch to ``config``'s query-time options (pipeline, reranker, answer levers) over the same index: what

@@ -29,10 +29,14 @@ def principal_for(
     user_id: str | None = None,
     user_role: str | None = None,
     department: str | None = None,
+    trust_body: bool = False,
 ) -> Principal:
     """Resolve who a request acts as. The token decides; the body may only narrow or, with the
-    ``evaluate-as`` scope, name someone else (appended to ``audit`` and logged)."""
+    ``evaluate-as`` scope, name someone else (appended to ``audit`` and logged). ``trust_body`` is only ever
+    true under the role-from-body fault: the body names who acts, whatever the token (``body_principal``)."""
     engine, drive = policies.engine, policies.drive
+    if trust_body:
+        return body_principal(policies, token, user_id=user_id, user_role=user_role, department=department)
     if token.user_id is not None:
         # a user token is judged against its own user before anything is looked up, so naming another
         # user, role or department answers the same 403 whether that name exists or not (no oracle)
@@ -67,6 +71,39 @@ def principal_for(
         del audit[:-AUDIT_KEEP]
     log.info("evaluate-as %s by %s", p.subject, token.subject)
     return principal
+
+
+def body_principal(
+    policies: Policies,
+    token: TokenInfo,
+    *,
+    user_id: str | None = None,
+    user_role: str | None = None,
+    department: str | None = None,
+) -> Principal:
+    """FAULT role-from-body: the principal the request body describes, as a vendor API that reads the role from
+    the body would: the user ``user_id``; else the role ``user_role`` (in ``department``); else the token user's
+    first role in ``department``. Unknown names answer 400 as they do for an evaluate-as."""
+    engine, drive = policies.engine, policies.drive
+    for kind, name, known in (
+        ("user_id", user_id, drive.users),
+        ("user_role", user_role, drive.roles),
+        ("department", department, drive.departments),
+    ):
+        if name is not None and name not in known:
+            raise UnknownPrincipal(f"unknown {kind} {name!r}")
+    if user_id is not None:
+        p = engine.user_principal(user_id)
+        if user_role is not None and user_role not in p.roles:
+            raise UnknownPrincipal(f"user {user_id} does not hold the role {user_role!r}")
+    elif user_role is not None:
+        p = engine.role_principal(user_role, department)
+    elif token.user_id is not None and drive.user(token.user_id).roles:
+        p = engine.role_principal(drive.user(token.user_id).roles[0], department)
+    else:
+        raise UnknownPrincipal("name the principal: give user_id or user_role")
+    log.info("role-from-body: token %s acts as %s named in the body", token.subject, p.subject)
+    return Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, False, token.subject)
 
 
 def doc_lister(policies: Policies, principal: Principal | None) -> Callable[[str], bool] | None:

@@ -35,9 +35,10 @@ class InProcessTarget:
             raise TargetError(f"{exc.code}: {exc}", retryable=False) from exc
         hits = [RunHit(doc_id=h.doc_id, version_id=h.version_id, score=h.score, rank=h.rank) for h in outcome.hits]
         text = None
-        if answer:  # what POST /api/mcp/answer would say, with the simulator's answer levers
+        if answer:  # what POST /api/mcp/answer would say, with the simulator's answer levers (and its faults)
+            context, citable = self.sim.answer_context(outcome, query.query, top_k, query.as_of)
             text = compose_answer(
-                self.sim, outcome, query.query, self.citation_style, levers=levers_of(self.sim.config)
+                self.sim, context, query.query, self.citation_style, levers=levers_of(self.sim.config), citable=citable
             ).text
         return TargetResponse(
             hits=hits,

@@ -7,8 +7,9 @@
    drawings, purchase contracts and inspection packs" (a folder per product); the access ground truth.
 4. The eval set (``questions.py``).
 
-Writes ``corpus.json`` (``corpus_version: 3``), ``files/``, ``evalset.jsonl`` and ``generation.json`` (what
-the generator drew and rejected, and the composition ``corpus audit`` checks).
+Writes ``corpus.json`` (``corpus_version: 3``), ``files/``, ``evalset.jsonl``, ``facts.jsonl`` (the facts each
+document owns: ``facts.py``) and ``generation.json`` (what the generator drew and rejected, and the composition
+``corpus audit`` checks).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from drivebench.corpora.acme3.facts import world_facts
 from drivebench.corpora.acme3.lexical import whole_drive_bm25
 from drivebench.corpora.acme3.questions import Draw, build_evalset
 from drivebench.corpora.acme3.scenario import languages, words
@@ -28,6 +30,7 @@ from drivebench.corpora.generator.grants import GrantList
 from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
 from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
+from drivebench.formats.facts import CorpusFact, write_facts
 from drivebench.search.index.tokenize import tokenize
 
 VERSION = 3
@@ -47,8 +50,8 @@ def _product_grants(world: World, start: int) -> list[Any]:
 
 def generate(
     language: str, seed: int = 7, scale: str | int = "default"
-) -> tuple[Manifest, list[EvalQuery], list[DocPlan], dict[str, Any]]:
-    """(manifest, queries, documents, report) without writing anything."""
+) -> tuple[Manifest, list[EvalQuery], list[DocPlan], dict[str, Any], list[CorpusFact]]:
+    """(manifest, queries, documents, report, facts) without writing anything."""
     world = build_world(language, seed, scale)
     docs = world.docs
     ids = [f"d{i:04d}" for i in range(1, len(docs) + 1)]
@@ -75,7 +78,7 @@ def generate(
         askers=askers,
     )
     queries = build_evalset(draw)
-    return manifest, queries, docs, report(queries, draw, docs)
+    return manifest, queries, docs, report(queries, draw, docs), world_facts(world)
 
 
 def report(queries: list[EvalQuery], draw: Draw, docs: list[DocPlan]) -> dict[str, Any]:
@@ -106,11 +109,12 @@ def report(queries: list[EvalQuery], draw: Draw, docs: list[DocPlan]) -> dict[st
 
 def build_acme3(out_dir: Path, *, language: str, seed: int = 7, scale: str | int = "default") -> Manifest:
     """Generate ``acme-<language>@3`` into ``out_dir`` and return its manifest."""
-    manifest, queries, docs, rep = generate(language, seed, scale)
+    manifest, queries, docs, rep, facts = generate(language, seed, scale)
     out = Path(out_dir)
     write_files(out, docs)
     write_manifest(manifest, out)
     write_jsonl(out / EVALSET_NAME, queries)
+    write_facts(out, facts)
     (out / GENERATION_REPORT).write_text(
         json.dumps(rep, ensure_ascii=False, indent=1, sort_keys=True) + "\n", encoding="utf-8"
     )

@@ -21,6 +21,7 @@ module                      metric(s)
 ``citation_precision``      citation_precision
 ``citation_diagnosis``      retrieved_cited / retrieved_not_cited / cited_not_retrieved / neither
 ``answer_fact_recall``      answer_fact_recall and claim_support (``answer_facts`` matched, no LLM)
+``answer_leak``             answer_leak_rate: facts of documents the asker may not preview stated in answers
 ``multi_hop``               multi_hop_completeness, full_chain_rate, hop position hit rate
 ``latency``                 latency_ms_p50 / p95 / p99
 ==========================  =========================================================
@@ -44,5 +45,5 @@ Conventions shared by all of them (implemented in ``_common`` and ``_run``, test
    gold, never from the retrieved list.
 7. **A metric that cannot be computed is ``None``**, never 0: leaks without an oracle, citations
    without any answer, version metrics without pinned gold, trash without a catalog, answer facts
-   without ``answer_facts`` in the eval set or without answers.
+   without ``answer_facts`` in the eval set or without answers, answer leaks without the corpus's facts.
 """

@@ -17,14 +17,18 @@ from drivebench.server.api.recall import _ERRORS, body_schema, filter_args, to_r
 from drivebench.server.api.schemas import AnswerRequest, AnswerResponse, CitationOut
 from drivebench.simulator.answer import AnswerResult, compose_answer, levers_of
 from drivebench.simulator.backend import RecallOutcome, Simulator
+from drivebench.simulator.faults import request_key
 
 router = APIRouter(tags=["answer"])
 
 
 def recall_and_answer(sim: Simulator, principal: object, req: AnswerRequest) -> tuple[RecallOutcome, AnswerResult]:
     outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))  # type: ignore[arg-type]
+    # clean: the recall's own hits (FAULT answer-unfiltered-context: an unfiltered search, citing only recall's)
+    context, citable = sim.answer_context(outcome, req.query, req.top_k, req.as_of, **filter_args(req.filters))
     # the server's answer levers (checked when the simulator was configured: see ``Simulator.__init__``)
-    return outcome, compose_answer(sim, outcome, req.query, req.citation_style, levers=levers_of(sim.config))
+    levers = levers_of(sim.config)
+    return outcome, compose_answer(sim, context, req.query, req.citation_style, levers=levers, citable=citable)
 
 
 def answer_response(
@@ -45,9 +49,16 @@ def answer_response(
 def answer_for(sim: Simulator, token: TokenInfo, req: AnswerRequest) -> AnswerResponse:
     """The whole request for one caller (used by the MCP ``answer`` tool too)."""
     warnings = [f"ignored unknown field {k!r}" for k in sorted(req.model_extra or {})]
+    # FAULT shared-answer-cache: keyed by the body alone (clean: never cached); the caller is still authenticated
+    body_key = request_key("answer", req.model_dump_json())
+    cached = sim.faults.shared_answer(body_key)
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
     principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
     outcome, result = recall_and_answer(sim, principal, req)
-    return answer_response(req, outcome, result, warnings)
+    response = answer_response(req, outcome, result, warnings)
+    sim.faults.keep_shared_answer(body_key, response)
+    return response
 
 
 @router.post(

@@ -25,7 +25,9 @@ defaults give the answers described above, byte for byte.
 
 Fault hooks (no-ops on a clean server): ``citation-drop`` removes a document's markers (and its
 reference-list entry) while keeping its sentences; ``wrong-citation`` points a document's markers at
-another document the principal may preview and that recall did not return.
+another document the principal may preview and that recall did not return; under
+``answer-unfiltered-context`` the hits read are an unfiltered search's (``Simulator.answer_context``) and
+only the documents recall returned are cited (``citable``).
 """
 
 from __future__ import annotations
@@ -209,9 +211,11 @@ def compose_answer(
     *,
     max_docs: int | None = None,
     levers: AnswerLevers | None = None,
+    citable: frozenset[str] | None = None,
 ) -> AnswerResult:
     """``levers``: the generator's knobs (``levers.AnswerLevers``; default: cite always, the built-in
-    length, 3 passages); ``max_docs`` overrides ``levers.passages``."""
+    length, 3 passages); ``max_docs`` overrides ``levers.passages``. ``citable`` is only ever given under the
+    answer-unfiltered-context fault (``Simulator.answer_context``): statements of other documents stay uncited."""
     if style not in CITATION_STYLES:
         raise ValueError(f"unknown citation_style {style!r}; use one of {', '.join(CITATION_STYLES)}")
     levers = levers or AnswerLevers()
@@ -241,6 +245,7 @@ def compose_answer(
     quoted: list[tuple[str, str]] = []
     for p in picks:
         drop = faults.drop_citation(query, p.hit.doc_id)  # FAULT citation-drop
+        drop = drop or (citable is not None and p.hit.doc_id not in citable)  # FAULT answer-unfiltered-context
         cited_hit = targets.get(p.hit.doc_id, p.hit)  # the citation lever: the right hit, another one, or none
         drop = drop or cited_hit is None
         cited_hit = cited_hit or p.hit

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 ParamValue = float | int | str
+MAX_COUNT = 100_000  # the largest fetch_k and max_entries (the schema's bound too)
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,38 @@ FAULT_DEFS: dict[str, FaultDef] = {
             "recall answers 503, never results",
         ),
         FaultDef(
+            "answer-unfiltered-context",
+            "Answers are composed from the same search without the permission filter and cite only the documents "
+            "recall returned: the answer text states facts of documents the principal may not preview while the "
+            "results and the citations stay clean.",
+            {},
+            "answer_leak_rate > 0",
+        ),
+        FaultDef(
+            "role-from-body",
+            "Recall and answer trust user_id, user_role and department in the request body: a user token acts as "
+            "the user, role (in the department) or department the body names, instead of the token's own user "
+            "(unknown names still answer 400).",
+            {},
+            "body-identity probe leaks > 0",
+        ),
+        FaultDef(
+            "shared-answer-cache",
+            "Answers are cached by the request body only, not by who asks: the next caller sending the same body "
+            "receives the first caller's answer, citations, results and principal. At most max_entries answers are "
+            "kept (the oldest dropped); switching faults empties the cache.",
+            {"max_entries": 1024},
+            "cache probe leaks > 0",
+        ),
+        FaultDef(
+            "post-filter",
+            "Retrieval takes a fixed-size top fetch_k (0: top_k) without the permission filter, then drops what the "
+            "principal may not preview: a principal who sees little gets fewer than top_k results although enough "
+            "permitted documents match. Nothing forbidden is returned.",
+            {"fetch_k": 0},
+            "under-fill rate > 0",
+        ),
+        FaultDef(
             "latency",
             "Adds delay_ms + jitter_ms * u (u uniform in [0, 1), from a hash) to a share of API requests.",
             {"delay_ms": 200.0, "jitter_ms": 100.0, "share": 1.0, "seed": 0},
@@ -126,6 +159,8 @@ def _check(name: str, key: str, value: ParamValue) -> None:
         raise FaultSpecError(f"{name}: {key} must be >= 0, got {value}")
     if key == "status" and not 500 <= int(value) <= 599:
         raise FaultSpecError(f"{name}: status must be a 5xx code, got {value}")
+    if key in ("fetch_k", "max_entries") and not 0 <= int(value) <= MAX_COUNT:
+        raise FaultSpecError(f"{name}: {key} must be between 0 and {MAX_COUNT}, got {value}")
     if key == "clock" and value not in ("wall", "sim"):
         raise FaultSpecError(f"{name}: clock must be wall or sim, got {value!r}")
 

@@ -16,6 +16,12 @@ wrong-citation     ``misattribute`` (``simulator.answer``)
 permission-outage  ``permission_outage`` (``Simulator.visible_chunks``: the permission check raises)
 latency/errors/    ``request_fault`` (the API's fault middleware and the MCP tools)
 throttle
+answer-unfiltered- ``answer_unfiltered`` (``Simulator.answer_context``: compose from an unfiltered search)
+context
+role-from-body     ``identity_from_body`` (``Simulator.principal_for``: the body names who acts)
+shared-answer-     ``shared_answer`` / ``keep_shared_answer`` (``server.api.answer.answer_for``)
+cache
+post-filter        ``post_filter_fetch_k`` (``Simulator.recall``: unfiltered top fetch_k, then the filter)
 =================  ===============================================================================
 
 Decisions are hashes (``unit``) of the fault's seed and what is decided about, never ``random``:
@@ -87,6 +93,7 @@ class FaultSet:
         self._attempts: Counter[tuple[str, str]] = Counter()
         self._stale_since: tuple[int, float] | None = None
         self._leak_cache: OrderedDict[tuple[object, ...], frozenset[str]] = OrderedDict()
+        self._answers: OrderedDict[str, Any] = OrderedDict()  # shared-answer-cache: request body -> answer
         if faults:
             self.replace(faults)
 
@@ -116,6 +123,7 @@ class FaultSet:
             self._faults = new
             self.generation += 1
             self._leak_cache.clear()
+            self._answers.clear()
             if "stale-acl" not in new:
                 self._stale_since = None
         log.warning("faults now: %s", ", ".join(f.spec() for f in new.values()) or "none (clean)")
@@ -272,6 +280,53 @@ class FaultSet:
         self._count("wrong-citation")
         seed = fault.get("seed")
         return min(others, key=lambda c: (unit(seed, "wrong-citation-pick", query, doc_id, c), c))
+
+    def answer_unfiltered(self) -> bool:
+        """answer-unfiltered-context: compose answers from a search without the permission filter."""
+        if "answer-unfiltered-context" in self._faults:
+            self._count("answer-unfiltered-context")
+            return True
+        return False
+
+    def shared_answer(self, body_key: str) -> Any | None:
+        """shared-answer-cache: the answer cached for this request body, whoever asked it (None: none yet, or
+        the fault is off)."""
+        if "shared-answer-cache" not in self._faults:
+            return None
+        with self._lock:
+            cached = self._answers.get(body_key)
+            if cached is not None:
+                self._answers.move_to_end(body_key)
+                self.injected["shared-answer-cache"] += 1
+            return cached
+
+    def keep_shared_answer(self, body_key: str, answer: Any) -> None:
+        """shared-answer-cache: remember ``answer`` for this request body (the oldest beyond max_entries go)."""
+        fault = self._faults.get("shared-answer-cache")
+        if fault is None:
+            return
+        with self._lock:
+            self._answers[body_key] = answer
+            while len(self._answers) > int(fault.get("max_entries")):
+                self._answers.popitem(last=False)
+
+    # ------------------------------------------------------------------ identity and retrieval
+    def identity_from_body(self, names_someone: bool) -> bool:
+        """role-from-body: the request body's user_id / user_role / department (``names_someone``) say who
+        acts, not the token."""
+        if names_someone and "role-from-body" in self._faults:
+            self._count("role-from-body")
+            return True
+        return False
+
+    def post_filter_fetch_k(self, top_k: int) -> int | None:
+        """post-filter: how many results to fetch without the permission filter before filtering (None: the
+        fault is off, the filter is applied inside the search)."""
+        fault = self._faults.get("post-filter")
+        if fault is None:
+            return None
+        self._count("post-filter")
+        return int(fault.get("fetch_k")) or top_k
 
     # ------------------------------------------------------------------ latency / errors / throttle
     def request_fault(self, key: str) -> RequestFault | None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from drivebench.simulator.faults.catalog import FAULT_DEFS, ParamValue
+from drivebench.simulator.faults.catalog import FAULT_DEFS, MAX_COUNT, ParamValue
 
 FAULTS_EXAMPLE: dict[str, Any] = {"faults": ["leaky-acl", {"name": "latency", "params": {"delay_ms": 50}}]}
 
@@ -27,6 +27,8 @@ def _param_schema(key: str, default: ParamValue) -> dict[str, Any]:
         return {"type": "string"}
     if key == "status":
         return {"type": "integer", "minimum": 500, "maximum": 599}
+    if key in ("fetch_k", "max_entries"):
+        return {"type": "integer", "minimum": 0, "maximum": MAX_COUNT}
     if isinstance(default, int) and not isinstance(default, bool):
         return {"type": "integer", "minimum": -(10**12), "maximum": 10**12}
     out: dict[str, Any] = {"type": "number", "minimum": 0}
