@@ -17,7 +17,7 @@ from typing import NoReturn
 import typer
 from rich.markup import escape
 
-from drivebench.cli.common import console, err_console, quiet_libraries
+from drivebench.cli.common import console, err_console, quiet_libraries, resolve_corpus_option
 from drivebench.cli.evaluate import (
     EXIT_OK,
     EXIT_RUN_FAILED,
@@ -26,7 +26,6 @@ from drivebench.cli.evaluate import (
     JunitOpt,
     MatchOpt,
     MaxErrorRateOpt,
-    _corpus_dir,
     _id_mapper,
     _parse_gates,
     app,
@@ -132,7 +131,7 @@ def sync(
     # are in no corpus), so the corpus is needed only to map paths, names or a map file
     id_mapper = None
     if match != "doc_id":
-        id_mapper = _id_mapper(match, _corpus_dir(corpus) if corpus else None, profile.source)
+        id_mapper = _id_mapper(match, resolve_corpus_option(corpus) if corpus else None, profile.source)
     out_dir = out or default_out_dir()
     client = DriveClient(drive, drive_token) if drive is not None and drive_token is not None else None
     config = SyncConfig(deadline_s=deadline, poll_s=poll, top_k=top_k, manual=manual)
