@@ -106,3 +106,30 @@ def test_junk_in_the_shape_of_a_jwt_is_a_401(fresh_sim: Simulator, junk: str) ->
     header = {"Authorization": f"Bearer {junk}".encode()}  # bytes: a header may carry any octets
     r = client_for(fresh_sim).post("/api/mcp/recall", json=QUERY, headers=header)  # type: ignore[arg-type]
     assert r.status_code == 401
+
+
+def test_a_reset_or_a_clock_moved_back_never_revives_an_expired_token(fresh_sim: Simulator) -> None:
+    client = client_for(fresh_sim)
+    token = _mint(client, fresh_sim, subject="u001", ttl_seconds=60)["token"]
+    fresh_sim.advance_clock(timedelta(hours=2))
+    assert client.post("/api/mcp/recall", json=QUERY, headers=_bearer(token)).status_code == 401
+    # moving the clock back (no change happened since) does not make it live again
+    fresh_sim.set_clock(fresh_sim.drive.clock.now() - timedelta(hours=2))
+    assert fresh_sim.tokens.resolve(token) is None
+    # a reset returns the clock to the corpus's time, before exp: the token belongs to the replaced history
+    reset = client.post("/_sim/reset", headers=auth(fresh_sim, "admin"))
+    assert reset.status_code == 200, reset.text
+    assert fresh_sim.drive.clock.now().timestamp() < float(str(_claims(token)["exp"]))
+    for r in (
+        client.post("/api/mcp/recall", json=QUERY, headers=_bearer(token)),
+        client.get("/api/v1/files/d0003", headers=_bearer(token)),
+    ):
+        assert r.status_code == 401, r.text
+    # a token minted after the reset lives in the new history
+    fresh = _mint(client, fresh_sim, subject="u001", ttl_seconds=60)
+    assert fresh["expired"] is False
+    assert client.post("/api/mcp/recall", json=QUERY, headers=_bearer(fresh["token"])).status_code == 200
+
+
+def _claims(token: str) -> dict[str, object]:
+    return dict(json.loads(base64.urlsafe_b64decode(token.split(".")[1] + "==")))

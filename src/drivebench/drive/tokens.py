@@ -14,6 +14,12 @@ time-dependent decision of the simulator, ``exp`` is judged against the drive's 
 stops resolving (401) once the clock reaches it. An administrator may mint one whose ``exp`` has already
 passed, to test that a system refuses an expired token (``probe --fail-safe`` does).
 
+The simulated clock can go back (a reset returns to the corpus's time; ``set_clock`` may move it back), and an
+expired token must never work again. So a minted token also carries the drive history it was minted in (the
+``epoch`` claim, ``Drive.feed_epoch``: a reset, a seed or a restart without a data directory starts another),
+and a token of another history is refused; within one history, expiry is judged against the latest time the
+registry has seen, so moving the clock back does not revive it either.
+
 The secret (``resolve_secret``): ``DRIVEBENCH_TOKEN_SECRET`` when set; else, for ``drivebench serve``, a
 random one: stored in ``<data-dir>/token-secret`` (mode 0600, reused on every start) with ``--data-dir``,
 else in a fresh 0600 temporary file whose path ``serve`` prints. ``drivebench tokens --data-dir DIR`` or
@@ -130,6 +136,7 @@ class TokenRegistry:
         self._corpus = drive.name
         self._secret = secret or _secret()
         self._opaque: dict[tuple[str, str], OpaqueInts] = {}
+        self._latest_seen: datetime | None = None  # the latest clock reading: expiry never runs backwards
         for user_id in sorted(drive.users):
             self._add(TokenInfo(make_token(drive.name, user_id, secret), user_id, ("recall",)))
         self._add(TokenInfo(make_token(drive.name, EVAL_SERVICE, secret), EVAL_SERVICE, ("recall", "evaluate-as")))
@@ -175,13 +182,15 @@ class TokenRegistry:
             "iat": self._drive.clock.now().timestamp(),
             "exp": exp.timestamp(),
             "jti": secrets.token_hex(8),
+            "epoch": self._drive.feed_epoch,
         }
         token = jwt.encode(claims, self._jwt_key, algorithm=JWT_ALGORITHM)
         return TokenInfo(token, subject, MINTED_SCOPES, exp)
 
     def _resolve_minted(self, token: str) -> TokenInfo | None:
-        """A minted token whose signature, audience and subject hold and whose ``exp`` the drive's clock has
-        not reached; None otherwise (a forged, altered, expired token, or one of a user since removed)."""
+        """A minted token whose signature, audience, subject and epoch hold and whose ``exp`` the drive's clock
+        has not reached; None otherwise (a forged, altered, expired token, one of a user since removed, or one
+        minted in a history the drive has since replaced)."""
         try:
             claims = jwt.decode(
                 token,
@@ -189,15 +198,28 @@ class TokenRegistry:
                 algorithms=[JWT_ALGORITHM],
                 audience=self._drive.name,
                 # exp is judged below against the simulated clock, not the wall clock
-                options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "aud", "iat"]},
+                options={"verify_exp": False, "verify_iat": False, "require": ["exp", "sub", "aud", "iat", "epoch"]},
             )
             exp = datetime.fromtimestamp(float(claims["exp"]), UTC)
         except (jwt.PyJWTError, ValueError, TypeError, OverflowError):
             return None
         subject = claims["sub"]
-        if not isinstance(subject, str) or subject not in self._drive.users or self._drive.clock.now() >= exp:
+        if (
+            claims["epoch"] != self._drive.feed_epoch
+            or not isinstance(subject, str)
+            or subject not in self._drive.users
+        ):
+            return None
+        if self.expiry_clock() >= exp:
             return None
         return TokenInfo(token, subject, MINTED_SCOPES, exp)
+
+    def expiry_clock(self) -> datetime:
+        """The drive's clock, or the latest reading before it when the clock was moved back."""
+        now = self._drive.clock.now()
+        if self._latest_seen is None or now > self._latest_seen:
+            self._latest_seen = now
+        return self._latest_seen
 
     def for_subject(self, subject: str) -> TokenInfo:
         return next(i for i in self._by_token.values() if i.subject == subject)

@@ -174,7 +174,7 @@ async def mint_token(request: Request, body: MintIn, _: TokenInfo = Depends(admi
         subject=info.subject,
         scopes=list(info.scopes),
         expires_at=info.expires_at,
-        expired=now >= info.expires_at,
+        expired=sim.tokens.expiry_clock() >= info.expires_at,
     )
 
 
