@@ -12,7 +12,7 @@ from drivebench.cli.main import app
 from drivebench.evaluator.gates import apply_verdict, parse_gate, stored_gates, write_junit
 from drivebench.evaluator.scoring import score
 from drivebench.formats.evalset import write_jsonl
-from tests.evaluator.conftest import make_query, make_record
+from tests.support.evalrecords import make_query, make_record
 
 QUERIES = [
     make_query("hit", ["d1"], forbidden=["d9"]),

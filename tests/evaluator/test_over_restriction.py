@@ -10,7 +10,7 @@ from drivebench.api import evaluate
 from drivebench.evaluator.evaluate import write_outputs
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.scoring import score
-from tests.evaluator.conftest import make_query, make_record
+from tests.support.evalrecords import make_query, make_record
 
 FILLER = [f"f{i}" for i in range(10)]
 QUERIES = [

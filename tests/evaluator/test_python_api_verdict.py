@@ -8,7 +8,7 @@ import pytest
 
 from drivebench.api import evaluate
 from drivebench.evaluator.gates import GateError
-from tests.evaluator.conftest import make_query
+from tests.support.evalrecords import make_query
 
 QUERIES = [make_query(f"q{i}", ["d0001"], forbidden=["d0099"]) for i in range(4)]
 

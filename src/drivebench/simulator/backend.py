@@ -155,6 +155,7 @@ class Simulator:
         self.index_version = 0
         self.durable: Any = None  # persistence.Durability when served with --data-dir
         self.shared_rows_behind: str | None = None  # why the Milvus rows lag the drive (``write_shared_rows``)
+        self._rows_lock = threading.Lock()
 
     @property
     def drive(self) -> Drive:
@@ -230,18 +231,21 @@ class Simulator:
         if backend.spec.label != "milvus-server":
             return True
         engine = self.engine  # before the store lock (lock order: see _sync_index)
-        try:
-            with self.store.lock:
-                _doc, start, end, trash = self._chunk_arrays(engine)
-                backend.sync(start, end, trash)
-        except IndexUnavailable as exc:
-            self.shared_rows_behind = str(exc)
-            log.warning("the Milvus rows are behind the drive (written when Milvus answers again): %s", exc)
-            return False
-        if self.shared_rows_behind is not None:
-            self.shared_rows_behind = None
-            self.durable.rows_caught_up()  # replicas notice a commit and read the rows again
-        return True
+        # one attempt at a time: a slow attempt that fails (the saver thread's, started during an outage) must
+        # not mark the rows behind after a later one (a recall's) has written them
+        with self._rows_lock:
+            try:
+                with self.store.lock:
+                    _doc, start, end, trash = self._chunk_arrays(engine)
+                    backend.sync(start, end, trash)
+            except IndexUnavailable as exc:
+                self.shared_rows_behind = str(exc)
+                log.warning("the Milvus rows are behind the drive (written when Milvus answers again): %s", exc)
+                return False
+            if self.shared_rows_behind is not None:
+                self.shared_rows_behind = None
+                self.durable.rows_caught_up()  # replicas notice a commit and read the rows again
+            return True
 
     def index_in_sync(self) -> bool:
         """True when every change in the feed is indexed, the engine is the current policy's and no write holds
