@@ -47,6 +47,10 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                     "by_secret_level": {level: n}, "by_cause": [{"cause", "label", "leaks", "documents"}]} | null,
       "over_restriction": {"measured", "definition", "top_k", "queries_judged", "queries_not_judged",
                     "queries_over_restricted", "documents": [{"doc_id", "queries", ...}]} | {"measured": false, "reason"},
+      "answer_outcomes": {"measured", "source", "queries_judged", "queries_not_judged", "n", "small",
+                    "outcomes": {outcome | "right": {"count", "rate", "ci"}}, "strata": {stratum: {value: ..}},
+                    "per_query": [{"query_id", "outcome", "right", "stated", "competing"}]}
+                    | {"measured": false, "reason"}    (metrics.answer_outcome; facts: the corpus's facts.jsonl)
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
                     "non_gold_citations": {"wrong", "unresolvable"}, "scope",
                     "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,
@@ -73,10 +77,12 @@ from drivebench.evaluator.failures import errors_section, unmapped_section
 from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics import _columns as fam
 from drivebench.evaluator.metrics._run import Aligned, align, is_timeout
+from drivebench.evaluator.metrics.answer_outcome import answer_outcomes
 from drivebench.evaluator.metrics.leak_rate import oracle_from_evalset
 from drivebench.evaluator.stats import RESAMPLES, paired_compare
 from drivebench.evaluator.strata import SMALL_GROUP, strata_table, tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord
+from drivebench.formats.facts import CorpusFact
 
 __all__ = [
     "DEFAULT_KS",
@@ -136,9 +142,12 @@ def score(
     resamples: int = RESAMPLES,
     by: Iterable[str] = (),
     top_k: int | None = None,
+    facts: Sequence[CorpusFact] | None = None,
 ) -> dict[str, Any]:
     """Score ``run`` against ``queries``; returns a JSON-able dict (see the module docs for the shape).
     ``top_k``: how many results the target was asked for (over-restriction is not measured without it).
+    ``facts``: the corpus's facts (``formats.facts.load_facts``), which answer outcomes need to tell an old
+    version's value and a leak (without them those are not told and permission questions not judged).
 
     ``by``: eval-set tags to break metrics down by, besides the built-in strata and the default tags
     (``strata.tag_strata``); a tag no query carries raises ``strata.UnknownTagError`` (a ValueError)."""
@@ -147,7 +156,7 @@ def score(
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
     tags = tag_strata(queries, by)
     with _no_gc():  # only acyclic lists/dicts are built: collections would just re-scan the caller's data
-        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags, top_k)
+        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags, top_k, facts)
 
 
 @contextmanager
@@ -172,6 +181,7 @@ def _score(
     resamples: int,
     tags: Sequence[str],
     top_k: int | None = None,
+    facts: Sequence[CorpusFact] | None = None,
 ) -> dict[str, Any]:
     al = align(queries, run)
     oracle, oracles = resolve_oracles(queries, oracle, catalog)
@@ -231,6 +241,16 @@ def _score(
         "strata": _strata(queries, catalog, t, tags),
         "counts": {**al.counts, **t.counts},
         **t.sections,
+        "answer_outcomes": answer_outcomes(
+            al.queries,
+            al.records,
+            facts,
+            status=al.status,
+            strata=strata_table(queries, catalog, tags),
+            bootstrap=bootstrap,
+            resamples=resamples,
+            seed=seed,
+        ),
         "per_query": _with_errors(_per_query(al, t), al),
     }
 

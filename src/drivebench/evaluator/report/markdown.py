@@ -170,8 +170,52 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         if gap:
             out += [f"{gap}.", ""]
     out += [f"{c.answer_fact_sentence(result)}.", ""]
+    out += answer_outcomes_section(result)
 
     out += ["## All metrics", "", md_table(["Metric", "Label", "Value", "95% CI"], c.metric_rows(result), "llrr"), ""]
     out += ["### Definitions", "", md_table(["Metric", "Meaning"], c.definition_rows(result), "ll"), ""]
     out += ["## Counts", "", md_table(["Count", "Value"], c.count_rows(result)), ""]
     return "\n".join(out)
+
+
+#: Failures and leaks first (what must be seen), then the kinds of wrong, then the right outcomes.
+ANSWER_OUTCOME_ORDER = ("error", "leak", "wrong_value", "superseded", "missing", "partial", "abstained", "correct")
+
+
+def answer_outcome_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    """``Outcome | Count | Rate | 95% CI`` rows of ``answer_outcomes``, then ``right``; [] when not measured."""
+    block = result.get("answer_outcomes") or {}
+    if not block.get("measured"):
+        return []
+    outcomes = block.get("outcomes") or {}
+
+    def pct(x: float | None) -> str:
+        return "-" if x is None else f"{100 * x:.1f}%"
+
+    rows = []
+    for name in (*ANSWER_OUTCOME_ORDER, "right"):
+        entry = outcomes.get(name)
+        if entry is None or (name in ("error", "partial") and not entry["count"]):
+            continue  # failures and partial answers are listed when they happened
+        ci = entry.get("ci")
+        rows.append([name, str(entry["count"]), pct(entry["rate"]), f"{pct(ci[0])} - {pct(ci[1])}" if ci else "-"])
+    return rows
+
+
+def answer_outcomes_section(result: Mapping[str, Any]) -> list[str]:
+    """The "Answer outcomes" section: one outcome per judged answer (``metrics.answer_outcome``)."""
+    block = result.get("answer_outcomes")
+    if block is None:
+        return []
+    out = ["## Answer outcomes", ""]
+    if not block.get("measured"):
+        return [*out, f"_Not measured: {block.get('reason', 'unknown reason')}._", ""]
+    out += [
+        f"{block['queries_judged']} answers judged ({block['queries_not_judged']} queries not judged), "
+        f"against {block.get('source', 'the eval set')}. `right`: correct for answerable questions, "
+        "abstained for permission questions.",
+        "",
+        md_table(["Outcome", "Count", "Rate", "95% CI"], answer_outcome_rows(result), "lrrr"),
+        "",
+    ]
+    return out

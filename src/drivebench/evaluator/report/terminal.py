@@ -277,8 +277,27 @@ def citation_table(result: dict[str, Any]) -> Table | None:
 def print_details(result: dict[str, Any], console: Console | None = None, *, strata: bool = False) -> None:
     """Multi-hop, leak and citation tables when they apply; with ``strata`` every stratum too."""
     console = console or Console()
-    for table in (multi_hop_table(result), leak_table(result), citation_table(result)):
+    for table in (multi_hop_table(result), leak_table(result), citation_table(result), answer_outcomes_table(result)):
         if table is not None:
             console.print(table)
     if strata and result.get("strata"):
         console.print(strata_overview_table(result))
+
+
+def answer_outcomes_table(result: dict[str, Any]) -> Table | None:
+    """Answer outcomes: count, rate and CI per outcome (None: no ``answer_outcomes`` block); a block that was
+    not measured is a table saying why, never an empty one."""
+    from drivebench.evaluator.report.markdown import answer_outcome_rows
+
+    block = result.get("answer_outcomes")
+    if block is None:
+        return None
+    rows = answer_outcome_rows(result)
+    table = _right_table("Answer outcomes", ["Outcome", "Count", "Rate", "95% CI"], rows)
+    if not block.get("measured"):
+        table.caption = escape(f"not measured: {block.get('reason', 'unknown reason')}")
+    else:
+        table.caption = escape(
+            f"{block['queries_judged']} answers judged; right = correct (answerable) or abstained (permission)"
+        )
+    return table
