@@ -40,7 +40,7 @@ def figure(leaked: int, trials: int, unit: str) -> dict[str, Any]:
     if bound is None:
         text = f"not measured (no {unit} answered)"
     else:
-        text = f"{leaked} of {trials} {unit}: <= {percent(bound)} % ({CONFIDENCE:.0%})"
+        text = f"{leaked} of {trials} {unit}: <= {percent(bound)} % ({CONFIDENCE * 100:.0f} %)"
     return {"leaked": leaked, "trials": trials, "unit": unit, "bound": bound, "confidence": CONFIDENCE, "text": text}
 
 
@@ -122,9 +122,12 @@ def gate(classes: dict[str, dict[str, Any]], overall: dict[str, Any], budget: fl
     for name, r in rows.items():
         said = f"{name} {classes[name]['figure']['text']}"
         if r["capped"]:
-            said += f" (capped: only {r['population']} exist, the budget needs {needed})"
+            said += (
+                f" (capped: only {r['population']} {UNITS[name]} exist and the budget needs {needed}: it cannot be "
+                "shown, the bound above is the one reached)"
+            )
         parts.append(said + ("" if r["met"] else " ABOVE the budget"))
-    head = f"leak budget {percent(budget)} % ({CONFIDENCE:.0%}), {needed} trials per class: "
+    head = f"leak budget {percent(budget)} % ({CONFIDENCE * 100:.0f} %), {needed} trials per class: "
     head += "met" if met else "NOT met"
     summary = head + ("; " + "; ".join(parts) if parts else "; nothing measured")
     if not_measured:
