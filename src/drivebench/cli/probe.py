@@ -379,7 +379,7 @@ def _print_classes(result: dict[str, Any]) -> None:
         for x in s.get("leaks", [])[:10]:
             how = f"claimed {x['field']}={x['claimed']}" if "field" in x else f"after {x['first_user']} asked"
             err_console.print(
-                f"  [red]{name}[/]: {x['user_id']} {how}: {x['where']} {x['doc_id']} "
+                f"  [red]{name}[/]: {x['user_id']} {how}: {'+'.join(x['where'])} {x['doc_id']} "
                 f"{escape(str(x['doc_path']))} ({x['surface']})",
                 highlight=False,
                 soft_wrap=True,

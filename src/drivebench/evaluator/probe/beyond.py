@@ -310,18 +310,20 @@ async def send(
 # ---------------------------------------------------------------------------------------------- judging
 
 
-def returned(rec: RunRecord, raw: dict[str, Any] | None, id_mapper: IdMapper | None) -> dict[str, str]:
-    """The corpus documents an answer carried, each with where (``result`` or ``citation``); unmapped ids out."""
+def returned(rec: RunRecord, raw: dict[str, Any] | None, id_mapper: IdMapper | None) -> dict[str, list[str]]:
+    """The corpus documents an answer carried, each with where (``result``, ``citation``); unmapped ids out."""
     hits: list[tuple[str, RunHit]] = [("result", h) for h in rec.results]
     for c in (raw or {}).get("citations") or []:
         if isinstance(c, dict) and isinstance(c.get("doc_id"), str) and c["doc_id"]:
             hits.append(("citation", RunHit(doc_id=c["doc_id"], version_id=c.get("version_id"))))
-    out: dict[str, str] = {}
+    out: dict[str, list[str]] = {}
     stats = MapStats()
     for where, hit in hits:
         mapped = id_mapper.map_hit(hit, stats) if id_mapper is not None else hit
         if not is_unmapped(mapped):
-            out.setdefault(mapped.doc_id, where)
+            places = out.setdefault(mapped.doc_id, [])
+            if where not in places:
+                places.append(where)
     return out
 
 
@@ -407,9 +409,7 @@ def judge_class(
         "leaked": len(leaked),
         "leaks_count": len(leaks),
         "closed": dict(closed),
-        "errors": {
-            k: {"count": n, "meaning": ERROR_KINDS[k], "sample": samples[k]} for k, n in errors.most_common()
-        },
+        "errors": {k: {"count": n, "meaning": ERROR_KINDS[k], "sample": samples[k]} for k, n in errors.most_common()},
         "leaked_documents": [
             {"doc_id": d, "path": gt.doc_path(d) if d in gt.drive.documents else None, "leaks": n}
             for d, n in docs.most_common()
@@ -439,7 +439,9 @@ def run_class(
     """Send a planned class and judge it. Body-identity trials go in one batch (control and claim together: the
     claim's leak is what the control lacks); cache trials in waves, every first asker of a wave before its
     second askers."""
-    per_trial = [[s for surface in surfaces for s in requests_for(t, target, access, surface, cfg.top_k)] for t in plan.trials]
+    per_trial = [
+        [s for surface in surfaces for s in requests_for(t, target, access, surface, cfg.top_k)] for t in plan.trials
+    ]
     sent = [s for group in per_trial for s in group]
     batches: list[list[Sent]] = []
     if plan.cls == BODY:

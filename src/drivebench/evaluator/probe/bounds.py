@@ -78,9 +78,7 @@ def results_class(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def summarize(
-    result: dict[str, Any], beyond: dict[str, dict[str, Any]], budget: float | None = None
-) -> dict[str, Any]:
+def summarize(result: dict[str, Any], beyond: dict[str, dict[str, Any]], budget: float | None = None) -> dict[str, Any]:
     """Put ``classes`` (each with its title and figure), ``overall`` and, with a budget, ``leak_budget`` (the
     gate) into ``result``; returns it."""
     classes = {"results": results_class(result), **beyond}

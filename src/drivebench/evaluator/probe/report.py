@@ -249,7 +249,7 @@ def _classes_section(result: dict[str, Any]) -> str:
                         doc_name(x["doc_id"], x.get("doc_path")),
                         x.get("doc_path") or f"{x['doc_id']} (not in the corpus)",
                         x["surface"],
-                        x["where"],
+                        ", ".join(x["where"]),
                         f"{x['query_kind']}: {x['query']}",
                     ]
                     for x in leaks
