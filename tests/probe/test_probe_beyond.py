@@ -133,7 +133,7 @@ def test_bounds_and_the_budget_gate() -> None:
     assert bounds.parse_budget("0.1%") == pytest.approx(0.001) and bounds.parse_budget("0.02") == 0.02
     with pytest.raises(ValueError):
         bounds.parse_budget("0%")
-    assert bounds.percent(0.0009997) == "0.10" and bounds.percent(0.01441) == "1.5"  # rounded up, never down
+    assert bounds.percent(0.0009997) == "0.100" and bounds.percent(0.01441) == "1.5"  # rounded up, never down
 
     def cls(measured: int, population: int, leaks: int = 0) -> dict[str, Any]:
         return {

@@ -329,10 +329,7 @@ def _beyond(
     from drivebench.evaluator.probe.queries import QueryBuilder
     from drivebench.evaluator.runner import RunConfig
 
-    if mcp:
-        access = beyond.Access({}, None, set(), "mcp")
-    else:
-        access = beyond.Access.of(first, gt.users())
+    access = beyond.Access({}, None, set(), "mcp") if mcp else beyond.Access.of(first, gt.users())
     run_cfg = RunConfig(
         top_k=cfg.top_k, concurrency=cfg.concurrency, attempts=cfg.attempts, backoff_base=cfg.backoff_base
     )
