@@ -267,7 +267,7 @@ def probe(
     result = outcome.result
     result["population"] = population
     beyond_classes = _beyond(
-        make_target, first, gt, cfg, class_trials, seed, _english_titles(english), id_mapper, pre, mcp
+        make_target, first, gt, cfg, class_trials, seed, _english_titles(english), id_mapper, result["status"], mcp
     )
     bounds.summarize(result, beyond_classes, budget_rate)
     result["run_info"] = {
@@ -321,10 +321,11 @@ def _beyond(
     seed: int,
     english: dict[str, str],
     id_mapper: Any,
-    pre: Any,
+    pair_status: dict[str, Any],
     mcp: bool,
 ) -> dict[str, dict[str, Any]]:
-    """Plan, send and judge the classes beyond the result list (``evaluator.probe.beyond``)."""
+    """Plan, send and judge the classes beyond the result list (``evaluator.probe.beyond``); none is sent when
+    the pair probe failed (a preflight, a target failing every request): they would fail the same way, slowly."""
     from drivebench.evaluator.probe import beyond
     from drivebench.evaluator.probe.queries import QueryBuilder
     from drivebench.evaluator.runner import RunConfig
@@ -336,8 +337,8 @@ def _beyond(
     out = {}
     for name, plan_class in ((beyond.BODY, beyond.plan_body), (beyond.CACHE, beyond.plan_cache)):
         plan = plan_class(gt, access, trials, seed)
-        if pre is not None and pre.fatal and not plan.not_measured:
-            plan.not_measured, plan.trials = f"not sent: the preflight failed ({pre.diagnosis})", []
+        if pair_status["state"] == "failed" and not plan.not_measured:
+            plan.not_measured, plan.trials = f"not sent: the pair probe failed ({pair_status['reason']})", []
         beyond.with_queries(plan, QueryBuilder(gt.drive, [t.doc_id for t in plan.trials], english))
         if plan.not_measured or not plan.trials:
             out[name] = beyond.judge_class(gt, plan, [], {}, {}, id_mapper)

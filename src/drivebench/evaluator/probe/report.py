@@ -39,14 +39,12 @@ def verdict(result: dict[str, Any]) -> tuple[str, str]:
     if gate is not None and not gate["met"]:
         return "bad", f"no leak seen, but the bound is above the budget: {gate['summary']}"
     unmeasured = [n for n, s in beyond.items() if not s["measured"]]
-    if c["pairs_not_measured"] or unmeasured:
-        text = f"no leak in {c['pairs_measured']} measured pairs"
-        if c["pairs_not_measured"]:
-            text += f"; {c['pairs_not_measured']} not measured"
-        if unmeasured:
-            text += f"; class(es) not measured: {', '.join(unmeasured)}"
-        return "warn", text
-    return "ok", f"no leak in {c['pairs_measured']} pairs ({c['requests']} requests)" + (f"; {bound}" if bound else "")
+    not_measured = f"; class(es) not measured: {', '.join(unmeasured)}" if unmeasured else ""
+    if c["pairs_not_measured"]:
+        text = f"no leak in {c['pairs_measured']} measured pairs; {c['pairs_not_measured']} not measured"
+        return "warn", text + not_measured
+    text = f"no leak in {c['pairs_measured']} pairs ({c['requests']} requests)" + (f"; {bound}" if bound else "")
+    return ("warn" if unmeasured else "ok"), text + not_measured
 
 
 def _path(why: dict[str, Any]) -> str:
