@@ -58,6 +58,7 @@ ALL_CASES = {
     "malformed-filter",
     "future-as-of",
     "permission-outage",
+    "body-identity",
 }
 
 
@@ -98,7 +99,10 @@ def test_the_simulator_fails_closed_in_every_case(module_sim: Simulator) -> None
     assert report.baseline.ok and report.baseline.results >= 1 and report.baseline.simulator
     cases = by_case(report)
     assert set(cases) == ALL_CASES
-    assert {c.verdict for c in report.cases} == {CLOSED}, [(c.case, c.verdict, c.detail) for c in report.cases]
+    others = [c for c in report.cases if c.case != "body-identity"]
+    assert {c.verdict for c in others} == {CLOSED}, [(c.case, c.verdict, c.detail) for c in report.cases]
+    # the evaluation token names its principal in the body by right: claiming another is no leak
+    assert cases["body-identity"].verdict == NOT_APPLICABLE and "evaluation token" in cases["body-identity"].detail
     assert report.exit_code == 0 and report.verdict == "closed" and report.open_cases == []
     statuses = {name: {a.status for a in c.attempts} for name, c in cases.items()}
     assert statuses["no-identity"] == statuses["malformed-token"] == statuses["expired-token"] == {401}
@@ -132,13 +136,14 @@ def test_cli_against_the_served_simulator_exits_0(tmp_path: Path, module_sim: Si
     assert res.exit_code == 0, res.output
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["verdict"] == "closed" and data["exit_code"] == 0 and data["baseline"]["user"] == "u001"
-    assert {c["case"]: c["verdict"] for c in data["cases"]} == dict.fromkeys(ALL_CASES, "closed")
+    verdicts = {**dict.fromkeys(ALL_CASES, "closed"), "body-identity": "not applicable"}
+    assert {c["case"]: c["verdict"] for c in data["cases"]} == verdicts
     suite = ET.parse(junit).getroot().find("testsuite")
-    assert suite is not None and suite.get("tests") == "10" and suite.get("failures") == "0"
+    assert suite is not None and suite.get("tests") == "11" and suite.get("failures") == "0"
     assert {c.get("name") for c in suite.iter("testcase")} == ALL_CASES | {"baseline"}
     for name in ALL_CASES:
         assert name in res.stdout
-    assert "fails closed: 9 case(s) closed" in res.stdout
+    assert "fails closed: 9 case(s) closed, 1 not applicable" in res.stdout
     got = httpx.get(f"{served_sim}/_sim/faults", headers=bearer(module_sim.tokens.admin_token)).json()
     assert got["active"] == [] and not module_sim.faults
 
@@ -326,7 +331,14 @@ def test_cases_the_request_shape_cannot_carry_are_not_applicable() -> None:
         url="http://t/search", body_template={"q": "${query}", "k": "${top_k}"}, simulator_shape=False, token=None
     )
     cases = {c.name: c for c in plan(target, "u001", "q")}
-    for name in ("unknown-user", "unknown-role", "unknown-department", "malformed-filter", "future-as-of"):
+    for name in (
+        "unknown-user",
+        "unknown-role",
+        "unknown-department",
+        "malformed-filter",
+        "future-as-of",
+        "body-identity",
+    ):
         assert cases[name].not_applicable and not cases[name].requests, name
     assert cases["expired-token"].not_applicable == "the baseline sends no token to tamper with"
     assert cases["no-identity"].requests[0].headers == {}
@@ -395,3 +407,23 @@ def test_without_the_drive_token_no_expired_token_is_minted(module_sim: Simulato
     case = by_case(report)["expired-token"]
     assert len(case.attempts) == 2 and case.verdict == CLOSED
     assert not any("the drive issued" in a.variant for a in case.attempts)
+
+
+def test_a_user_token_claiming_another_principal_in_the_body_is_closed_and_open_under_role_from_body(
+    module_sim: Simulator,
+) -> None:
+    """The intern's own token, the body claiming the seed's finance manager (role, department, user): the clean
+    simulator refuses each claim (403); under ``role-from-body`` the claims return the manager's documents."""
+    target = sim_target(module_sim, module_sim.tokens.for_subject("u012").token)
+    clean = by_case(run_in_process(create_app(module_sim), target, user="u012"))["body-identity"]
+    assert clean.verdict == CLOSED and [a.status for a in clean.attempts] == [403, 403, 403]
+    module_sim.faults.enable("role-from-body")
+    try:
+        report = run_in_process(create_app(module_sim), target, user="u012")
+    finally:
+        module_sim.faults.clear()
+    opened = by_case(report)["body-identity"]
+    assert report.open_cases == ["body-identity"] and report.exit_code == 1
+    assert opened.doc_ids and not set(opened.doc_ids) & set(report.baseline.doc_ids)
+    # the intern's role in finance sees nothing new (no intern there): only the role and the user claims open
+    assert {a.variant.split(" = ")[0] for a in opened.attempts if a.verdict == OPEN} == {"user_role", "user_id"}

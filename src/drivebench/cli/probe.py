@@ -61,6 +61,8 @@ LEAK_ONLY = (
     "english",
     "max_error_rate",
     "preflight_on",
+    "leak_budget",
+    "class_trials",
 )
 FAIL_SAFE_ONLY = ("user", "query", "drive_token", "junit")
 FAIL_SAFE_PANEL = "Fail-safe probe (--fail-safe; no --corpus)"
@@ -100,6 +102,19 @@ def probe(
     english: str | None = typer.Option(None, "--english", help="An English rendering of the corpus (same doc ids)."),
     max_error_rate: float = typer.Option(0.0, "--max-error-rate", min=0.0, max=1.0),
     preflight_on: bool = typer.Option(True, "--preflight/--no-preflight", help="Send one request before the run."),
+    class_trials: int = typer.Option(
+        50,
+        "--class-trials",
+        min=1,
+        max=1_000_000,
+        help="Trials of each class beyond the result list (body-identity, shared-cache).",
+    ),
+    leak_budget: str | None = typer.Option(
+        None,
+        "--leak-budget",
+        help="E.g. 0.1%: size every class to show this leak rate (95 % upper bound) and fail when a bound is above "
+        "it, even with 0 leaks seen (not with --pairs or --class-trials).",
+    ),
     json_out: str | None = typer.Option(None, "--json", help="Also write the result JSON here ('-' = stdout)."),
     fail_safe: bool = typer.Option(
         False,
@@ -148,6 +163,18 @@ def probe(
             "Missing option '--corpus' (the ground truth of who may preview what)",
             "pass --corpus NAME or DIR; `drivebench probe --fail-safe` checks failing closed without one",
         )
+    from drivebench.evaluator.probe import bounds
+
+    budget_rate = None
+    if leak_budget is not None:
+        sizing = _given_here(ctx, ("pairs", "class_trials"))
+        if sizing:
+            usage_error(f"{', '.join(sizing)}: not with --leak-budget (it sizes the probe)")
+        try:
+            budget_rate = bounds.parse_budget(leak_budget)
+        except ValueError as exc:
+            usage_error(str(exc))
+        pairs = class_trials = bounds.sized(budget_rate)
     from drivebench.drive.state import Drive
     from drivebench.evaluator.preflight import preflight
     from drivebench.evaluator.probe.groundtruth import GroundTruth
@@ -238,6 +265,11 @@ def probe(
             progress=lambda: bar.advance(task),
         )
     result = outcome.result
+    result["population"] = population
+    beyond_classes = _beyond(
+        make_target, first, gt, cfg, class_trials, seed, _english_titles(english), id_mapper, result["status"], mcp
+    )
+    bounds.summarize(result, beyond_classes, budget_rate)
     result["run_info"] = {
         "target": url,
         "target_profile": str(target_profile) if target_profile else None,
@@ -245,28 +277,111 @@ def probe(
         "corpus_version": corpus_version(corpus_dir),  # a built-in's label (acme-zh@3), None for another corpus
         "seed": seed,
         "pairs_asked": pairs,
+        "class_trials": class_trials,
+        "leak_budget": leak_budget,
         "match": match,
     }
-    result["population"] = population
     result["pairs"] = [p.as_dict() for p in chosen]
     out_dir = out or default_out_dir()
     write_json(result, out_dir / "probe.json")
     write_html(result, out_dir / "probe.html")
     cls, text = verdict(result)
-    code = (
-        EXIT_LEAK if result["counts"]["leaks"] else (EXIT_FAILED if result["status"]["state"] == "failed" else EXIT_OK)
-    )
+    code = exit_code(result)
     result["exit_code"] = code
     style = {"bad": "red", "warn": "yellow", "ok": "green"}[cls]
     err_console.print(f"[{style}]{escape(text)}[/]", highlight=False, soft_wrap=True)
     for doc in result["leaked_documents"][:20]:
         err_console.print(f"  leaked {doc['doc_id']} {escape(str(doc['path']))} ({doc['leaks']}x)", highlight=False)
+    _print_classes(result)
     err_console.print(f"wrote {out_dir / 'probe.json'} and {out_dir / 'probe.html'} (exit {code})")
     if json_out == "-":
         print(json.dumps(result, ensure_ascii=False, indent=1, default=str))
     elif json_out is not None:
         write_json(result, Path(json_out))
     raise typer.Exit(code)
+
+
+def exit_code(result: dict[str, Any]) -> int:
+    """1 a leak in any class; 3 the probe failed (leaks not measured); 1 a bound above ``--leak-budget`` (no leak
+    seen, but too few trials to show the budget); else 0."""
+    if any(s["leaked"] for s in result["classes"].values()):
+        return EXIT_LEAK
+    if result["status"]["state"] == "failed":
+        return EXIT_FAILED
+    gate = result.get("leak_budget")
+    return EXIT_LEAK if gate is not None and not gate["met"] else EXIT_OK
+
+
+def _beyond(
+    make_target: Any,
+    first: Any,
+    gt: Any,
+    cfg: Any,
+    trials: int,
+    seed: int,
+    english: dict[str, str],
+    id_mapper: Any,
+    pair_status: dict[str, Any],
+    mcp: bool,
+) -> dict[str, dict[str, Any]]:
+    """Plan, send and judge the classes beyond the result list (``evaluator.probe.beyond``); none is sent when
+    the pair probe failed (a preflight, a target failing every request): they would fail the same way, slowly."""
+    from drivebench.evaluator.probe import beyond
+    from drivebench.evaluator.probe.queries import QueryBuilder
+    from drivebench.evaluator.runner import RunConfig
+
+    access = beyond.Access({}, None, set(), "mcp") if mcp else beyond.Access.of(first, gt.users())
+    run_cfg = RunConfig(
+        top_k=cfg.top_k, concurrency=cfg.concurrency, attempts=cfg.attempts, backoff_base=cfg.backoff_base
+    )
+    out = {}
+    for name, plan_class in ((beyond.BODY, beyond.plan_body), (beyond.CACHE, beyond.plan_cache)):
+        plan = plan_class(gt, access, trials, seed)
+        if pair_status["state"] == "failed" and not plan.not_measured:
+            plan.not_measured, plan.trials = f"not sent: the pair probe failed ({pair_status['reason']})", []
+        beyond.with_queries(plan, QueryBuilder(gt.drive, [t.doc_id for t in plan.trials], english))
+        if plan.not_measured or not plan.trials:
+            out[name] = beyond.judge_class(gt, plan, [], {}, {}, id_mapper)
+            if not plan.not_measured:
+                out[name]["state"], out[name]["reason"] = "not measured", "no such trial exists in this corpus"
+            continue
+        with progress_bar() as bar:
+            per_trial = 2 * len(cfg.surfaces)
+            task = bar.add_task(f"{name} {len(plan.trials)} trials", total=per_trial * len(plan.trials))
+            out[name] = beyond.run_class(
+                make_target(),
+                gt,
+                plan,
+                access,
+                run_cfg,
+                cfg.surfaces,
+                id_mapper=id_mapper,
+                progress=lambda task=task: bar.advance(task),
+            )
+    return out
+
+
+def _print_classes(result: dict[str, Any]) -> None:
+    """A line per class (its figure and bound, or why not measured), the pooled figure, the budget's verdict, and
+    the leaks beyond the result list."""
+    for name, s in result["classes"].items():
+        style = "red" if s["leaked"] else ("yellow" if s["state"] != "measured" else "green")
+        said = s["figure"]["text"] if s["state"] == "measured" else f"not measured: {s['reason']}"
+        err_console.print(f"  [{style}]{name}[/] ({s['title']}): {escape(said)}", highlight=False, soft_wrap=True)
+    err_console.print(f"  overall: {escape(result['overall']['text'])}", highlight=False)
+    gate = result.get("leak_budget")
+    if gate is not None:
+        style = "green" if gate["met"] else "red"
+        err_console.print(f"  [{style}]{escape(gate['summary'])}[/]", highlight=False, soft_wrap=True)
+    for name, s in result["classes"].items():
+        for x in s.get("leaks", [])[:10]:
+            how = f"claimed {x['field']}={x['claimed']}" if "field" in x else f"after {x['first_user']} asked"
+            err_console.print(
+                f"  [red]{name}[/]: {x['user_id']} {how}: {'+'.join(x['where'])} {x['doc_id']} "
+                f"{escape(str(x['doc_path']))} ({x['surface']})",
+                highlight=False,
+                soft_wrap=True,
+            )
 
 
 # ---------------------------------------------------------------------------------------------- --fail-safe

@@ -263,6 +263,34 @@ async def run_baseline(
     return base, None
 
 
+async def run_body_identity(client: httpx.AsyncClient, target: FailSafeTarget, case: Case) -> CaseResult:
+    """``body-identity``: not applicable when the token does not answer a body naming nobody (it names its
+    principal in the body, by right); else each claim is OPEN when it returns documents the baseline did not."""
+    bare, *claims = case.requests
+    probe = judge(bare, *(await send(client, target, bare)), target)
+    if probe.verdict == ERROR:
+        return combine(case, [probe])
+    if probe.verdict == CLOSED and probe.status is not None and probe.status >= 300:
+        return CaseResult(
+            case=case.name,
+            description=case.description,
+            verdict=NOT_APPLICABLE,
+            detail=f"the token needs the body to name its principal ({probe.detail}): an evaluation token may name "
+            "anyone; give a user's own token",
+            attempts=[probe],
+        )
+    attempts = []
+    for r in claims:
+        a = judge(r, *(await send(client, target, r)), target)
+        new = [d for d in a.doc_ids if d not in (case.beyond or frozenset())]
+        if a.verdict == OPEN and not new:
+            a = a.model_copy(update={"verdict": CLOSED, "detail": f"{a.detail}, all the baseline's: ignored"})
+        elif a.verdict == OPEN:
+            a = a.model_copy(update={"doc_ids": new, "detail": f"{a.detail}, {len(new)} the baseline did not return"})
+        attempts.append(a)
+    return combine(case, attempts)
+
+
 async def run_outage(
     client: httpx.AsyncClient, target: FailSafeTarget, baseline: Request, drive_token: str
 ) -> CaseResult:
@@ -374,7 +402,10 @@ async def run_failsafe(
         minted, minted_note = (None, "")
         if drive_token and target.token:
             minted, minted_note = await mint_expired(client, target, baseline, user, drive_token)
-        for case in plan(target, user, base.query, expired_token=minted):
+        for case in plan(target, user, base.query, expired_token=minted, baseline_docs=frozenset(base.doc_ids)):
+            if case.beyond is not None:
+                report.cases.append(await run_body_identity(client, target, case))
+                continue
             if case.not_applicable is not None:
                 report.cases.append(
                     CaseResult(

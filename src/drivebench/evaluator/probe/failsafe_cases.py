@@ -41,6 +41,14 @@ CENTURY = timedelta(days=36525)
 FAULTS_PATH = "/_sim/faults"
 TOKENS_PATH = "/_sim/tokens"  # the simulator mints expiring user tokens there (admin token)
 OUTAGE_FAULT = "permission-outage"
+BODY_IDENTITY = "body-identity"
+# Real principals of the seed corpus a body may claim (its finance manager sees what most users may not); the
+# first that is not the baseline user's own is sent. Another corpus: the leak probe's body-identity class.
+DEFAULT_CLAIMS: dict[str, tuple[str, ...]] = {
+    "user_role": ("finance_manager", "manager"),
+    "department": ("finance", "hr"),
+    "user_id": ("u004", "u003"),
+}
 
 
 class FailSafeTarget(BaseModel):
@@ -149,6 +157,9 @@ class Case:
     description: str
     requests: list[Request] = field(default_factory=list)
     not_applicable: str | None = None
+    # a body-identity case is OPEN only for documents beyond these (the baseline's: a target that ignores the
+    # claimed identity answers the token's own user, which is closed); None: any document is OPEN
+    beyond: frozenset[str] | None = None
 
 
 def baseline_values(user: str, query: str, top_k: int) -> dict[str, Any]:
@@ -264,7 +275,12 @@ def expired_jwt(token: str, now: datetime | None = None) -> str | None:
 
 
 def plan(
-    target: FailSafeTarget, user: str, query: str, now: datetime | None = None, expired_token: str | None = None
+    target: FailSafeTarget,
+    user: str,
+    query: str,
+    now: datetime | None = None,
+    expired_token: str | None = None,
+    baseline_docs: frozenset[str] = frozenset(),
 ) -> list[Case]:
     """Every case but ``permission-outage`` (stateful: ``failsafe`` runs it), in report order. ``expired_token``:
     a token the drive itself issued for ``user`` and whose expiry has passed (the simulator mints one)."""
@@ -303,6 +319,7 @@ def plan(
         )
     else:
         cases.append(Case("unknown-user", "user_id naming nobody", not_applicable="the body template has no user_id"))
+    cases.append(body_identity_case(target, values, user, baseline_docs))
     cases.append(_unknown_field_case(target, values, "user_role", "unknown-role", "role"))
     cases.append(_unknown_field_case(target, values, "department", "unknown-department", "department"))
     if target.carries_filters:
@@ -366,3 +383,25 @@ def _unknown_field_case(target: FailSafeTarget, values: dict[str, Any], key: str
         alone = target.body({**values, "user_id": None, key: bogus})
         requests.append(Request(f"{key} = {bogus} as the only principal", real, alone))
     return Case(name, what, requests)
+
+
+def body_identity_case(
+    target: FailSafeTarget, values: dict[str, Any], user: str, baseline_docs: frozenset[str]
+) -> Case:
+    """The real user's token with a body claiming a real other role, department or user (``DEFAULT_CLAIMS``), each
+    as the only identity the body names. OPEN: documents the baseline did not return (the claimed identity's).
+    The first request names nobody: a token that needs the body to name its principal (an evaluation token
+    answers it with an error) may name anyone by right, so the case is then not applicable (``failsafe``)."""
+    name, what = BODY_IDENTITY, "the real token with a body claiming a real other role, department or user"
+    fields = [f for f in ("user_role", "department", "user_id") if f in target.fields]
+    if not fields:
+        return Case(name, what, not_applicable="the body template has no user_role, department or user_id")
+    real = target.auth(target.token)
+    bare = {**values, "user_id": None, "user_role": None, "department": None}
+    requests = [
+        Request("the baseline body naming nobody (does the token alone say who asks?)", real, target.body(bare))
+    ]
+    for f in fields:
+        claim = next((v for v in DEFAULT_CLAIMS[f] if v != user), DEFAULT_CLAIMS[f][0])
+        requests.append(Request(f"{f} = {claim} (a real other principal)", real, target.body({**bare, f: claim})))
+    return Case(name, what, requests, beyond=baseline_docs)

@@ -19,16 +19,32 @@ def write_json(result: dict[str, Any], path: Path) -> Path:
     return path
 
 
+def _beyond(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n: s for n, s in (result.get("classes") or {}).items() if n != "results"}
+
+
 def verdict(result: dict[str, Any]) -> tuple[str, str]:
-    """(css class, sentence): never '0 leaks' for a run that failed or measured nothing."""
+    """(css class, sentence): never '0 leaks' for a run that failed or measured nothing; a bound above the leak
+    budget fails even with no leak seen; a class not measured warns."""
     c = result["counts"]
-    if c["leaks"]:
-        return "bad", f"{c['leaks']} leak(s): {c['pairs_leaked']} pair(s), {c['leaked_documents']} document(s)"
+    beyond = _beyond(result)
+    leaky = [f"{s['title']}: {s['figure']['text']}" for s in beyond.values() if s["leaked"]]
+    if c["leaks"] or leaky:
+        said = [f"{c['leaks']} leak(s): {c['pairs_leaked']} pair(s), {c['leaked_documents']} document(s)"]
+        return "bad", "; ".join((said if c["leaks"] else []) + leaky)
     if result["status"]["state"] == "failed":
         return "bad", f"probe FAILED, leaks not measured: {result['status']['reason']}"
+    bound = (result.get("classes") or {}).get("results", {}).get("figure", {}).get("text")
+    gate = result.get("leak_budget")
+    if gate is not None and not gate["met"]:
+        return "bad", f"no leak seen, but the bound is above the budget: {gate['summary']}"
+    unmeasured = [n for n, s in beyond.items() if not s["measured"]]
+    not_measured = f"; class(es) not measured: {', '.join(unmeasured)}" if unmeasured else ""
     if c["pairs_not_measured"]:
-        return "warn", f"no leak in {c['pairs_measured']} measured pairs; {c['pairs_not_measured']} not measured"
-    return "ok", f"no leak in {c['pairs_measured']} pairs ({c['requests']} requests)"
+        text = f"no leak in {c['pairs_measured']} measured pairs; {c['pairs_not_measured']} not measured"
+        return "warn", text + not_measured
+    text = f"no leak in {c['pairs_measured']} pairs ({c['requests']} requests)" + (f"; {bound}" if bound else "")
+    return ("warn" if unmeasured else "ok"), text + not_measured
 
 
 def _path(why: dict[str, Any]) -> str:
@@ -145,6 +161,8 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
     else:
         leak_body.append('<p class="note">No leaked document.</p>')
     sections.append(page.section("leaks", f"Leaks ({c['leaks']})", *leak_body))
+    if result.get("classes"):
+        sections.append(_classes_section(result))
     strata = []
     for axis, cells in result["strata"].items():
         rows = [[k, v["pairs"], v["measured"], v["leaked"]] for k, v in sorted(cells.items())]
@@ -183,3 +201,60 @@ def write_html(result: dict[str, Any], path: Path, title: str = "drivebench leak
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(html, encoding="utf-8")
     return path
+
+
+def _classes_section(result: dict[str, Any]) -> str:
+    """Each class with its figure and upper bound (or why it was not measured), the pooled figure, the leak
+    budget's verdict, and every leak of the classes beyond the result list."""
+    classes = result["classes"]
+    rows = [
+        [
+            name,
+            s["title"],
+            s["figure"]["text"] if s["measured"] else f"not measured: {s['reason']}",
+            ", ".join(f"{k} {v}" for k, v in (s.get("closed") or {}).items()) or "-",
+            sum(e["count"] for e in (s.get("errors") or {}).values()),
+        ]
+        for name, s in classes.items()
+    ]
+    body = [
+        page.table(
+            ["Class", "Means", "Leaked of trials (95 % upper bound)", "Closed", "Failed requests"],
+            rows,
+            text_cols=3,
+            table_id="table-classes",
+            row_classes=["row-failed" if s["leaked"] else "" for s in classes.values()],
+        ),
+        f"<p>overall: {page.e(result['overall']['text'])}</p>",
+    ]
+    gate = result.get("leak_budget")
+    if gate is not None:
+        css = "status-ok" if gate["met"] else "status-failed"
+        body.append(f'<p class="{css}">{page.e(gate["summary"])}</p>')
+    leaks = [x for s in _beyond(result).values() for x in s.get("leaks", [])][:LEAK_ROWS]
+    if leaks:
+        body.append("<h3>Leaks beyond the result list</h3>")
+        body.append(
+            page.table(
+                ["Class", "User", "How", "Document", "Path", "Surface", "Where", "Query"],
+                [
+                    [
+                        x["class"],
+                        x["user_id"],
+                        f"claimed {x['field']} = {x['claimed']}"
+                        if "field" in x
+                        else f"right after {x['first_user']} ({x['mode']})",
+                        doc_name(x["doc_id"], x.get("doc_path")),
+                        x.get("doc_path") or f"{x['doc_id']} (not in the corpus)",
+                        x["surface"],
+                        ", ".join(x["where"]),
+                        f"{x['query_kind']}: {x['query']}",
+                    ]
+                    for x in leaks
+                ],
+                text_cols=8,
+                table_id="table-class-leaks",
+                stack=True,
+            )
+        )
+    return page.section("classes", "Leak classes and bounds", *body)

@@ -199,16 +199,20 @@ class HttpTarget:
 
     # ------------------------------------------------------------------ calls
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
-        return await self._send(self.url, self.body(query, top_k), query)
+        return await self._send(self.url, self.body(query, top_k), self.token_for(query))
 
     async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse:
         """Recall plus a generated answer with citations (``POST /api/mcp/answer``)."""
-        return await self._send(
-            self.answer_url, {**self.body(query, top_k), "citation_style": self.citation_style}, query
-        )
+        return await self.send_body("answer", self.body(query, top_k), self.token_for(query))
 
-    async def _send(self, url: str, body: dict[str, Any], query: EvalQuery) -> TargetResponse:
-        token = self.token_for(query)
+    async def send_body(self, surface: str, body: dict[str, Any], token: str | None) -> TargetResponse:
+        """Send ``body`` as it is with ``token`` to the ``recall`` or ``answer`` surface: for probes whose
+        body and token do not come from one eval query's principal (a body naming someone the token is not)."""
+        if surface == "answer":
+            return await self._send(self.answer_url, {**body, "citation_style": self.citation_style}, token)
+        return await self._send(self.url, body, token)
+
+    async def _send(self, url: str, body: dict[str, Any], token: str | None) -> TargetResponse:
         headers = {}
         if token:
             headers[self.auth_header] = f"{self.auth_scheme} {token}".strip() if self.auth_scheme else token
