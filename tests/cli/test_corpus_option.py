@@ -65,13 +65,17 @@ def test_probe_with_a_builtin_name_writes_its_report(
     sim, out = drivebench_server.sim, tmp_path / "tour-probe"
     res = invoke(
         "probe", "--target", drivebench_server.url, "--token", sim.tokens.eval_token, "--corpus", "seed",
-        "--out", str(out), "--pairs", "6", "--queries-per-pair", "1",
+        "--out", str(out), "--pairs", "6", "--queries-per-pair", "1", "--class-trials", "3",
     )  # fmt: skip
     assert res.exit_code == 0, res.output
     report = json.loads((out / "probe.json").read_text(encoding="utf-8"))
     assert report["run_info"]["corpus"] == "seed" and report["run_info"]["corpus_version"] == "seed@1"
     assert report["counts"]["requests"] == 6 and report["counts"]["leaks"] == 0
-    assert len(asked) == 7  # the preflight and the six probes
+    beyond = {n: c for n, c in report["classes"].items() if n != "results"}
+    assert beyond["shared-cache"]["state"] == "measured", beyond  # the eval token alone cannot act as each user
+    assert beyond["body-identity"]["state"] == "not measured" and "own token" in beyond["body-identity"]["reason"]
+    class_requests = sum(c["requests"] for c in beyond.values())
+    assert len(asked) == 1 + 6 + class_requests  # the preflight, the six probes, then each class's trials
     assert (out / "probe.html").is_file()
 
 
