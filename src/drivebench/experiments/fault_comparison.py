@@ -95,6 +95,8 @@ def fault_comparison(
     catalog: Any = None,
     progress: Callable[[str, int], Callable[[], None]] | None = None,
     run_info: dict[str, Any] | None = None,
+    facts: Sequence[Any] | None = None,
+    no_facts_reason: str | None = None,
 ) -> FaultComparison:
     from drivebench.evaluator.evaluate import evaluate
     from drivebench.evaluator.runner import RunConfig
@@ -133,6 +135,8 @@ def fault_comparison(
             catalog=catalog,
             progress=tick,
             run_info={**(run_info or {}), "faults": [f.full_spec() for f in faults] if label != "clean" else []},
+            facts=facts,  # answer leaks (answer-unfiltered-context states forbidden facts citing permitted documents)
+            no_facts_reason=no_facts_reason,
         )
 
     try:
