@@ -16,11 +16,13 @@ import pytest
 
 from drivebench.api import evaluate
 from drivebench.evaluator.gates import write_junit
+from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.report.markdown import render_markdown
 from drivebench.evaluator.report.terminal import print_details, print_summary
+from drivebench.evaluator.report.verdict import summary_line
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
 from drivebench.simulator.backend import Simulator
@@ -105,6 +107,13 @@ def test_an_unfiltered_answer_context_leaks_facts_while_results_do_not(
         assert "Answer leaks" in text and "186,000,000" in text and leak["name"] in text
         assert f"{leaking} of 4 answers stated a fact" in text
         assert "0 of 4 answered queries leaked (&lt;= 53" in text or "0 of 4 answered queries leaked (<= 53" in text
+    assert f"ANSWER LEAKS in {leaking} answer" in summary_line(result)
+    # the history keeps the rate for trends, and a trend marks the run as leaking
+    store = HistoryStore(tmp_path / "history.sqlite3")
+    run_id = store.record(result)
+    assert store.leak_counts([run_id]) == {run_id: leaking}
+    (point,) = store.trend("answer_leak_rate", include_failed=True)
+    assert point.value == leaking / 4
 
 
 def test_the_clean_simulator_leaks_no_fact_and_says_how_sure_that_is(

@@ -340,7 +340,8 @@ def answer_leak(
         if not answered[qi] or rec is None or rec.answer is None:
             rows.append([])
             continue
-        found = answer_leaks(rec.answer, facts, lambda doc_id, q=q: oracle(q, doc_id))
+        returned = [h.doc_id for h in al.hits[qi]]  # judged for result leaks already: their decisions are cached
+        found = answer_leaks(rec.answer, facts, lambda doc_id, q=q: oracle(q, doc_id), prefer=returned)
         leaked[qi] = 1.0 if found else 0.0
         rows.append(
             [
