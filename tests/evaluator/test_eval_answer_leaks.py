@@ -7,14 +7,17 @@ In-process over the session simulator (seed corpus), scored against a copy of th
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from xml.etree import ElementTree as ET
 
 import numpy as np
 import pytest
+from typer.testing import CliRunner
 
 from drivebench.api import evaluate
+from drivebench.cli.main import app
 from drivebench.evaluator.gates import write_junit
 from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.metrics.leak_bound import upper_bound
@@ -23,7 +26,7 @@ from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.report.markdown import render_markdown
 from drivebench.evaluator.report.terminal import print_details, print_summary
 from drivebench.evaluator.report.verdict import summary_line
-from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
@@ -172,3 +175,46 @@ def test_answer_leak_gates_in_fail_on(sim: Simulator, corpus_with_facts: Path) -
     )
     (gate,) = no_answers.gates
     assert gate.failed and "was not measured" in gate.message  # a gate never passes on a figure that does not exist
+
+
+def test_eval_score_judges_the_answers_of_a_run_file_against_the_corpus_facts(
+    sim: Simulator, drivebench_faults: FaultSet, corpus_with_facts: Path, tmp_path: Path
+) -> None:
+    drivebench_faults.enable("answer-unfiltered-context")
+    evaluate(sim, QUERIES, corpus=corpus_with_facts, answers=True, preflight=False, out=tmp_path / "run")
+    evalset = write_jsonl(tmp_path / "evalset.jsonl", QUERIES)
+    args = ["eval", "score", "--run", str(tmp_path / "run"), "--evalset", str(evalset)]
+    done = CliRunner().invoke(
+        app, [*args, "--corpus", str(corpus_with_facts), "--json", str(tmp_path / "m.json")], env={"COLUMNS": "200"}
+    )
+    assert done.exit_code == 1, done.output  # the answer leak fails the default leak gate
+    scored = json.loads((tmp_path / "m.json").read_text(encoding="utf-8"))
+    leaking = scored["counts"]["queries_with_answer_leak"]
+    assert leaking >= 1 and scored["counts"]["queries_with_leak"] == 0
+    assert f"Answer leaks: {leaking} of 4 answers stated a fact" in done.output
+    assert [g["expr"] for g in scored["gates"] if g["failed"]] == ["no answer leaks"]
+    allowed = CliRunner().invoke(app, [*args, "--corpus", str(corpus_with_facts), "--allow-leaks"])
+    assert allowed.exit_code == 0, allowed.output
+
+
+def test_a_malformed_facts_file_is_a_usage_error_before_any_query(
+    sim: Simulator, corpus_with_facts: Path, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(corpus_with_facts, broken)
+    (broken / "facts.jsonl").write_text('{"fact_id": "f1"}\n', encoding="utf-8")
+    asked: list[str] = []
+
+    def target(query: str, principal: dict[str, str | None], top_k: int, as_of: object) -> list[str]:
+        asked.append(query)
+        return []
+
+    with pytest.raises(ValueError, match=r"facts\.jsonl:1"):
+        evaluate(target, QUERIES, corpus=broken, answers=True, preflight=False)
+    assert asked == []
+    run = write_jsonl(tmp_path / "run.jsonl", [RunRecord(query_id=q.query_id, answer="x") for q in QUERIES])
+    evalset = write_jsonl(tmp_path / "evalset.jsonl", QUERIES)
+    done = CliRunner().invoke(
+        app, ["eval", "score", "--run", str(run), "--evalset", str(evalset), "--corpus", str(broken)]
+    )
+    assert done.exit_code == 2 and "facts.jsonl:1" in done.output, done.output
