@@ -18,18 +18,22 @@ from typer.testing import CliRunner
 
 from drivebench.api import evaluate
 from drivebench.cli.main import app
+from drivebench.evaluator.evaluate import corpus_facts
 from drivebench.evaluator.gates import write_junit
 from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.metrics.leak_bound import upper_bound
+from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.report.markdown import render_markdown
 from drivebench.evaluator.report.terminal import print_details, print_summary
 from drivebench.evaluator.report.verdict import summary_line
+from drivebench.experiments.fault_comparison import corpus_catalog, fault_comparison
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
 from drivebench.simulator.backend import Simulator
-from drivebench.simulator.faults import FaultSet
+from drivebench.simulator.faults import FaultSet, parse_fault_specs
+from drivebench.testing import ServedSimulator
 
 INTERN = "u012"
 REVENUE_QUESTION = "第三季度营业收入是多少"
@@ -218,3 +222,25 @@ def test_a_malformed_facts_file_is_a_usage_error_before_any_query(
         app, ["eval", "score", "--run", str(run), "--evalset", str(evalset), "--corpus", str(broken)]
     )
     assert done.exit_code == 2 and "facts.jsonl:1" in done.output, done.output
+
+
+def test_the_fault_demo_shows_answer_leaks_beside_the_clean_run(
+    drivebench_server: ServedSimulator, corpus_with_facts: Path
+) -> None:
+    """``demo --fault answer-unfiltered-context``: asked in answer mode (the fault is in the answers), its table has
+    answer_leak_rate, 0 clean and above 0 faulted."""
+    sim = drivebench_server.sim
+    facts, _ = corpus_facts(corpus_with_facts)
+    cmp = fault_comparison(
+        sim,
+        drivebench_server.url,
+        QUERIES,
+        parse_fault_specs("answer-unfiltered-context"),
+        oracle=corpus_oracle(corpus_with_facts),
+        catalog=corpus_catalog(corpus_with_facts),
+        facts=facts,
+    )
+    assert cmp.mode == "answer" and not sim.faults
+    clean, faulted = next((c, f) for name, c, f in cmp.headline(10) if name == "answer_leak_rate")
+    assert clean == 0.0 and faulted > 0
+    assert cmp.faulted.result["counts"]["queries_with_leak"] == 0

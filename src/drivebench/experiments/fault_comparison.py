@@ -24,7 +24,7 @@ import httpx
 
 from drivebench.simulator.faults.catalog import Fault
 
-ANSWER_FAULTS = frozenset({"citation-drop", "wrong-citation"})
+ANSWER_FAULTS = frozenset({"citation-drop", "wrong-citation", "answer-unfiltered-context"})  # measured on answers
 
 
 @dataclass
@@ -64,7 +64,7 @@ def headline_rows(clean: Any, faulted: Any, k: int = 10) -> list[tuple[str, Any,
                 _stratum(faulted.result, "file_type", ft, f"hit_rate@{k}"),
             )
         )
-    for name in ("source_coverage", "citation_precision", "latency_ms_p50", "latency_ms_p95"):
+    for name in ("source_coverage", "citation_precision", "answer_leak_rate", "latency_ms_p50", "latency_ms_p95"):
         rows.append((name, mc.get(name), mf.get(name)))
     rows.append(("errors", clean.result["counts"].get("errors"), faulted.result["counts"].get("errors")))
     rows.append(("retries", retries_of(clean.records), retries_of(faulted.records)))
