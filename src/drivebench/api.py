@@ -232,6 +232,7 @@ def evaluate(
     if corpus is None and _is_simulator(target) and getattr(target, "corpus_dir", None) is not None:
         corpus = target.corpus_dir
     corpus_dir = None
+    facts, no_facts_reason = None, None
     if corpus is not None:
         from drivebench.corpora.builtin import corpus_version, resolve_corpus
 
@@ -240,6 +241,9 @@ def evaluate(
         from drivebench.corpora.evalset_fit import check_evalset_fits
 
         check_evalset_fits(queries, corpus_dir, str(corpus))  # an eval set of another corpus: before any query
+        from drivebench.evaluator.evaluate import corpus_facts
+
+        facts, no_facts_reason = corpus_facts(corpus_dir)  # answer leaks; a malformed facts.jsonl before any query
     match = match or (profile.ids.match if profile is not None else "doc_id")
     id_mapper = _id_mapper(match, corpus_dir, getattr(profile, "source", None))
 
@@ -306,6 +310,8 @@ def evaluate(
         done=done,
         interrupt=interrupt,
         on_record=on_record,
+        facts=facts,
+        no_facts_reason=no_facts_reason,
     )
     apply_verdict(evaluation.result, gates, allow_no_oracle=allow_no_oracle, allow_leaks=allow_leaks)
     evaluation.result = with_status_first(evaluation.result)

@@ -98,3 +98,19 @@ def test_the_leak_names_the_owner_and_the_oracles_reason() -> None:
     (leak,) = answer_leaks("年薪为275万元。", [secret], lambda d: oracle(q, d), explain=lambda d: oracle.explain(q, d))
     assert leak.doc_id == q.forbidden[0] and leak.fact is secret
     assert leak.reasons and all(isinstance(r, str) and r for r in leak.reasons)
+
+
+def test_a_fact_a_preferred_document_owns_is_known_without_judging_its_other_owners() -> None:
+    """``prefer`` (the documents the query returned, already judged): their decision settles a statement; the other
+    owners are not asked about (a Casbin decision costs milliseconds), and the result is the same."""
+    asked: list[str] = []
+
+    def may_preview(doc_id: str) -> bool:
+        asked.append(doc_id)
+        return doc_id == "d-kickoff"
+
+    assert answer_leaks("项目负责人是朱琳。", FACTS, may_preview, prefer=["d-kickoff"]) == []
+    assert asked == ["d-kickoff"]
+    asked.clear()
+    assert answer_leaks("项目负责人是朱琳。", FACTS, may_preview) == []
+    assert asked == ["d-charter", "d-kickoff"]

@@ -58,7 +58,7 @@ def demo(
         return
     from drivebench.cli.evaluate import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
-    from drivebench.evaluator.evaluate import evalset_hash, evaluate, write_outputs
+    from drivebench.evaluator.evaluate import corpus_facts, evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
     from drivebench.evaluator.report.terminal import print_summary
     from drivebench.evaluator.runner import RunConfig
@@ -77,6 +77,7 @@ def demo(
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)
+    facts, no_facts_reason = corpus_facts(sim.corpus_dir)  # answer leaks: "not measured" for a corpus without facts
     with start_in_thread(sim) as server:
         err_console.print(f"simulator listening on {server.url}")
         target = HttpTarget(server.url, sim.tokens.eval_token)
@@ -91,6 +92,8 @@ def demo(
                 catalog=corpus_catalog(sim.corpus_dir),  # resolves citations, trashed, strata
                 progress=lambda: bar.advance(task),
                 scoring_progress=scoring_bar(bar),  # the leak oracle's judging: seconds, counted
+                facts=facts,
+                no_facts_reason=no_facts_reason,
                 run_info={
                     "corpus": sim.drive.name,
                     "corpus_version": corpus_version(sim.corpus_dir),  # which version: compare refuses mixed versions

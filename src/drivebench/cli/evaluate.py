@@ -641,6 +641,12 @@ def score_cmd(
         from drivebench.cli.preflight import check_evalset_fits
 
         check_evalset_fits(queries, corpus_dir, corpus)  # an eval set of another corpus: a usage error
+    from drivebench.evaluator.evaluate import corpus_facts
+
+    try:
+        facts, no_facts_reason = corpus_facts(corpus_dir)  # what answers are checked against for answer leaks
+    except ValueError as exc:
+        usage_error(_one_line(exc))
     if match is not None or corpus_dir is not None:
         records, _ = _id_mapper(match or "doc_id", corpus_dir).map_records(records)
     from drivebench.evaluator.oracle_progress import ProgressOracle
@@ -657,7 +663,15 @@ def score_cmd(
         step(0, n)
         if not isinstance(oracle, str):
             oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
-        result = score(queries, records, ks, oracle=oracle, by=by)
+        result = score(
+            queries,
+            records,
+            ks,
+            oracle=oracle,
+            by=by,
+            facts=facts,
+            **({"no_facts_reason": no_facts_reason} if no_facts_reason else {}),
+        )
         step(n, n)
     from drivebench.evaluator.catalog import Catalog
     from drivebench.evaluator.failed_queries import attach

@@ -32,7 +32,7 @@ def fault_demo(
     from drivebench.cli.evaluate import default_out_dir
     from drivebench.cli.reports import finish_run
     from drivebench.corpora.builtin import corpus_version
-    from drivebench.evaluator.evaluate import evalset_hash, write_outputs
+    from drivebench.evaluator.evaluate import corpus_facts, evalset_hash, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle
     from drivebench.experiments.fault_comparison import comparison_table, corpus_catalog, fault_comparison
     from drivebench.formats.corpus import EVALSET_NAME
@@ -53,6 +53,7 @@ def fault_demo(
     assert sim.corpus_dir is not None
     evalset = sim.corpus_dir / EVALSET_NAME
     queries = load_evalset(evalset)
+    facts, no_facts_reason = corpus_facts(sim.corpus_dir)
     if any(f.name == "cad-blind" for f in faults) and not any(
         d.file_type == "dxf" for d in sim.drive.documents.values()
     ):
@@ -74,6 +75,8 @@ def fault_demo(
             oracle=corpus_oracle(sim.corpus_dir),
             catalog=corpus_catalog(sim.corpus_dir),
             progress=progress,
+            facts=facts,
+            no_facts_reason=no_facts_reason,
             run_info={
                 "corpus": sim.drive.name,
                 "corpus_version": corpus_version(sim.corpus_dir),

@@ -32,7 +32,7 @@ HistoryOpt = typer.Option(
     show_default=False,
 )
 
-LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
+LOWER_IS_BETTER = ("leak_rate", "answer_leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
 
 
 def history_path(value: str | Path | None) -> Path | None:

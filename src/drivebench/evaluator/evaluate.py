@@ -35,7 +35,10 @@ from drivebench.evaluator.runner import Interrupt, RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
 from drivebench.evaluator.strata import tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
+from drivebench.formats.facts import CorpusFact, load_facts
 from drivebench.formats.target import Target
+
+NO_CORPUS_FACTS = "the corpus has no facts"
 
 
 @dataclass
@@ -133,6 +136,8 @@ def evaluate(
     done: Sequence[RunRecord] = (),
     interrupt: Interrupt | None = None,
     on_record: Callable[[RunRecord], None] | None = None,
+    facts: Sequence[CorpusFact] | None = None,
+    no_facts_reason: str | None = None,
 ) -> Evaluation:
     """Run ``queries`` against ``target`` and score them (``by``: eval-set tags to break metrics down by, see
     ``scoring.score``; an unknown one raises ``UnknownTagError`` before anything is sent). With ``probe`` the
@@ -144,7 +149,8 @@ def evaluate(
 
     ``done``: the records of a resumed run's queries already answered (as the target returned them): those queries
     are not sent again, and are mapped and scored with the others. ``interrupt`` stops the run early (a partial
-    run, see the module docs); ``on_record`` sees each new record as it arrives."""
+    run, see the module docs); ``on_record`` sees each new record as it arrives. ``facts`` and ``no_facts_reason``:
+    what answers are checked against for answer leaks (``corpus_facts``; see ``scoring.score``)."""
     cfg = run_config or RunConfig(top_k=max(max(ks), 10))
     tag_strata(queries, by)  # a tag no query carries is a usage error, found before the run, not after it
     started = datetime.now(UTC)
@@ -200,6 +206,8 @@ def evaluate(
         catalog=catalog,
         by=by,
         top_k=cfg.top_k,
+        facts=facts,
+        **({"no_facts_reason": no_facts_reason} if no_facts_reason else {}),
     )
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
@@ -231,6 +239,15 @@ def evaluate(
         info["resumed"] = {"answered_before": len(answered_before), "asked": len(records) - len(answered_before)}
     result["run_info"] = info
     return Evaluation(records, with_status_first(result), preflight=p, raw_records=raw_records)
+
+
+def corpus_facts(corpus_dir: Path | None) -> tuple[list[CorpusFact] | None, str | None]:
+    """The facts of the corpus at ``corpus_dir`` (loaded once per run) and, when there are none, why: answer leaks
+    are then "not measured", never 0. A malformed facts.jsonl is a ValueError naming the file and line."""
+    if corpus_dir is None:
+        return None, None
+    facts = load_facts(corpus_dir)
+    return facts, None if facts is not None else NO_CORPUS_FACTS
 
 
 def _carried(queries: Sequence[EvalQuery], tag: str) -> bool:

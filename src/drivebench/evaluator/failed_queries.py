@@ -35,7 +35,8 @@ def _doc(doc_id: str, catalog: Catalog | None) -> dict[str, Any]:
     return {"doc_id": doc_id, "name": d.name if d is not None and d.name else None, "path": d.path if d else None}
 
 
-def _leaked(q: EvalQuery | None, doc_id: str, catalog: Catalog | None, explain: Explain | None) -> dict[str, Any]:
+def leaked_doc(q: EvalQuery | None, doc_id: str, catalog: Catalog | None, explain: Explain | None) -> dict[str, Any]:
+    """A document ``q``'s asker may not preview: its name and path, and (with ``explain``) ``why`` and ``causes``."""
     out = _doc(doc_id, catalog)
     if explain is not None and q is not None:
         try:
@@ -73,8 +74,8 @@ def failed_query_rows(
     catalog: Catalog | None,
     explain: Explain | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per answered query with no gold document in the top ``k`` (``miss``) or a leak (``leak``), in
-    eval-set order. A query that failed (an error) is not here: the errors table has it. With ``explain`` (the leak
+    """One row per answered query with no gold document in the top ``k`` (``miss``), a leak (``leak``) or an answer
+    stating a fact its asker may not know (``answer_leak``: ``answer_leaked``, from scoring), in eval-set order. A query that failed (an error) is not here: the errors table has it. With ``explain`` (the leak
     oracle's), each leaked document carries ``why``: the reasons its asker may not see it (the grant and deny
     chain, the clearance veto, a grant out of its validity)."""
     by_id = {q.query_id: q for q in queries}
@@ -85,8 +86,9 @@ def failed_query_rows(
             continue
         qid = str(pq.get("query_id"))
         leaked = [str(d) for d in pq.get("leaked") or []]
+        stated = list(pq.get("answer_leaked") or [])  # answer leaks, already named and explained by scoring
         missed = pq.get(f"hit_rate@{k}") == 0.0
-        if not (missed or leaked):
+        if not (missed or leaked or stated):
             continue
         q = by_id.get(qid)
         rec = recs.get(qid)
@@ -96,11 +98,14 @@ def failed_query_rows(
                 "query_id": qid,
                 "question": q.query if q else None,
                 "asker": (q.user_id or f"role:{q.user_role}") if q else None,
-                "problems": [p for p, on in (("miss", missed), ("leak", bool(leaked))) if on],
+                "problems": [
+                    p for p, on in (("miss", missed), ("leak", bool(leaked)), ("answer_leak", bool(stated))) if on
+                ],
                 "k": k,
                 "gold": [_doc(d, catalog) for d in (q.gold_ids if q else [])],
                 "top": [{"rank": i, "score": h.score, **_doc(h.doc_id, catalog)} for i, h in enumerate(hits, 1)],
-                "leaked": [_leaked(q, d, catalog, explain) for d in leaked],
+                "leaked": [leaked_doc(q, d, catalog, explain) for d in leaked],
+                **({"answer_leaked": stated} if stated else {}),
             }
         )
     return rows

@@ -6,6 +6,7 @@ the condition holds (``leak_rate@10>0``, ``hit_rate@10<0.80``). ``NAME`` is
 * a metric of ``metrics`` (over all queries, failed queries as misses), e.g. ``hit_rate@10``;
 * ``answered.<metric>`` for the same metric over answered queries only;
 * ``error_rate``, ``errors`` (failed queries), ``unmapped`` (unmapped results), ``queries_with_leak``,
+  ``queries_with_answer_leak`` (answers stating a fact their asker may not know: ``metrics.answer_leak``),
   ``queries_over_restricted`` (queries that withheld a document their asker may see: ``metrics.over_restriction``).
 
 A gate on a metric that was not measured (``null``: no oracle, nothing answered) fails too: a CI
@@ -38,8 +39,21 @@ OPS: dict[str, Callable[[float, float], bool]] = {
     "==": operator.eq,
     "!=": operator.ne,
 }
-SPECIAL = ("error_rate", "errors", "unmapped", "queries_with_leak", "queries_over_restricted")
-COUNTS = ("errors", "unmapped", "queries_with_leak", "queries_over_restricted")  # whole numbers: shown without decimals
+SPECIAL = (
+    "error_rate",
+    "errors",
+    "unmapped",
+    "queries_with_leak",
+    "queries_with_answer_leak",
+    "queries_over_restricted",
+)
+COUNTS = (
+    "errors",
+    "unmapped",
+    "queries_with_leak",
+    "queries_with_answer_leak",
+    "queries_over_restricted",
+)  # whole numbers: shown without decimals
 # what an operator says of the value when it holds, and the operator that holds when it does not
 _SAYS = {
     "<": "is below",
@@ -151,6 +165,9 @@ def gate_value(result: Mapping[str, Any], name: str) -> tuple[bool, float | None
     if name == "queries_with_leak":
         measured = ((result.get("oracles") or {}).get("leak") or {}).get("measured")
         return True, (result.get("counts") or {}).get("queries_with_leak") if measured else None
+    if name == "queries_with_answer_leak":
+        measured = ((result.get("oracles") or {}).get("answer_leak") or {}).get("measured")
+        return True, (result.get("counts") or {}).get("queries_with_answer_leak") if measured else None
     if name == "queries_over_restricted":  # not a gate by default: --fail-on 'queries_over_restricted>0'
         section = result.get("over_restriction") or {}
         return True, section.get("queries_over_restricted") if section.get("measured") else None
@@ -181,9 +198,11 @@ def check_gates(result: Mapping[str, Any], gates: Sequence[Gate]) -> list[GateRe
 def leak_gates(
     result: Mapping[str, Any], *, allow_no_oracle: bool = False, allow_leaks: bool = False
 ) -> list[GateResult]:
-    """The gates every ``eval run``/``eval score`` adds: ``no leaks`` (a leak fails the run unless ``allow_leaks``)
-    and ``leak oracle`` (leaks that could not be measured fail it unless ``allow_no_oracle``). A failed run gets
-    neither: its figures are not the target's."""
+    """The gates every ``eval run``/``eval score`` adds: ``no leaks`` (a leak fails the run unless ``allow_leaks``),
+    ``no answer leaks`` (an answer stating a fact its asker may not know fails it too, unless ``allow_leaks``) and
+    ``leak oracle`` (leaks that could not be measured fail it unless ``allow_no_oracle``; answer leaks not measured,
+    a run without answers or a corpus without facts, do not). A failed run gets none: its figures are not the
+    target's."""
     if (result.get("status") or {}).get("state") == "failed":
         return []
     leak = (result.get("oracles") or {}).get("leak") or {}
@@ -201,23 +220,41 @@ def leak_gates(
                 "leak oracle",
             )
         ]
-    leaked = int((result.get("counts") or {}).get("queries_with_leak") or 0)
-    if not leaked or allow_leaks:
+    if allow_leaks:
         return []
+    out = []
     errors, counts = result.get("errors") or {}, result.get("counts") or {}
-    total, answered = counts.get("queries"), errors.get("answered")
-    of = f"{answered} answered queries" if answered is not None and answered != total else f"{total} queries"
-    return [
-        GateResult(
-            "no leaks",
-            True,
-            float(leaked),
-            f"FAILED: {leaked} of {of} leaked (no leaks allowed; --allow-leaks to accept)",
-            "queries_with_leak",
-            ">",
-            0.0,
+    leaked = int(counts.get("queries_with_leak") or 0)
+    if leaked:
+        total, answered = counts.get("queries"), errors.get("answered")
+        of = f"{answered} answered queries" if answered is not None and answered != total else f"{total} queries"
+        out.append(
+            GateResult(
+                "no leaks",
+                True,
+                float(leaked),
+                f"FAILED: {leaked} of {of} leaked (no leaks allowed; --allow-leaks to accept)",
+                "queries_with_leak",
+                ">",
+                0.0,
+            )
         )
-    ]
+    stated = int(counts.get("queries_with_answer_leak") or 0)
+    if stated and ((result.get("oracles") or {}).get("answer_leak") or {}).get("measured"):
+        judged = ((result.get("answer_leaks") or {}).get("queries_judged")) or "?"
+        out.append(
+            GateResult(
+                "no answer leaks",
+                True,
+                float(stated),
+                f"FAILED: {stated} of {judged} answers stated a fact their asker may not know (no answer leaks "
+                "allowed; --allow-leaks to accept)",
+                "queries_with_answer_leak",
+                ">",
+                0.0,
+            )
+        )
+    return out
 
 
 def verdict(result: Mapping[str, Any], gates: Sequence[GateResult]) -> dict[str, Any]:
@@ -311,8 +348,11 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
         problem: tuple[str, str] | None = None
         if row.get("status") != "ok":
             problem = ("error", f"query failed ({row.get('error_kind') or row.get('status')}): {row.get('error', '')}")
-        elif row.get("leaked"):
-            problem = ("failure", f"leaked {', '.join(map(str, row['leaked']))}")
+        elif row.get("leaked") or row.get("answer_leaked"):
+            leaks = [f"leaked {', '.join(map(str, row['leaked']))}"] if row.get("leaked") else []
+            if row.get("answer_leaked"):  # a fact of a forbidden document in the answer, whatever it cites
+                leaks.append(f"the answer states {_answer_leaks_text(row['answer_leaked'])}")
+            problem = ("failure", "; ".join(leaks))
         elif row.get(f"hit_rate@{k}") == 0.0:
             missed += 1
             problem = ("failure", f"no gold document in the top {k}") if misses else None
@@ -332,6 +372,11 @@ def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResul
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
     return path
+
+
+def _answer_leaks_text(leaks: Sequence[Mapping[str, Any]]) -> str:
+    """``"1,300,000" of 预算表.xlsx (why: ...)``: each fact an answer states that its asker may not know."""
+    return "; ".join(f'"{leak.get("text")}" of {_leaked_name(leak)}' for leak in leaks)
 
 
 def _doc_name(d: Mapping[str, Any]) -> str:

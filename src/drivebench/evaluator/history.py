@@ -395,18 +395,27 @@ class HistoryStore:
         return points[-last:] if last else points
 
     def leak_counts(self, run_ids: list[int]) -> dict[int, int]:
-        """Queries that leaked, by run, for the runs among ``run_ids`` whose leaks were measured and found (a run
-        recorded with --allow-leaks passed its gates and still leaked: a trend marks it as failed)."""
+        """Queries that leaked, by run, for the runs among ``run_ids`` whose leaks were measured and found: result
+        leaks plus answer leaks (a run recorded with --allow-leaks passed its gates and still leaked: a trend marks it
+        as failed)."""
         if not run_ids:
             return {}
         marks = ",".join("?" * len(run_ids))
         sql = (
-            "SELECT id, json_extract(result, '$.counts.queries_with_leak') FROM runs"
-            f" WHERE id IN ({marks}) AND json_extract(result, '$.oracles.leak.measured')"
+            "SELECT id, CASE WHEN json_extract(result, '$.oracles.leak.measured')"
+            " THEN json_extract(result, '$.counts.queries_with_leak') END,"
+            " CASE WHEN json_extract(result, '$.oracles.answer_leak.measured')"
+            " THEN json_extract(result, '$.counts.queries_with_answer_leak') END"
+            f" FROM runs WHERE id IN ({marks})"
         )
         with self._connect() as con:
             rows = con.execute(sql, run_ids).fetchall()
-        return {int(i): int(n) for i, n in rows if isinstance(n, int | float) and n > 0}
+        out: dict[int, int] = {}
+        for run_id, *counts in rows:  # a query whose results and answer both leaked counts twice: an upper count
+            n = sum(int(x) for x in counts if isinstance(x, int | float))
+            if n > 0:
+                out[int(run_id)] = n
+        return out
 
     def previous(
         self, target: str | None, corpus_version: str | None, label: str | None, before: str | None = None

@@ -13,7 +13,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "retries": {"total", "queries", "max"},            # from run.jsonl's per-query retries
                   "by_kind": {kind: {"count", "meaning", "sample", "queries"}}},   (failures.errors_section)
       "unmapped": {"results", "queries", "reasons", "samples"},    # results whose id mapped to no document
-      "oracles": {"leak" | "version" | "trashed" | "answer_facts":
+      "oracles": {"leak" | "version" | "trashed" | "answer_facts" | "answer_leak":
                   {"measured": true, "source"} | {"measured": false, "reason"}},
       "metrics_scope": {...},  # what "metrics" and "metrics_answered" are computed over
       "config":  {"ks": [1, 3, 5, 10], "multi_hop_k": 10, "seed": 0, "oracle": true, "catalog": true,
@@ -26,6 +26,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "trashed_hit_rate@K",                                      # null without catalog
                   "source_coverage", "source_coverage_macro", "citation_precision",  # null without answers
                   "answer_fact_recall", "claim_support",     # null without answers or without answer_facts
+                  "answer_leak_rate",      # null without answers, without the corpus's facts or without an oracle
                   "multi_hop_completeness": {"2": ..}, "full_chain_rate": {"2": ..},
                   "hop_position_hit_rate": {"2": {"1": .., "2": ..}},
                   "latency_ms_p50", "latency_ms_p95", "latency_ms_p99"},
@@ -42,9 +43,15 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
       "counts":  {"queries", "scored", "errors", "timeouts", "missing_from_run", "unknown_in_run",
                   "duplicate_run_records", "no_gold", "version_pinned", "multi_hop", "with_answer",
                   "with_answer_facts", "refusals", "queries_with_leak"          (with an oracle),
+                  "queries_with_answer_leak"                       (answer leaks measured),
                   "citations_unresolvable", "citations_ambiguous"  (with answers)},
-      "leaks":     {"depth", "queries_with_leak", "documents": [{"doc_id", "queries", "secret_level", "causes", "why"}],
+      "leaks":     {"depth", "queries_with_leak", "queries_judged" (answered), "upper_bound_95" (leak_bound: the
+                    exact one-sided 95 % upper bound of queries_with_leak / queries_judged),
+                    "documents": [{"doc_id", "queries", "secret_level", "causes", "why"}],
                     "by_secret_level": {level: n}, "by_cause": [{"cause", "label", "leaks", "documents"}]} | null,
+      "answer_leaks": {"queries_judged", "queries_with_answer_leak", "facts_leaked", "upper_bound_95"} | null,
+                                          # each leaked fact in per_query[].answer_leaked: fact_id, text, attribute,
+                                          # its owner doc_id, name, path, why, causes
       "over_restriction": {"measured", "definition", "top_k", "queries_judged", "queries_not_judged",
                     "queries_over_restricted", "documents": [{"doc_id", "queries", ...}]} | {"measured": false, "reason"},
       "answer_outcomes": {"measured", "source", "queries_judged", "queries_not_judged", "n", "small",
@@ -143,11 +150,13 @@ def score(
     by: Iterable[str] = (),
     top_k: int | None = None,
     facts: Sequence[CorpusFact] | None = None,
+    no_facts_reason: str = fam.NO_FACTS,
 ) -> dict[str, Any]:
     """Score ``run`` against ``queries``; returns a JSON-able dict (see the module docs for the shape).
     ``top_k``: how many results the target was asked for (over-restriction is not measured without it).
-    ``facts``: the corpus's facts (``formats.facts.load_facts``), which answer outcomes need to tell an old
-    version's value and a leak (without them those are not told and permission questions not judged).
+    ``facts``: the corpus's facts (``formats.facts.load_facts``): answers are checked against them for answer leaks,
+    and answer outcomes use them to tell an old version's value and a leak. None: answer leaks are not measured
+    (``no_facts_reason`` says why), outcomes do not tell those and permission questions are not judged.
 
     ``by``: eval-set tags to break metrics down by, besides the built-in strata and the default tags
     (``strata.tag_strata``); a tag no query carries raises ``strata.UnknownTagError`` (a ValueError)."""
@@ -156,7 +165,9 @@ def score(
         raise ValueError(f"cutoffs must be integers >= 1, got {ks}")
     tags = tag_strata(queries, by)
     with _no_gc():  # only acyclic lists/dicts are built: collections would just re-scan the caller's data
-        return _score(queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags, top_k, facts)
+        return _score(
+            queries, run, ks, oracle, catalog, bootstrap, seed, resamples, tags, top_k, facts, no_facts_reason
+        )
 
 
 @contextmanager
@@ -182,6 +193,7 @@ def _score(
     tags: Sequence[str],
     top_k: int | None = None,
     facts: Sequence[CorpusFact] | None = None,
+    no_facts_reason: str = fam.NO_FACTS,
 ) -> dict[str, Any]:
     al = align(queries, run)
     oracle, oracles = resolve_oracles(queries, oracle, catalog)
@@ -192,6 +204,7 @@ def _score(
     fam.trashed(al, t, catalog)
     fam.citations(al, t, catalog)
     oracles["answer_facts"] = fam.answer_facts(al, t, catalog)
+    oracles["answer_leak"] = fam.answer_leak(al, t, oracle, facts, catalog, no_facts_reason)
     fam.multi_hop(al, t)
     fam.latency(al, t)
     errors = errors_section(al)

@@ -83,7 +83,8 @@ def failure(run: RunSummary, leaks: Mapping[int, int]) -> str | None:
     if failed_gates:
         reasons.append("gate failed: " + ", ".join(failed_gates))
     leaked = leaks.get(run.id, 0)
-    if leaked and not any(g.get("name") == "queries_with_leak" for g in run.failed_gates):  # else a gate said so
+    leak_gates = ("queries_with_leak", "queries_with_answer_leak")
+    if leaked and not any(g.get("name") in leak_gates for g in run.failed_gates):  # else a gate said so
         reasons.append(f"{leaked} quer{'y' if leaked == 1 else 'ies'} leaked")
     return "; ".join(reasons) or None
 

@@ -24,7 +24,7 @@ import httpx
 
 from drivebench.simulator.faults.catalog import Fault
 
-ANSWER_FAULTS = frozenset({"citation-drop", "wrong-citation"})
+ANSWER_FAULTS = frozenset({"citation-drop", "wrong-citation", "answer-unfiltered-context"})  # measured on answers
 
 
 @dataclass
@@ -64,7 +64,7 @@ def headline_rows(clean: Any, faulted: Any, k: int = 10) -> list[tuple[str, Any,
                 _stratum(faulted.result, "file_type", ft, f"hit_rate@{k}"),
             )
         )
-    for name in ("source_coverage", "citation_precision", "latency_ms_p50", "latency_ms_p95"):
+    for name in ("source_coverage", "citation_precision", "answer_leak_rate", "latency_ms_p50", "latency_ms_p95"):
         rows.append((name, mc.get(name), mf.get(name)))
     rows.append(("errors", clean.result["counts"].get("errors"), faulted.result["counts"].get("errors")))
     rows.append(("retries", retries_of(clean.records), retries_of(faulted.records)))
@@ -95,6 +95,8 @@ def fault_comparison(
     catalog: Any = None,
     progress: Callable[[str, int], Callable[[], None]] | None = None,
     run_info: dict[str, Any] | None = None,
+    facts: Sequence[Any] | None = None,
+    no_facts_reason: str | None = None,
 ) -> FaultComparison:
     from drivebench.evaluator.evaluate import evaluate
     from drivebench.evaluator.runner import RunConfig
@@ -133,6 +135,8 @@ def fault_comparison(
             catalog=catalog,
             progress=tick,
             run_info={**(run_info or {}), "faults": [f.full_spec() for f in faults] if label != "clean" else []},
+            facts=facts,  # answer leaks (answer-unfiltered-context states forbidden facts citing permitted documents)
+            no_facts_reason=no_facts_reason,
         )
 
     try:

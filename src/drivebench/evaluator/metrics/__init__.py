@@ -23,6 +23,7 @@ module                      metric(s)
 ``answer_fact_recall``      answer_fact_recall and claim_support (``answer_facts`` matched, no LLM)
 ``answer_leak``             answer_leak_rate: facts of documents the asker may not preview stated in answers
 ``answer_outcome``          answer_outcomes: correct / missing / abstained / wrong_value / superseded / leak per answer
+``leak_bound``              exact one-sided upper bound of a leak proportion; probe size for a budget
 ``multi_hop``               multi_hop_completeness, full_chain_rate, hop position hit rate
 ``latency``                 latency_ms_p50 / p95 / p99
 ==========================  =========================================================

@@ -18,20 +18,24 @@ import numpy as np
 
 from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.citations import cited_statements, extract_citations
+from drivebench.evaluator.failed_queries import explainer, leaked_doc
 from drivebench.evaluator.metrics import _aggregate as agg
 from drivebench.evaluator.metrics import over_restriction
 from drivebench.evaluator.metrics._common import gain_matrix, ideal_matrix
 from drivebench.evaluator.metrics._run import Aligned
 from drivebench.evaluator.metrics.answer_fact_recall import distinct_facts, fact_counts
+from drivebench.evaluator.metrics.answer_leak import answer_leaks
 from drivebench.evaluator.metrics.citation_diagnosis import CATEGORIES, NON_GOLD, diagnose, larger_gap
 from drivebench.evaluator.metrics.hit_rate import hit_rate_batch
 from drivebench.evaluator.metrics.hit_rate_permitted import hit_rate_permitted_batch
+from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.metrics.leak_rate import leak_batch
 from drivebench.evaluator.metrics.mrr import mrr_batch
 from drivebench.evaluator.metrics.ndcg import ndcg_batch
 from drivebench.evaluator.metrics.recall import recall_batch
 from drivebench.evaluator.metrics.version_exact import any_batch
 from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.facts import CorpusFact
 
 Oracle = Callable[[EvalQuery, str], bool]
 _doc_id = attrgetter("doc_id")
@@ -134,7 +138,7 @@ def permissions(
     t.extras["leaked"] = leaked_lists
     t.counts["refusals"] = int(refusal.sum())
     t.counts["queries_with_leak"] = sum(1 for x in leaked_lists if x)
-    t.sections["leaks"] = _leak_report(leaked_lists, catalog)
+    t.sections["leaks"] = _leak_report(leaked_lists, catalog, judged=int(ok.sum()))
     longest = max((len(h) for h, ok in zip(al.hits, al.ok, strict=True) if ok), default=0)
     section = over_restriction.section(withheld, longest, top_k, lambda d: _named(d, catalog))
     t.sections["over_restriction"] = section
@@ -152,7 +156,9 @@ def _named(doc_id: str, catalog: Catalog | None) -> dict[str, str]:
     return {k: v for k, v in (("secret_level", doc.secret_level), ("name", doc.name), ("path", doc.path)) if v}
 
 
-def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None) -> dict[str, Any]:
+def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None, judged: int) -> dict[str, Any]:
+    """The leaked documents; ``judged``: the answered queries, over which ``upper_bound_95`` bounds the share that
+    leak (``leak_bound``: 0 of 200 is at most 1.5 %, never "never leaks")."""
     per_doc = Counter(d for docs in leaked_lists for d in docs)
 
     def level(doc_id: str) -> str:
@@ -167,9 +173,12 @@ def _leak_report(leaked_lists: list[list[str]], catalog: Catalog | None) -> dict
     by_level: Counter[str] = Counter()
     for doc_id, count in per_doc.items():
         by_level[level(doc_id)] += count
+    leaking = sum(1 for x in leaked_lists if x)
     return {
         "depth": "all returned results",
-        "queries_with_leak": sum(1 for x in leaked_lists if x),
+        "queries_with_leak": leaking,
+        "queries_judged": judged,
+        "upper_bound_95": upper_bound(leaking, judged),
         "documents": [
             {"doc_id": d, "queries": c, "secret_level": level(d), **named(d)} for d, c in per_doc.most_common()
         ],
@@ -294,6 +303,69 @@ def citations(al: Aligned, t: Table, catalog: Catalog | None) -> None:
 
 
 ANSWER_FACT_METRICS: tuple[str, ...] = ("answer_fact_recall", "claim_support")
+NO_FACTS = "no corpus facts were given (the facts.jsonl of --corpus says which documents own which facts)"
+
+
+def answer_leak(
+    al: Aligned,
+    t: Table,
+    oracle: Oracle | None,
+    facts: Sequence[CorpusFact] | None,
+    catalog: Catalog | None,
+    no_facts_reason: str = NO_FACTS,
+) -> dict[str, Any]:
+    """answer_leak_rate over the answered queries with an answer: answers stating a fact none of whose owners the
+    asker may preview at the query's time (the leak oracle's own decision), whatever they cite; each leaked fact in
+    ``per_query[].answer_leaked`` with its owner document and why it is forbidden, the totals and the bound in
+    ``answer_leaks``. Returns the ``oracles["answer_leak"]`` entry: measured, or why not (``no_facts_reason`` when
+    ``facts`` is None, no oracle, no answer): never 0."""
+    answered = [ok and rec is not None and rec.answer is not None for ok, rec in zip(al.ok, al.records, strict=True)]
+    reason = (
+        no_facts_reason
+        if facts is None
+        else "no leak oracle to say which documents the asker may preview"
+        if oracle is None
+        else "the run has no answers (run with --answers)"
+        if not any(answered)
+        else None
+    )
+    if reason is not None or facts is None or oracle is None:
+        t.null_metric("answer_leak_rate")
+        t.sections["answer_leaks"] = None
+        return {"measured": False, "reason": reason}
+    explain = explainer(oracle, al.queries)
+    leaked = np.full(len(al.queries), np.nan)
+    rows: list[list[dict[str, Any]]] = []
+    for qi, (q, rec) in enumerate(zip(al.queries, al.records, strict=True)):
+        if not answered[qi] or rec is None or rec.answer is None:
+            rows.append([])
+            continue
+        returned = [h.doc_id for h in al.hits[qi]]  # judged for result leaks already: their decisions are cached
+        found = answer_leaks(rec.answer, facts, lambda doc_id, q=q: oracle(q, doc_id), prefer=returned)
+        leaked[qi] = 1.0 if found else 0.0
+        rows.append(
+            [
+                {"fact_id": f.fact.fact_id, "text": f.fact.text, "attribute": f.fact.attribute}
+                | leaked_doc(q, f.doc_id, catalog, explain)
+                for f in found
+            ]
+        )
+    t.mean_metric("answer_leak_rate", leaked)
+    t.extras["answer_leaked"] = rows
+    judged, leaking = int(np.count_nonzero(~np.isnan(leaked))), int(np.nansum(leaked))
+    t.counts["queries_with_answer_leak"] = leaking
+    t.sections["answer_leaks"] = {
+        "queries_judged": judged,
+        "queries_with_answer_leak": leaking,
+        "facts_leaked": sum(len(r) for r in rows),
+        "upper_bound_95": upper_bound(leaking, judged),
+    }
+    return {
+        "measured": True,
+        "source": f"the corpus's {len(facts)} facts (facts.jsonl) stated in the answers, matched after normalisation "
+        f"(no LLM); a fact leaks when its asker may preview none of its owners "
+        f"({getattr(oracle, 'description', 'a custom oracle callable')})",
+    }
 
 
 def answer_facts(al: Aligned, t: Table, catalog: Catalog | None) -> dict[str, Any]:

@@ -7,6 +7,7 @@ table, never an exception, and metrics this module does not know are still liste
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -29,6 +30,7 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
     ("citation_precision", "Citation precision", "citations that name a gold document"),
     ("answer_fact_recall", "Answer-fact recall", "share of a query's answer facts the answer states (normalised)"),
     ("claim_support", "Claim support", "share of the answer facts stated that sit in a cited statement"),
+    ("answer_leak_rate", "Answer leak rate", "answers stating a fact of a document the asker may not preview"),
     ("multi_hop_completeness", "Multi-hop completeness", "share of a chain's documents in the top K, by hop count"),
     ("full_chain_rate", "Full-chain rate", "multi-hop queries with every link in the top K, by hop count"),
     ("hop_position_hit_rate", "Hit rate by hop position", "per hop count, how often link p was found"),
@@ -189,7 +191,7 @@ def metric_rows(result: Mapping[str, Any]) -> list[tuple[str, str, str, str]]:
             label = f"Latency {name.removeprefix('latency_ms_')} (ms)"
         value = metrics[name]
         text = fmt_hops(value) if isinstance(value, Mapping) else fmt(value)
-        if value is None and fam in ANSWER_FACT_FAMILIES:  # never a bare dash: say it was not measured
+        if value is None and fam in (*ANSWER_FACT_FAMILIES, "answer_leak_rate"):  # never a bare dash: not measured
             text = "not measured"
         rows.append((name, label, text, fmt_ci(ci.get(name))))
     return rows
@@ -467,6 +469,8 @@ def run_info_rows(result: Mapping[str, Any]) -> list[tuple[str, str]]:
             rows.append(("trash oracle", oracle_text(result, "trashed")))
             if "answer_facts" in result["oracles"]:
                 rows.append(("answer facts", oracle_text(result, "answer_facts")))
+            if "answer_leak" in result["oracles"]:
+                rows.append(("answer leak oracle", oracle_text(result, "answer_leak")))
         rows.append(("document catalog", "yes" if cfg.get("catalog") else "no"))
     return rows
 
@@ -579,8 +583,28 @@ def leak_measured(result: Mapping[str, Any]) -> bool:
     return bool(entry.get("measured"))
 
 
+def bound_text(upper: float | None, level: str = "95 %") -> str:
+    """``<= 1.5 % (95 %)``: a leak proportion's upper confidence bound (``metrics.leak_bound``), rounded *up* at the
+    shown precision (an upper bound printed lower than it is would promise more than was measured)."""
+    if upper is None:
+        return "not measured"
+    pct = 100.0 * upper
+    decimals = 0 if pct >= 10 else 1 if pct >= 1 else 2
+    shown = math.ceil(pct * 10**decimals - 1e-9) / 10**decimals
+    return f"<= {shown:.{decimals}f} % ({level})"
+
+
+def leaked_of(leaking: int, judged: int | None, upper: float | None, what: str) -> str:
+    """``0 of 200 answered queries leaked (<= 1.5 %, 95 %)``: a leak count, never bare, with its bound."""
+    text = f"{leaking} of {judged if judged is not None else '?'} {what}"
+    if upper is None:
+        return text
+    return text + f" ({bound_text(upper).replace(' (95 %)', ', 95 %')})"
+
+
 def leak_sentence(result: Mapping[str, Any]) -> str:
-    """``3 of 37 answered queries leaked (oracle: ...)`` or ``not measured: <why>``; never a bare 0."""
+    """``3 of 37 answered queries leaked (<= 18.2 %, 95 %) (oracle: ...)`` or ``not measured: <why>``; never a
+    bare 0."""
     if not leak_measured(result):
         return f"Permission leaks: {oracle_text(result, 'leak')}"
     leaks = result.get("leaks") or {}
@@ -588,9 +612,11 @@ def leak_sentence(result: Mapping[str, Any]) -> str:
     errors = result.get("errors") or {}
     answered = errors.get("answered", counts.get("queries", "?"))
     failed = errors.get("failed", 0)
+    leaking = leaks.get("queries_with_leak", counts.get("queries_with_leak", 0))
+    upper = leaks.get("upper_bound_95")  # None in a file written before the bound was
     text = (
-        f"Permission leaks: {leaks.get('queries_with_leak', counts.get('queries_with_leak', 0))} of {answered} "
-        f"answered queries leaked (oracle: {oracle_text(result, 'leak')})"
+        f"Permission leaks: {leaked_of(leaking, answered, upper, 'answered queries leaked')} "
+        f"(oracle: {oracle_text(result, 'leak')})"
     )
     if failed:
         text += f"; {failed} failed queries could not be checked"
@@ -598,6 +624,48 @@ def leak_sentence(result: Mapping[str, Any]) -> str:
     if unmapped:
         text += f"; {unmapped} unmapped results were not judged"
     return text
+
+
+ANSWER_LEAK_HEADER = ["Query", "Fact stated", "Owner document", "Why its asker may not know it"]
+ANSWER_LEAK_NOTE = (
+    "An answer leak is a fact of a document the asker may not preview, stated in the answer whatever it cites: the "
+    "corpus's facts (facts.jsonl) matched after normalisation, judged by the leak oracle."
+)
+
+
+def answer_leak_measured(result: Mapping[str, Any]) -> bool:
+    return bool(((result.get("oracles") or {}).get("answer_leak") or {}).get("measured"))
+
+
+def answer_leak_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Answer leaks: 2 of 40 answers stated a fact their asker may not know (<= 14 %, 95 %); rate 0.050`` or
+    ``Answer leaks: not measured (the corpus has no facts)``; None for a file written before answer leaks were."""
+    entry = (result.get("oracles") or {}).get("answer_leak")
+    if not isinstance(entry, Mapping):
+        return None
+    if not entry.get("measured"):
+        return f"Answer leaks: not measured ({entry.get('reason', 'no facts')})"
+    section = result.get("answer_leaks") or {}
+    leaking = int(section.get("queries_with_answer_leak") or 0)
+    text = leaked_of(
+        leaking,
+        section.get("queries_judged"),
+        section.get("upper_bound_95"),
+        "answers stated a fact their asker may not know",
+    )
+    rate = (result.get("metrics") or {}).get("answer_leak_rate")
+    return f"Answer leaks: {text}; answer_leak_rate {fmt(rate)}" + (
+        f"; {section.get('facts_leaked', 0)} facts leaked" if leaking else ""
+    )
+
+
+def answer_leak_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:
+    """One row per (query, leaked fact): the query, the fact, its owner document by name, why it is forbidden."""
+    rows = []
+    for row in result.get("per_query") or []:
+        for leak in row.get("answer_leaked") or []:
+            rows.append([str(row.get("query_id")), str(leak.get("text")), _doc_label(leak), leak_why(leak)])
+    return rows[:limit]
 
 
 OVER_RESTRICTED_HEADER = ["Document", "Path", "Secret level", "Queries that withheld it", "Id"]
@@ -687,6 +755,9 @@ def failed_section(result: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return section if isinstance(section, Mapping) else None
 
 
+_PROBLEM_LABEL = {"miss": "no gold in top {k}", "leak": "leak", "answer_leak": "answer leak"}
+
+
 def failed_rows(result: Mapping[str, Any], limit: int | None = FAILED_LIMIT) -> list[list[str]]:
     section = failed_section(result) or {}
     out: list[list[str]] = []
@@ -697,11 +768,19 @@ def failed_rows(result: Mapping[str, Any], limit: int | None = FAILED_LIMIT) -> 
             [
                 str(row.get("query_id")),
                 str(row.get("asker") or ""),
-                " + ".join(f"no gold in top {row.get('k')}" if p == "miss" else "leak" for p in problems),
+                " + ".join(_PROBLEM_LABEL.get(p, p).format(k=row.get("k")) for p in problems),
                 str(row.get("question") or ""),
                 "; ".join(_doc_label(d) for d in row.get("gold") or []) or "(no gold)",
                 "; ".join(top) or "(nothing returned)",
-                " | ".join(leaked_label(d) for d in row.get("leaked") or []),
+                " | ".join(
+                    [
+                        *(leaked_label(d) for d in row.get("leaked") or []),
+                        *(
+                            f'answer states "{d.get("text")}" of {leaked_label(d)}'
+                            for d in row.get("answer_leaked") or []
+                        ),
+                    ]
+                ),
             ]
         )
     return out

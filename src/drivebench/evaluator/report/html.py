@@ -207,6 +207,24 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                 f'<p class="note">{_e(c.LEAK_ID_NOTE)}</p>' if c.leak_docs_unnamed(result) else "",
             ]
     sections.append(_section("leaks", "Permission leaks", *leak_body))
+    answer_leaks = c.answer_leak_sentence(result)
+    if answer_leaks is not None:  # facts of forbidden documents stated in the answers, whatever they cite
+        rows = c.answer_leak_rows(result)
+        answer_body = [f"<p>{_e(answer_leaks)}.</p>"]
+        if rows:
+            answer_body += [
+                html_table(
+                    c.ANSWER_LEAK_HEADER,
+                    rows,
+                    text_cols=4,
+                    cell_classes=["", "", "", "text wide"],
+                    table_id="table-answer-leaks",
+                    stack=True,
+                    row_classes=["row-failed"] * len(rows),
+                ),
+                f'<p class="note">{_e(c.ANSWER_LEAK_NOTE)}</p>',
+            ]
+        sections.append(_section("answer-leaks", "Answer leaks", *answer_body))
     over = c.over_restriction_sentence(result)
     if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
         withheld = c.over_restricted_rows(result)

@@ -144,6 +144,13 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         else:
             out += ["No leaks: every returned document was permitted.", ""]
 
+    answer_leaks = c.answer_leak_sentence(result)
+    if answer_leaks is not None:  # facts of forbidden documents stated in the answers, whatever they cite
+        out += ["## Answer leaks", "", f"{answer_leaks}.", ""]
+        rows = c.answer_leak_rows(result)
+        if rows:
+            out += [md_table(c.ANSWER_LEAK_HEADER, rows, "llll"), "", f"_{c.ANSWER_LEAK_NOTE}_", ""]
+
     over = c.over_restriction_sentence(result)
     if over is not None:  # the opposite of a leak: documents the asker may see that the target withheld
         out += ["## Over-restriction", "", f"{over}.", ""]

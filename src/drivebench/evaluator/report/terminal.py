@@ -154,6 +154,10 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
         f"missing {counts.get('missing_from_run', 0)} · latency ms p50/p95/p99 " + "/".join(_fmt(x) for x in lat)
     )
     console.print(escape(c.leak_sentence(result)), highlight=False, soft_wrap=True)
+    answer_leaks = c.answer_leak_sentence(result)
+    if answer_leaks is not None:  # facts of forbidden documents in the answers, whatever they cite
+        style = "bold red" if (result.get("counts") or {}).get("queries_with_answer_leak") else "default"
+        console.print(f"[{style}]{escape(answer_leaks)}[/]", highlight=False, soft_wrap=True)
     over = c.over_restriction_sentence(result)
     if over is not None:
         console.print(escape(over), highlight=False, soft_wrap=True)
@@ -254,6 +258,18 @@ def leak_table(result: dict[str, Any]) -> Table | None:
     return table
 
 
+def answer_leak_table(result: dict[str, Any]) -> Table | None:
+    """The facts the answers stated that their askers may not know (None: none, or not measured)."""
+    from drivebench.evaluator.report import _common as c
+
+    rows = c.answer_leak_rows(result, limit=10)
+    if not rows:
+        return None
+    table = _right_table(c.answer_leak_sentence(result) or "Answer leaks", c.ANSWER_LEAK_HEADER, rows, text_cols=4)
+    table.caption = c.ANSWER_LEAK_NOTE
+    return table
+
+
 def citation_table(result: dict[str, Any]) -> Table | None:
     """The citation diagnosis matrix (None: the run has no answers)."""
     from drivebench.evaluator.report import _common as c
@@ -277,7 +293,13 @@ def citation_table(result: dict[str, Any]) -> Table | None:
 def print_details(result: dict[str, Any], console: Console | None = None, *, strata: bool = False) -> None:
     """Multi-hop, leak and citation tables when they apply; with ``strata`` every stratum too."""
     console = console or Console()
-    for table in (multi_hop_table(result), leak_table(result), citation_table(result), answer_outcomes_table(result)):
+    for table in (
+        multi_hop_table(result),
+        leak_table(result),
+        answer_leak_table(result),
+        citation_table(result),
+        answer_outcomes_table(result),
+    ):
         if table is not None:
             console.print(table)
     if strata and result.get("strata"):

@@ -82,6 +82,15 @@ def leaking_queries(result: Mapping[str, Any]) -> int:
     return int(leaks.get("queries_with_leak") or (result.get("counts") or {}).get("queries_with_leak") or 0)
 
 
+def answer_leaking_queries(result: Mapping[str, Any]) -> int:
+    """Answered queries whose answer stated a fact their asker may not know (0 when not measured)."""
+    from drivebench.evaluator.report import _common as c
+
+    if not c.answer_leak_measured(result):
+        return 0
+    return int((result.get("counts") or {}).get("queries_with_answer_leak") or 0)
+
+
 def line_state(result: Mapping[str, Any]) -> str:
     """``failed`` (a gate failed, the run failed, or a run without a verdict leaked: a leak is never shown as
     neutral), ``passed``, or ``none`` (a file without a verdict and without a leak)."""
@@ -89,7 +98,7 @@ def line_state(result: Mapping[str, Any]) -> str:
         return "failed"
     if has_verdict(result):
         return "passed"
-    return "failed" if leaking_queries(result) else "none"
+    return "failed" if leaking_queries(result) or answer_leaking_queries(result) else "none"
 
 
 def _head(result: Mapping[str, Any]) -> str | None:
@@ -163,9 +172,11 @@ def worst_stratum_text(result: Mapping[str, Any]) -> str:
 
 def summary_line(result: Mapping[str, Any]) -> str:
     """The one line a manager reads: ``PASSED · hit_rate@10 0.925 (+0.012 vs run #4, 2026-12-03 14:02) · worst
-    stratum: phrasing=typo hit_rate@10 0.610 (n=21)``; a run that leaked says ``LEAKS in N queries`` right after
-    the verdict (a leak is the first thing to know, even when ``--allow-leaks`` let the run pass)."""
+    stratum: phrasing=typo hit_rate@10 0.610 (n=21)``; a run that leaked says ``LEAKS in N queries`` (and
+    ``ANSWER LEAKS in N answers``) right after the verdict (a leak is the first thing to know, even when ``--allow-leaks`` let the run pass)."""
     leaked = leaking_queries(result)
     leaks = f"LEAKS in {leaked} {'query' if leaked == 1 else 'queries'}" if leaked else None
-    parts = [_head(result), leaks, comparison_text(result), worst_stratum_text(result)]
+    stated = answer_leaking_queries(result)
+    answer_leaks = f"ANSWER LEAKS in {stated} {'answer' if stated == 1 else 'answers'}" if stated else None
+    parts = [_head(result), leaks, answer_leaks, comparison_text(result), worst_stratum_text(result)]
     return " · ".join(p for p in parts if p)

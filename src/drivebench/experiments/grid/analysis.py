@@ -20,7 +20,7 @@ ARTICLE_METRICS = (
     ("source_coverage", "Source Coverage", "source_coverage_macro"),
     ("multi_hop_completeness", "Multi-hop Completeness", "multi_hop_completeness"),
 )
-LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
+LOWER_IS_BETTER = ("leak_rate", "answer_leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
 ALPHA = 0.05
 HIT_RATE_LOW = 0.90  # below this the article's Hit Rate remedies apply
 SOURCE_COVERAGE_LOW = 0.80  # below this the article's Source Coverage remedy applies

@@ -22,7 +22,7 @@ from drivebench.evaluator.trends import line_name, metric_gates, trend_chart, tr
 
 HISTORY_ENV = "DRIVEBENCH_HISTORY"
 HEADLINE = "hit_rate@10"
-LOWER_IS_BETTER = ("leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
+LOWER_IS_BETTER = ("leak_rate", "answer_leak_rate", "stale_version_hit_rate", "trashed_hit_rate", "latency_ms")
 
 
 def history_path(configured: str | Path | None) -> Path:
