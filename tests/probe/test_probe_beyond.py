@@ -11,8 +11,8 @@ import httpx
 import pytest
 from scipy.stats import binom
 
+from drivebench.evaluator.metrics.leak_bound import trials_for, upper_bound
 from drivebench.evaluator.probe import beyond, bounds
-from drivebench.evaluator.probe._bound_tmp import trials_for, upper_bound
 from drivebench.evaluator.probe.groundtruth import GroundTruth
 from drivebench.evaluator.probe.pairs import sample_pairs
 from drivebench.evaluator.probe.queries import QueryBuilder

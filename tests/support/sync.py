@@ -91,3 +91,23 @@ class RecallProxy:
             if self.freeze and resp.status_code == 200:
                 self._frozen[key] = resp.json()
             return JSONResponse(resp.json(), status_code=resp.status_code)
+
+
+class KeepsPurgedTarget:
+    """Wraps the simulator's own recall with an index that never hears of a purge: every document it once
+    returned to a (user, query) that the drive no longer has (purged) is still returned there. Trash, grants
+    and everything else are reflected as the simulator reflects them; no simulator fault keeps purged
+    documents, so this stands in for a connector that misses purges (ConfusedPilot's deleted documents)."""
+
+    def __init__(self, inner: Any, sim: Simulator) -> None:
+        self.inner, self.sim = inner, sim
+        self.seen: dict[tuple[str | None, str], list[Any]] = {}
+
+    async def recall(self, query: Any, top_k: int) -> Any:
+        resp = await self.inner.recall(query, top_k)
+        key = (query.user_id, query.query)
+        kept = self.seen.setdefault(key, [])
+        kept += [h for h in resp.hits if h.doc_id not in {k.doc_id for k in kept}]
+        ids = {h.doc_id for h in resp.hits}
+        resp.hits += [h for h in kept if h.doc_id not in ids and h.doc_id not in self.sim.drive.documents]
+        return resp

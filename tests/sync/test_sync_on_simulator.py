@@ -4,14 +4,17 @@ reflected by the first probe: no leak second, lags far below a second."""
 
 from __future__ import annotations
 
+import json
+
+from drivebench.evaluator.sync.outputs import summary_lines
 from drivebench.evaluator.sync.scenario import change_classes
 from drivebench.simulator.backend import Simulator
 from tests.support.sync import HidingTarget, run_in_process, simulator_target
 
 
-def test_every_revoking_class_converges_at_once_and_the_drive_is_restored(fresh_sim: Simulator) -> None:
+def test_every_revoking_class_converges_at_once_and_the_drive_is_restored(fresh_sim: Simulator, tmp_path) -> None:
     before = fresh_sim.stats()["snapshot"], fresh_sim.drive.clock.now()
-    result = run_in_process(fresh_sim, "revocations")
+    result = run_in_process(fresh_sim, "revocations", out_dir=tmp_path)
     sync, o = result["sync"], result["sync"]["overall"]
     assert result["status"]["state"] == "ok", result["status"]
     revoking = {c for c, v in change_classes().items() if v.kind == "revoke"}
@@ -24,6 +27,13 @@ def test_every_revoking_class_converges_at_once_and_the_drive_is_restored(fresh_
     assert all(c["error"] is None for c in sync["changes"])
     assert sync["drive_restored"] is True
     assert (fresh_sim.stats()["snapshot"], fresh_sim.drive.clock.now()) == before
+    # none left open is not a rate of 0: the count is read with its 95 % upper bound, in every rendering
+    n = o["revocation_pairs"]
+    said = f"0 of {n} revocations left open (≤ {o['revocations_open_bound'] * 100:.1f} %, 95 %)"
+    assert summary_lines(result)[0] == said
+    for name in ("report.md", "report.html"):
+        assert said in (tmp_path / name).read_text(encoding="utf-8"), name
+    assert json.loads((tmp_path / "metrics.json").read_text())["sync"]["classes"]["purged"]["open_leak_bound"] > 0
 
 
 def test_content_and_grant_classes_converge(fresh_sim: Simulator) -> None:

@@ -94,3 +94,31 @@ def test_builtin_scenarios_load(name: str) -> None:
     if name == "all":
         assert {c for c, _ in s.changes} == set(classes)
     assert s.conformance == (name == "conformance")
+
+
+def test_every_open_leak_count_carries_its_95_percent_upper_bound() -> None:
+    """Zero open leaks in 44 revocations is a rate of at most 6.6 % (exact one-sided Clopper-Pearson), never 0;
+    without a testable revocation the bound is not measured; a grant left unreflected is no leak."""
+    from drivebench.evaluator.sync.outputs import bound_cell, open_leaks
+
+    pairs = [_pair("trashed", "revoke", 0.1)] * 40 + [_pair("purged", "revoke", 0.1)] * 4
+    pairs += [_pair("grant-added", "grant", 0.2), _pair("deny-added", "revoke", None, testable=False)]
+    s = summarize(pairs, 46, 0, {"answer-cache": 1}, deadline_s=5.0, not_planned_why={"answer-cache": "no endpoint"})
+    o = s["overall"]
+    assert o["revocations_open_bound"] == 0.0658 and o["bound_confidence"] == 0.95
+    assert open_leaks(0, 44, o["revocations_open_bound"]) == "0 of 44 revocations left open (≤ 6.6 %, 95 %)"
+    assert s["classes"]["purged"]["open_leak_bound"] == 0.5271  # 0 of 4
+    assert s["classes"]["deny-added"]["open_leak_bound"] is None  # nothing testable: not measured
+    assert s["classes"]["grant-added"]["open_leak_bound"] is None
+    assert s["classes"]["answer-cache"]["open_leak_bound"] is None
+    assert s["classes"]["answer-cache"]["not_planned_why"] == "no endpoint"
+    assert bound_cell(None) == "not measured"
+    leaky = summarize(
+        [_pair("trashed", "revoke", None, converged=False)] * 3 + [_pair("trashed", "revoke", 1.0)], 4, 0, {}
+    )
+    assert leaky["classes"]["trashed"]["open_leak_bound"] == 0.9873  # 3 of 4
+    assert (
+        summarize([_pair("trashed", "revoke", None, converged=False)], 1, 0, {})["overall"]["revocations_open_bound"]
+        == 1.0
+    )
+    assert gate_metrics(s)["open_leak_bound[purged]"] == 0.5271  # a gate may read it

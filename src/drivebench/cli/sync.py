@@ -49,7 +49,10 @@ def sync(
     target_profile: Path | None = typer.Option(None, "--target-profile", dir_okay=False, help="TOML target profile."),
     token: str | None = typer.Option(None, "--token", help="Bearer token for the target (evaluate-as)."),
     corpus: str | None = typer.Option(
-        None, "--corpus", help="The corpus the drive loaded (name or dir): what --match path/name map ids to."
+        None,
+        "--corpus",
+        help="The corpus the drive loaded (name or dir): what --match path/name map ids to, and its facts "
+        "(facts.jsonl), whose statement in an answer shows its document (class answer-cache).",
     ),
     match: str | None = MatchOpt,
     scenario: str = typer.Option(
@@ -94,6 +97,7 @@ def sync(
     from drivebench.evaluator.sync.scenario import ScenarioError, load_scenario
     from drivebench.evaluator.sync.summary import gate_metrics, summarize
     from drivebench.evaluator.sync.verdict import verdict_line
+    from drivebench.formats.facts import load_facts
 
     quiet_libraries()
     if restore:
@@ -130,8 +134,18 @@ def sync(
     # ids as eval run maps them; doc ids are checked against the drive's own listing (documents the run uploads
     # are in no corpus), so the corpus is needed only to map paths, names or a map file
     id_mapper = None
+    corpus_dir = resolve_corpus_option(corpus) if corpus else None
     if match != "doc_id":
-        id_mapper = _id_mapper(match, resolve_corpus_option(corpus) if corpus else None, profile.source)
+        id_mapper = _id_mapper(match, corpus_dir, profile.source)
+    try:
+        facts = load_facts(corpus_dir) if corpus_dir is not None else None
+    except ValueError as exc:
+        usage_error(str(exc))
+    # the answer endpoint: the simulator's beside its recall (checked before the class's first change), or a
+    # profile's own; a profile that names none has none (its recall host need not answer the simulator's path)
+    no_answers_why = None
+    if target_profile is not None and profile.request.answer_url is None:
+        no_answers_why = f"the target profile {target_profile} names no answer endpoint ([request] answer_url)"
     out_dir = out or default_out_dir()
     client = DriveClient(drive, drive_token) if drive is not None and drive_token is not None else None
     config = SyncConfig(deadline_s=deadline, poll_s=poll, top_k=top_k, manual=manual)
@@ -153,6 +167,8 @@ def sync(
                 gates=gates,
                 allow_not_converged=allow_not_converged,
                 id_mapper=id_mapper,
+                no_answers_why=no_answers_why,
+                facts=facts,
             )
     except SyncSetupError as exc:
         usage_error(str(exc))

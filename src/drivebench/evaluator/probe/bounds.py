@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from drivebench.evaluator.probe._bound_tmp import trials_for, upper_bound
+from drivebench.evaluator.metrics.leak_bound import trials_for, upper_bound
 from drivebench.evaluator.probe.beyond import BODY, CACHE
 
 CONFIDENCE = 0.95

@@ -104,6 +104,10 @@ class DriveClient:
     def untrash(self, doc_id: str) -> dict[str, Any]:
         return self._call("POST", f"/api/v1/files/{doc_id}/untrash")
 
+    def purge(self, doc_id: str) -> dict[str, Any]:
+        """Destroy the document: versions, bytes, grants and history (the admin token; no trash needed first)."""
+        return self._call("DELETE", f"/api/v1/files/{doc_id}")
+
     def touch(self, doc_id: str) -> None:
         """Move the document's modification time without changing its content, place or ACL (trash, untrash)."""
         self.trash(doc_id)

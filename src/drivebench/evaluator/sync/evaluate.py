@@ -21,11 +21,19 @@ from typing import Any
 from drivebench.evaluator.gates import Gate
 from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
-from drivebench.evaluator.sync.runner import RecallTarget, SyncConfig, SyncRun, SyncRunner, pair_dicts
+from drivebench.evaluator.sync.runner import (
+    AnswerTarget,
+    RecallTarget,
+    SyncConfig,
+    SyncRun,
+    SyncRunner,
+    pair_dicts,
+)
 from drivebench.evaluator.sync.scenario import Scenario
 from drivebench.evaluator.sync.summary import gate_metrics, summarize
 from drivebench.evaluator.sync.verdict import judge
 from drivebench.formats.evalset import EvalQuery
+from drivebench.formats.facts import CorpusFact
 from drivebench.formats.target import TargetError
 
 
@@ -124,8 +132,14 @@ def _state(drive: DriveClient) -> tuple[str, str]:
     return str(s.get("snapshot")), str(s.get("clock"))
 
 
-LAG_FIGURES = ("revocation_lag_p50_s", "revocation_lag_p95_s", "revocation_lag_max_s", "leak_seconds_total")
-CLASS_FIGURES = ("lag_p50_s", "lag_p95_s", "lag_max_s", "leak_seconds")
+LAG_FIGURES = (
+    "revocation_lag_p50_s",
+    "revocation_lag_p95_s",
+    "revocation_lag_max_s",
+    "leak_seconds_total",
+    "revocations_open_bound",
+)
+CLASS_FIGURES = ("lag_p50_s", "lag_p95_s", "lag_max_s", "leak_seconds", "open_leak_bound")
 
 
 def withhold_figures(summary: dict[str, Any]) -> None:
@@ -155,9 +169,16 @@ def run_sync(
     gates: Sequence[Gate] = (),
     allow_not_converged: bool = False,
     id_mapper: IdMapper | None = None,
+    answer_target: AnswerTarget | None = None,
+    no_answers_why: str | None = None,
+    facts: list[CorpusFact] | None = None,
 ) -> dict[str, Any]:
     """The run's result (``kind: sync``), its verdict judged (``verdict.judge``: the built-in gates and
-    ``gates``) before report.md, report.html and metrics.json are written to ``out_dir``."""
+    ``gates``) before report.md, report.html and metrics.json are written to ``out_dir``.
+
+    ``answer_target``: what the ``answer-cache`` class asks (default: ``target`` when it has ``answer``, checked
+    once before the class's first change); ``no_answers_why`` instead says why there is none, and the class is
+    not measured with that reason. ``facts``: the corpus's facts (an answer stating one shows its document)."""
     say = on_event or (lambda _m: None)
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -180,6 +201,10 @@ def run_sync(
         except DriveError as exc:
             raise SyncSetupError(f"the drive cannot be used: {exc}") from exc
     user = preflight_user or "u001"
+    if no_answers_why is None and answer_target is None:
+        answer_target = target if callable(getattr(target, "answer", None)) else None  # type: ignore[assignment]
+    if answer_target is not None:
+        no_answers_why = None
     runner = SyncRunner(
         drive,
         target,
@@ -188,6 +213,9 @@ def run_sync(
         on_event=on_event,
         wait_for_person=wait_for_person,
         id_mapper=id_mapper,
+        answer_target=answer_target,
+        no_answers_why=no_answers_why,
+        facts=facts,
     )
     outcome: dict[str, Any] = {"run": SyncRun(scenario.name), "preflight": None}
 
@@ -223,7 +251,7 @@ def run_sync(
                 run.drive_restored = False
     preflight_error = outcome["preflight"]
     pairs = pair_dicts(run)
-    summary = summarize(pairs, run.requests, run.errors, run.not_planned, config.deadline_s)
+    summary = summarize(pairs, run.requests, run.errors, run.not_planned, config.deadline_s, run.not_planned_why)
     if run.cases is not None:
         verdicts = [c["verdict"] for c in run.cases]
         summary["conformance"] = {

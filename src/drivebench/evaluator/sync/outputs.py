@@ -21,6 +21,33 @@ def lag_cell(x: Any, lower_bound: bool, deadline: float) -> str:
     return f"≥{x}" if lower_bound and float(x) >= deadline else str(x)
 
 
+def bound_cell(bound: float | None, confidence: float = 0.95) -> str:
+    """``≤ 6.6 % (95 %)``: the upper bound of a leak rate; "not measured" without a trial."""
+    if bound is None:
+        return "not measured"
+    return f"≤ {bound * 100:.1f} % ({confidence * 100:g} %)"
+
+
+def open_leaks(open_: int, trials: int, bound: float | None, confidence: float = 0.95) -> str:
+    """``0 of 44 revocations left open (≤ 6.6 %, 95 %)``: what a count of open leaks says of the rate behind it
+    (none seen is not a rate of 0); "not measured" without a testable revocation."""
+    if bound is None:
+        return "revocations left open: not measured (no testable revocation)"
+    s = "s" if trials != 1 else ""
+    return f"{open_} of {trials} revocation{s} left open (≤ {bound * 100:.1f} %, {confidence * 100:g} %)"
+
+
+def overall_open_leaks(result: dict[str, Any]) -> str:
+    o = result["sync"]["overall"]
+    return open_leaks(
+        o["revocations_not_converged"], o["revocation_pairs"], o.get("revocations_open_bound"), _confidence(result)
+    )
+
+
+def _confidence(result: dict[str, Any]) -> float:
+    return float(result["sync"]["overall"].get("bound_confidence") or 0.95)
+
+
 def doc_label(p: dict[str, Any]) -> str:
     """A document as a reader knows it: its name and drive path, with the id (the id alone when the drive did
     not say, e.g. a manual run)."""
@@ -93,7 +120,7 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
     sync, o = result["sync"], result["sync"]["overall"]
     deadline = sync["config"]["deadline_s"]
     rev = o.get("revocation_lag_is_lower_bound", False)
-    lines = []
+    lines = [overall_open_leaks(result)]
     never = never_took_effect(result)
     lines.append(
         (f"{never}; " if never else "") + f"revocation lag p95 {lag_cell(o['revocation_lag_p95_s'], rev, deadline)} s, "
@@ -107,11 +134,24 @@ def summary_lines(result: dict[str, Any]) -> list[str]:
             f"  {cls:20} n={s['n']:<3} lag p50 {lag_cell(s['lag_p50_s'], lb, deadline)} "
             f"p95 {lag_cell(s['lag_p95_s'], lb, deadline)} max {lag_cell(s['lag_max_s'], lb, deadline)} "
             f"not converged {s['not_converged']} not testable {s['not_testable']}"
+            + (f" open {bound_cell(s['open_leak_bound'], _confidence(result))}" if s["kind"] == "revoke" else "")
+            + (f" (not planned: {s['not_planned_why']})" if s.get("not_planned") else "")
         )
     return lines
 
 
-CLASS_HEADER = ["class", "kind", "n", "lag p50 s", "lag p95 s", "lag max s", "not converged", "leak s", "not testable"]
+CLASS_HEADER = [
+    "class",
+    "kind",
+    "n",
+    "lag p50 s",
+    "lag p95 s",
+    "lag max s",
+    "not converged",
+    "open rate (upper bound)",
+    "leak s",
+    "not testable",
+]
 PAIR_HEADER = ["#", "class", "principal", "document", "applied", "result", "lag s", "leak s", "probes"]
 
 
@@ -127,6 +167,7 @@ def class_rows(result: dict[str, Any]) -> list[list[str]]:
                 str(s["n"]),
                 *(lag_cell(s[k], lb, deadline) for k in ("lag_p50_s", "lag_p95_s", "lag_max_s")),
                 str(s["not_converged"]),
+                bound_cell(s.get("open_leak_bound"), _confidence(result)) if s["kind"] == "revoke" else "-",
                 _cell(s["leak_seconds"]),
                 str(s["not_testable"]),
             ]
@@ -186,6 +227,8 @@ def markdown(result: dict[str, Any]) -> str:
         "reflects the change; a pair that never converged counts as the deadline (≥: a lower bound).",
         "",
         *([f"- **{never}**"] if never else []),
+        f"- {overall_open_leaks(result)}: the exact one-sided Clopper-Pearson upper bound of the rate of "
+        "revocations left open, over the testable revocations",
         f"- revocation lag p50 / p95 / max: {lag_cell(o['revocation_lag_p50_s'], rev, deadline)} / "
         f"{lag_cell(o['revocation_lag_p95_s'], rev, deadline)} / {lag_cell(o['revocation_lag_max_s'], rev, deadline)} s",
         f"- leak seconds (total): {_cell(o['leak_seconds_total'])}; not converged: {o['not_converged']}"
@@ -261,6 +304,12 @@ def html_report(result: dict[str, Any]) -> str:
     never = never_took_effect(result)
     cards = [
         ("Revocations never took effect", str(o["revocations_not_converged"]), bool(never)),
+        (
+            "Revocations left open",
+            f"{o['revocations_not_converged']} of {o['revocation_pairs']}, "
+            f"{bound_cell(o.get('revocations_open_bound'), _confidence(result))}",
+            bool(never),
+        ),
         ("Revocation lag p95 s", lag_cell(o["revocation_lag_p95_s"], rev, deadline), rev),
         ("Revocation lag max s", lag_cell(o["revocation_lag_max_s"], rev, deadline), rev),
         ("Leak seconds", _cell(o["leak_seconds_total"]), bool(o["leak_seconds_total"])),
@@ -275,7 +324,9 @@ def html_report(result: dict[str, Any]) -> str:
     note = (
         f"Lag: seconds from the drive's acknowledgement to the first answer that reflects the change, probed every "
         f"{sync['config']['poll_s']} s up to {deadline} s. A pair that never converged counts as the deadline "
-        "(≥: a lower bound; its lag has no upper bound) in every figure, and fails every lag gate."
+        "(≥: a lower bound; its lag has no upper bound) in every figure, and fails every lag gate. "
+        f"{overall_open_leaks(result)}: the exact one-sided Clopper-Pearson upper bound of the rate of revocations "
+        "left open, over the testable revocations (none seen is not a rate of 0)."
     )
     class_table = pg.table(
         CLASS_HEADER,
@@ -286,6 +337,17 @@ def html_report(result: dict[str, Any]) -> str:
         pg.section("figures", "Figures", f'<div class="cards">{card_html}</div>', f'<p class="note">{pg.e(note)}</p>')
     )
     sections.append(pg.section("classes", "Per change class", class_table))
+    skipped = [
+        [cls, str(s["not_planned"]), s["not_planned_why"]] for cls, s in sync["classes"].items() if s.get("not_planned")
+    ]
+    if skipped:
+        sections.append(
+            pg.section(
+                "not-planned",
+                "Not planned (not measured)",
+                pg.table(["class", "changes", "why"], skipped, text_cols=3),
+            )
+        )
     if sync.get("cases") is not None:
         rows = [[c["case"], c["verdict"], c["wrong"], c["bug"], c["note"] or ""] for c in sync["cases"]]
         sections.append(

@@ -154,23 +154,52 @@ def parent_acl_changed(view: DriveView, used: set[str], run: str, i: int) -> Pla
     )
 
 
-def deny_added(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
+def _group_only_pair(view: DriveView, used: set[str]) -> tuple[str, str, dict[str, Any]] | None:
+    """(user, document, a grant) where the user sees the document only through groups' grants (department,
+    role, project): a deny on the user alone takes it away."""
     for d in _candidates(view, used):
         for u in sorted(view.access[d]):
             if u not in view.users:
                 continue
             via = view.allowing(u, d)
-            if via and all(not g["subject"].startswith("user:") for g in via):  # a group allows: deny the user
-                path = view.path_of(d)
-                return Plan(
-                    "deny-added",
-                    "revoke",
-                    [d],
-                    [u],
-                    f"deny preview to user {u} on {path} (allowed through {via[0]['subject']})",
-                    _op("add_grant", path, _user_subject(u), ["preview"], effect="deny"),
-                )
+            if via and all(not g["subject"].startswith("user:") for g in via):
+                return u, d, via[0]
     return None
+
+
+def deny_added(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
+    found = _group_only_pair(view, used)
+    if found is None:
+        return None
+    u, d, via = found
+    path = view.path_of(d)
+    return Plan(
+        "deny-added",
+        "revoke",
+        [d],
+        [u],
+        f"deny preview to user {u} on {path} (allowed through {via['subject']})",
+        _op("add_grant", path, _user_subject(u), ["preview"], effect="deny"),
+    )
+
+
+def answer_cache(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
+    """The answer endpoint after a revocation: the user is answered from the document (asked through the
+    answer endpoint, so a cache would hold the answer), then denied it alone (an explicit deny, as
+    ``deny-added``); the answer must stop citing it, stating its facts or returning it."""
+    found = _group_only_pair(view, used)
+    if found is None:
+        return None
+    u, d, via = found
+    path = view.path_of(d)
+    return Plan(
+        "answer-cache",
+        "revoke",
+        [d],
+        [u],
+        f"deny preview to user {u} on {path} (allowed through {via['subject']}), after {u} was answered from it",
+        _op("add_grant", path, _user_subject(u), ["preview"], effect="deny"),
+    )
 
 
 def member_removed(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
@@ -264,6 +293,16 @@ def trashed(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
         users = [u for u in sorted(view.access[d]) if u in view.users][:MAX_USERS]
         if users:
             return Plan("trashed", "revoke", [d], users, f"trash {view.path_of(d)}", _op("trash", d))
+    return None
+
+
+def purged(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
+    """Permanent deletion straight from the folder: this drive needs no trash first, and trashing first would
+    let a target that handles only the trash pass without ever seeing the purge."""
+    for d in _candidates(view, used):
+        users = [u for u in sorted(view.access[d]) if u in view.users][:MAX_USERS]
+        if users:
+            return Plan("purged", "revoke", [d], users, f"purge {view.path_of(d)}", _op("purge", d))
     return None
 
 
@@ -396,9 +435,11 @@ PLANNERS: dict[str, Callable[[DriveView, set[str], str, int], Plan | None]] = {
     "inheritance-broken": inheritance_broken,
     "moved-out": moved_out,
     "trashed": trashed,
+    "purged": purged,
     "grant-expired": grant_expired,
     "parent-acl-changed": parent_acl_changed,
     "clearance-lowered": clearance_lowered,
+    "answer-cache": answer_cache,
     "new-version": new_version,
     "grant-added": grant_added,
     "new-document": new_document,

@@ -6,7 +6,11 @@ A pair (principal, document) counts only when it can fail: a revocation whose do
 returned to that principal before the change is "not testable", never a pass; so is a grant whose document
 the target already returned. Who was affected is the drive's own answer (``/access`` before and after).
 Target errors are counted (as in ``eval run``) and never become lag figures. The drive is reset to the
-corpus it loaded when the run ends, also on Ctrl-C."""
+corpus it loaded when the run ends, also on Ctrl-C.
+
+A class whose probe is the answer endpoint (``answer-cache``) asks the target's ``answer`` instead of its
+recall: the answer shows the document when it cites it, returns it among its results, or states a fact
+(``formats.facts``) the asker could know only from it (``metrics.answer_leak``)."""
 
 from __future__ import annotations
 
@@ -20,18 +24,26 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from drivebench.evaluator.catalog import Catalog, CatalogDoc
+from drivebench.evaluator.citations import extract_citations
 from drivebench.evaluator.idmap import IdMapper, MapStats, is_unmapped
+from drivebench.evaluator.metrics.answer_leak import answer_leaks
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
 from drivebench.evaluator.sync.planner import PLANNERS, Plan
 from drivebench.evaluator.sync.queries import distinctive_sentence, title_of
-from drivebench.evaluator.sync.scenario import ManualChange, Scenario, change_classes
+from drivebench.evaluator.sync.scenario import ManualChange, Probe, Scenario, change_classes
 from drivebench.evaluator.sync.view import DriveView
 from drivebench.formats.evalset import EvalQuery, RunHit
+from drivebench.formats.facts import CorpusFact
 from drivebench.formats.target import TargetError, TargetResponse
 
 
 class RecallTarget(Protocol):
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse: ...
+
+
+class AnswerTarget(Protocol):
+    async def answer(self, query: EvalQuery, top_k: int) -> TargetResponse: ...
 
 
 @dataclass(frozen=True)
@@ -62,6 +74,7 @@ class PairResult:
     old_versions: list[str] = field(default_factory=list)  # versions the target reported before the change
     name: str | None = None  # the document's file name and drive path, as the drive said before the change
     path: str | None = None
+    probe: Probe = "recall"  # the endpoint asked: recall, or answer (cited, returned, or its facts stated)
 
 
 @dataclass
@@ -80,6 +93,7 @@ class SyncRun:
     scenario: str
     changes: list[ChangeRecord] = field(default_factory=list)
     not_planned: dict[str, int] = field(default_factory=dict)  # class -> changes the drive offered no case for
+    not_planned_why: dict[str, str] = field(default_factory=dict)  # class -> why, when not the drive's lack
     requests: int = 0
     errors: int = 0
     drive_restored: bool | None = None
@@ -118,12 +132,24 @@ class SyncRunner:
         on_event: Callable[[str], None] | None = None,
         wait_for_person: Callable[[str], None] | None = None,
         id_mapper: IdMapper | None = None,
+        answer_target: AnswerTarget | None = None,
+        no_answers_why: str | None = None,
+        facts: list[CorpusFact] | None = None,
     ) -> None:
         """``id_mapper``: how the target's result ids map to the drive's doc ids (``[ids] match``); with the
         drive's API it also learns every document the drive lists (trashed ones too), before the run and after
         each change, so a document the run uploads or moves maps as well. None with a drive: doc ids, checked
-        against the drive's."""
+        against the drive's.
+
+        ``answer_target``: what answers the ``answer-cache`` class's questions (None: the class is not
+        measured, for ``no_answers_why``); ``facts``: the corpus's facts, whose statement in an answer shows
+        their document (None: citations and results alone)."""
         self.drive, self.target, self.config = drive, target, config
+        self.answer_target, self.facts = answer_target, facts
+        self.no_answers_why = no_answers_why or "the target has no answer endpoint"
+        self._answers_checked = answer_target is None
+        self.catalog = Catalog()  # the drive's documents by id, name and path: what an answer's citations name
+        self._may: dict[str, set[str]] = {}  # user -> documents they may preview (facts judged against it)
         if id_mapper is None and drive is not None:
             id_mapper = IdMapper("doc_id")
         self.id_mapper = id_mapper
@@ -137,22 +163,58 @@ class SyncRunner:
         self.errors = 0
         self._qid = 0
         self.result: SyncRun | None = None  # filled as the run goes: a run cut short keeps what it measured
+        self.not_planned_why: dict[str, str] = {}  # class -> why it was not measured, when not the drive's lack
 
     # ------------------------------------------------------------------ probing
-    async def _ask(self, user: str, query: str) -> TargetResponse | None:
+    async def _ask(self, user: str, query: str, probe: Probe = "recall") -> TargetResponse | None:
         self._qid += 1
         self.requests += 1
         q = EvalQuery(query_id=f"sync-{self._qid}", query=query, user_id=user)
         try:
-            resp = await self.target.recall(q, self.config.top_k)
+            if probe == "answer":
+                assert self.answer_target is not None, "an answer probe needs the answer endpoint"
+                resp = await self.answer_target.answer(q, self.config.top_k)
+            else:
+                resp = await self.target.recall(q, self.config.top_k)
         except TargetError as exc:
             self.errors += 1
-            self.log("probe", user=user, query=query, error=str(exc), kind=exc.kind)
+            self.log("probe", user=user, query=query, probe=probe, error=str(exc), kind=exc.kind)
             return None
         if self.id_mapper is not None:
             resp.hits = [self._map(h) for h in resp.hits]
-        self.log("probe", user=user, query=query, hits=[[h.doc_id, h.version_id] for h in resp.hits])
+        hits = [[h.doc_id, h.version_id] for h in resp.hits]
+        if probe == "answer":
+            self.log("probe", user=user, query=query, probe=probe, hits=hits, answer=resp.answer)
+        else:
+            self.log("probe", user=user, query=query, hits=hits)
         return resp
+
+    def _answer_shows(self, user: str, resp: TargetResponse, doc: str) -> bool:
+        """The answer cites ``doc``, returns it among its results, or states a fact of it the user could know
+        from no other document they may preview (``self._may``)."""
+        hits = [h.doc_id for h in resp.hits]
+        if doc in hits or doc in extract_citations(resp.answer, self.catalog, prefer=hits).cited:
+            return True
+        owned = [f for f in self.facts or () if doc in f.owner_doc_ids]
+        if not owned or not resp.answer:
+            return False
+        return bool(answer_leaks(resp.answer, owned, self._may.get(user, set()).__contains__))
+
+    async def _answers_missing(self, user: str, query: str) -> str | None:
+        """Once a run: why the answer endpoint cannot be asked (None: it answers). Not counted as a probe."""
+        if self._answers_checked:
+            return None if self.answer_target is not None else self.no_answers_why
+        self._answers_checked = True
+        assert self.answer_target is not None
+        try:
+            q = EvalQuery(query_id="sync-answer-preflight", query=query, user_id=user)
+            await self.answer_target.answer(q, self.config.top_k)
+        except TargetError as exc:
+            url = getattr(self.answer_target, "answer_url", "the answer endpoint")
+            self.no_answers_why = f"the target's answer endpoint ({url}) does not answer: {exc}"
+            self.answer_target = None
+            return self.no_answers_why
+        return None
 
     def _map(self, hit: RunHit) -> RunHit:
         assert self.id_mapper is not None
@@ -170,6 +232,7 @@ class SyncRunner:
             return
         for f in self.drive.files("/"):
             self.id_mapper.learn(f["doc_id"], f["path"], f["name"])
+            self.catalog.add(CatalogDoc(f["doc_id"], f["name"], f["path"]))
 
     def id_summary(self) -> dict[str, Any] | None:
         if self.id_mapper is None:
@@ -184,16 +247,19 @@ class SyncRunner:
             "examples": self.unmapped_examples,
         }
 
-    async def _returns(self, user: str, queries: list[str], doc: str) -> tuple[list[str], set[str | None], int]:
-        """Which queries return ``doc`` to ``user``, the versions they report, and how many calls failed."""
-        answers = await asyncio.gather(*(self._ask(user, q) for q in queries))
+    async def _returns(
+        self, user: str, queries: list[str], doc: str, probe: Probe = "recall"
+    ) -> tuple[list[str], set[str | None], int]:
+        """Which queries return ``doc`` to ``user`` (with ``probe="answer"``: whose answers show it), the
+        versions they report, and how many calls failed."""
+        answers = await asyncio.gather(*(self._ask(user, q, probe) for q in queries))
         found, versions, failed = [], set(), 0
         for q, resp in zip(queries, answers, strict=True):
             if resp is None:
                 failed += 1
                 continue
             hits = [h for h in resp.hits if h.doc_id == doc]
-            if hits:
+            if hits or (probe == "answer" and self._answer_shows(user, resp, doc)):
                 found.append(q)
                 versions.update(h.version_id for h in hits)
         return found, versions, failed
@@ -223,10 +289,18 @@ class SyncRunner:
         plan = PLANNERS[cls](view, used, self.run_id, index)
         if plan is None:
             return None
+        queries = {d: await asyncio.to_thread(self._queries, d, view) for d in plan.docs}
+        probe = change_classes()[cls].probe
+        if probe == "answer":
+            missing = await self._answers_missing(plan.users[0], queries[plan.docs[0]][0])
+            if missing is not None:
+                self.not_planned_why[cls] = missing
+                return None
+            # before the change, a fact shows the document when no other document the user sees states it
+            self._may = {u: {d for d, us in view.access.items() if u in us} - set(plan.docs) for u in plan.users}
         used.update(plan.docs)
         rec = ChangeRecord(index, cls, plan.detail)
         self.say(f"[{index}] {cls}: {plan.detail}")
-        queries = {d: await asyncio.to_thread(self._queries, d, view) for d in plan.docs}
         synced_setup = True
         if plan.setup is not None:
             await asyncio.to_thread(plan.setup, self.drive)
@@ -237,7 +311,7 @@ class SyncRunner:
         unanswered: set[tuple[str, str]] = set()  # every probe before the change failed
         for u in plan.users:
             for d in plan.docs:
-                found, versions, failed = await self._returns(u, queries[d], d)
+                found, versions, failed = await self._returns(u, queries[d], d, probe)
                 found_before[(u, d)] = (found, versions)
                 if failed == len(queries[d]):
                     unanswered.add((u, d))
@@ -255,7 +329,10 @@ class SyncRunner:
         if cls == "new-document":
             docs = [result["doc_id"]]
             queries[docs[0]] = [plan.new_text or "", title_of(result["name"])]
-        after = {d: await asyncio.to_thread(self.drive.access, d) for d in docs}
+        after = {d: await asyncio.to_thread(self._access_after, d) for d in docs}
+        if probe == "answer":  # after the change, what the drive now lets each user preview
+            now = await asyncio.to_thread(self.drive.access_all)
+            self._may = {u: {d for d, us in now.items() if u in us} for u in plan.users}
         kind = change_classes()[cls].kind
         pairs: list[PairResult] = []
         for d in docs:
@@ -266,7 +343,7 @@ class SyncRunner:
                     rec.unaffected.append(f"{u}:{d}")
                     continue
                 found, versions = found_before.get((u, d), ([], set()))
-                pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at)
+                pair = PairResult(index, cls, kind, u, d, applied_at=rec.applied_at, probe=probe)
                 if d in view.files:
                     pair.name, pair.path = view.files[d]["name"], view.path_of(d)
                 elif cls == "new-document":
@@ -286,8 +363,18 @@ class SyncRunner:
         await self._converge([p for p in pairs if p.testable], t0)
         return rec
 
+    def _access_after(self, doc: str) -> set[str]:
+        """Who may preview ``doc`` after the change; nobody when the drive no longer has it (purged)."""
+        assert self.drive is not None
+        try:
+            return self.drive.access(doc)
+        except DriveError as exc:
+            if exc.status == 404:
+                return set()
+            raise
+
     async def _reflected(self, pair: PairResult) -> tuple[bool | None, int]:
-        found, versions, failed = await self._returns(pair.principal, pair.queries, pair.doc_id)
+        found, versions, failed = await self._returns(pair.principal, pair.queries, pair.doc_id, pair.probe)
         if failed == len(pair.queries):
             return None, failed  # every call failed: nothing learned this round
         if pair.kind == "revoke":  # converged only when every query answered without the document
@@ -333,10 +420,16 @@ class SyncRunner:
 
     async def manual_change(self, index: int, change: ManualChange) -> ChangeRecord:
         """A change a person makes on a real drive: check before, wait for Enter, probe until reflected."""
-        kind = change_classes()[change.cls].kind
+        kind, probe = change_classes()[change.cls].kind, change_classes()[change.cls].probe
         rec = ChangeRecord(index, change.cls, change.instruction)
-        found, versions, failed = await self._returns(change.principal, change.queries, change.doc_id)
-        pair = PairResult(index, change.cls, kind, change.principal, change.doc_id)
+        pair = PairResult(index, change.cls, kind, change.principal, change.doc_id, probe=probe)
+        self.catalog.add(CatalogDoc(change.doc_id))  # no drive listing: an answer may still cite it by id
+        missing = await self._answers_missing(change.principal, change.queries[0]) if probe == "answer" else None
+        if missing is not None:  # nothing to measure it with: the person is not asked to make the change
+            pair.testable, pair.reason = False, missing
+            rec.pairs = [pair]
+            return rec
+        found, versions, failed = await self._returns(change.principal, change.queries, change.doc_id, probe)
         pair.old_versions = sorted(v for v in versions if v is not None)
         if failed == len(change.queries):
             pair.testable, pair.reason = False, "the target failed every probe before the change"
@@ -375,8 +468,12 @@ class SyncRunner:
                     rec = await self.change(index, cls, used)
                     if rec is None:
                         out.not_planned[cls] = out.not_planned.get(cls, 0) + 1
-                        why = change_classes()[cls].none or "no such change"
-                        self.say(f"[{index}] {cls}: not planned (not measured): the drive offers {why}")
+                        out.not_planned_why.update(self.not_planned_why)
+                        why = (
+                            self.not_planned_why.get(cls)
+                            or f"the drive offers {change_classes()[cls].none or 'no such change'}"
+                        )
+                        self.say(f"[{index}] {cls}: not planned (not measured): {why}")
                     else:
                         out.changes.append(rec)
         except (KeyboardInterrupt, asyncio.CancelledError):

@@ -12,6 +12,7 @@ from typing import Literal
 from drivebench.resources import package_dir
 
 Kind = Literal["revoke", "grant", "content"]
+Probe = Literal["recall", "answer"]
 BUILTIN = ("revocations", "content", "all", "conformance")
 
 
@@ -22,6 +23,7 @@ class ChangeClass:
     what: str
     bug: str
     none: str = ""  # what the drive lacks when the planner finds no change of this class
+    probe: Probe = "recall"  # the target's endpoint that must reflect the change
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,10 @@ def _dir() -> Path:
 
 def change_classes() -> dict[str, ChangeClass]:
     data = tomllib.loads((_dir() / "classes.toml").read_text(encoding="utf-8"))
-    return {name: ChangeClass(name, v["kind"], v["what"], v["bug"], v.get("none", "")) for name, v in data.items()}
+    return {
+        name: ChangeClass(name, v["kind"], v["what"], v["bug"], v.get("none", ""), v.get("probe", "recall"))
+        for name, v in data.items()
+    }
 
 
 def load_scenario(name_or_file: str, _seen: frozenset[str] = frozenset()) -> Scenario:

@@ -13,6 +13,9 @@
   (``verdict.sync_gates``), whatever its threshold. A class with no testable pair is ``None`` ("not measured"), never 0.
 * ``not_converged``: testable pairs the target never reflected within the deadline; for a revocation that
   is a leak still open when the run stopped looking.
+* ``open_leak_bound``: for revocations, the exact one-sided 95 % Clopper-Pearson upper bound of the rate of
+  revocations left open, over the testable pairs (each one a trial that could show a leak): ``0 of 44`` open
+  is a rate of at most 6.6 %, not a rate of 0. None without a testable revocation (not measured).
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.sync.scenario import change_classes
+
+CONFIDENCE = 0.95  # of every open-leak bound
 
 
 def nearest_rank(values: Sequence[float], q: float) -> float | None:
@@ -43,13 +49,21 @@ def _lags(testable: list[dict[str, Any]], deadline_s: float | None) -> list[floa
     return lags
 
 
+def _bound(open_: int, trials: int) -> float | None:
+    bound = upper_bound(open_, trials, CONFIDENCE)
+    return None if bound is None else round(bound, 4)
+
+
 def class_summary(pairs: list[dict[str, Any]], deadline_s: float | None = None) -> dict[str, Any]:
     testable = [p for p in pairs if p["testable"]]
     lags = _lags(testable, deadline_s)
     not_converged = sum(1 for p in testable if not p["converged"])
+    kind = pairs[0]["kind"] if pairs else None
     return {
-        "kind": pairs[0]["kind"] if pairs else None,
+        "kind": kind,
         "n": len(testable),
+        # a leak figure of revocations only: a grant or content change left unreflected is no leak
+        "open_leak_bound": _bound(not_converged, len(testable)) if kind == "revoke" else None,
         "lag_p50_s": _r(nearest_rank(lags, 0.5)),
         "lag_p95_s": _r(nearest_rank(lags, 0.95)),
         "lag_max_s": _r(max(lags) if lags else None),
@@ -66,9 +80,11 @@ def summarize(
     errors: int,
     not_planned: dict[str, int],
     deadline_s: float | None = None,
+    not_planned_why: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """``deadline_s``: what a pair that never converged counts as in the lag figures (None: left out; only for
-    a caller that has no deadline)."""
+    a caller that has no deadline). ``not_planned_why``: why a class was not planned, when it is not what the
+    drive lacks (the class's ``none``), e.g. a target without an answer endpoint."""
     classes = change_classes()
     by_class: dict[str, list[dict[str, Any]]] = {}
     for p in pairs:
@@ -77,7 +93,9 @@ def summarize(
     for c, n in not_planned.items():
         row = per_class.setdefault(c, class_summary([]) | {"kind": classes[c].kind})
         row["not_planned"] = n
-        row["not_planned_why"] = f"the drive offers {classes[c].none or 'no such change'}"
+        row["not_planned_why"] = (not_planned_why or {}).get(
+            c
+        ) or f"the drive offers {classes[c].none or 'no such change'}"
     testable = [p for p in pairs if p["testable"]]
     revocations = [p for p in testable if p["kind"] == "revoke"]
     rev_lags = _lags(revocations, deadline_s)
@@ -92,6 +110,8 @@ def summarize(
         "not_converged": sum(1 for p in testable if not p["converged"]),
         "revocations_not_converged": rev_open,
         "revocation_lag_is_lower_bound": bool(rev_open),
+        "revocations_open_bound": _bound(rev_open, len(revocations)),
+        "bound_confidence": CONFIDENCE,
         "not_testable": len(pairs) - len(testable),
         "not_planned": sum(not_planned.values()),
     }
@@ -109,7 +129,15 @@ def gate_metrics(summary: dict[str, Any]) -> dict[str, float | int | None]:
     unmeasured = class_summary([])
     for cls in change_classes():
         s = summary["classes"].get(cls, unmeasured)
-        for key in ("lag_p50_s", "lag_p95_s", "lag_max_s", "not_converged", "leak_seconds", "not_testable"):
+        for key in (
+            "lag_p50_s",
+            "lag_p95_s",
+            "lag_max_s",
+            "not_converged",
+            "leak_seconds",
+            "not_testable",
+            "open_leak_bound",
+        ):
             out[f"{key}[{cls}]"] = s[key]
     return {k: v for k, v in out.items() if not isinstance(v, bool)}
 
