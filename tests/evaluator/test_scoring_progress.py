@@ -36,7 +36,7 @@ def test_scoring_progress_counts_judged_queries_and_changes_no_number(
     assert {total for _, total in calls} == {n}
     done = [d for d, _ in calls]
     assert done == sorted(done) and set(range(n + 1)) <= set(done)  # every judged query counted, in order
-    plain = score(queries, ev.records, (1, 10), oracle=corpus_oracle(sim.corpus_dir))
+    plain = score(queries, ev.records, (1, 10), oracle=corpus_oracle(sim.corpus_dir), top_k=10)  # as evaluate
     assert ev.result["metrics"]["leak_rate@10"] > 0
     assert plain["metrics"] == ev.result["metrics"] and plain["per_query"] == ev.result["per_query"]
     # the wrapper says what it wraps
