@@ -74,6 +74,7 @@ def test_strata_values_from_tags_catalog_and_query(mkq) -> None:
         "role": "engineer",
         "kind": "unknown",
         "secret_level": "secret",
+        "visible_share": "unknown",  # only a corpus oracle knows what the asker may see
     }
     tagged = mkq("t", ["a"], tags={"department": "fin", "file_type": "dxf", "length": "long", "kind": "lookup"})
     s = query_strata(tagged, cat)

@@ -7,7 +7,9 @@ the condition holds (``leak_rate@10>0``, ``hit_rate@10<0.80``). ``NAME`` is
 * ``answered.<metric>`` for the same metric over answered queries only;
 * ``error_rate``, ``errors`` (failed queries), ``unmapped`` (unmapped results), ``queries_with_leak``,
   ``queries_with_answer_leak`` (answers stating a fact their asker may not know: ``metrics.answer_leak``),
-  ``queries_over_restricted`` (queries that withheld a document their asker may see: ``metrics.over_restriction``).
+  ``queries_over_restricted`` (queries that withheld a document their asker may see: ``metrics.over_restriction``),
+  ``queries_under_filled`` (short lists although the asker may see enough matching documents: ``under_fill``;
+  the rate is the metric ``under_fill_rate``).
 
 A gate on a metric that was not measured (``null``: no oracle, nothing answered) fails too: a CI
 gate never passes on a figure that does not exist. An unknown name is a usage error.
@@ -46,6 +48,7 @@ SPECIAL = (
     "queries_with_leak",
     "queries_with_answer_leak",
     "queries_over_restricted",
+    "queries_under_filled",
 )
 COUNTS = (
     "errors",
@@ -53,6 +56,7 @@ COUNTS = (
     "queries_with_leak",
     "queries_with_answer_leak",
     "queries_over_restricted",
+    "queries_under_filled",
 )  # whole numbers: shown without decimals
 # what an operator says of the value when it holds, and the operator that holds when it does not
 _SAYS = {
@@ -171,6 +175,9 @@ def gate_value(result: Mapping[str, Any], name: str) -> tuple[bool, float | None
     if name == "queries_over_restricted":  # not a gate by default: --fail-on 'queries_over_restricted>0'
         section = result.get("over_restriction") or {}
         return True, section.get("queries_over_restricted") if section.get("measured") else None
+    if name == "queries_under_filled":  # not a gate by default: --fail-on 'under_fill_rate>0.05' or this
+        section = result.get("under_fill") or {}
+        return True, section.get("queries_under_filled") if section.get("measured") else None
     table = result.get("metrics") or {}
     if name.startswith("answered."):
         name, table = name.removeprefix("answered."), result.get("metrics_answered") or {}

@@ -16,6 +16,14 @@ decision checked against ``enforce``), the clearance veto, grants that reach the
 the query's time (expired or not yet valid), and a folder that breaks inheritance. ``reasons(query, doc_id)`` gives
 the same reasons each with its cause (``leak_causes``: deny, clearance, expired, not yet valid, inheritance broken,
 no grant), which the leak tables group by.
+
+``previewable(query)`` is every document the query's principal may preview at its time that exists then (created,
+not in the recycle bin): the visible share of the corpus (``visibility``) and the permitted documents under-fill
+counts. It reads the engine's compiled masks (``PermissionEngine.allowed_mask``, proven equal to ``enforce``), one
+pass per principal and time, cached: a Casbin call per document would take a minute on acme@3 (386 documents x 75
+principal-times), and these sets are never used to call a result a leak. ``visible_share(query)`` is its share of the
+documents that exist then; ``matching_permitted(query, enough)`` counts those that share a distinctive term with
+the query (``corpus_terms``: only when the oracle was built from a corpus directory, which has the texts).
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.effective import ExplanationMismatch, GrantSource, effective_permissions
 from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
+from drivebench.evaluator.corpus_terms import CorpusTerms
 from drivebench.evaluator.leak_causes import (
     CLEARANCE,
     DENY,
@@ -49,8 +58,9 @@ from drivebench.formats.evalset import EvalQuery
 class DriveOracle:
     """The oracle over a drive's policy as it stands when the oracle is built (the engine is a snapshot)."""
 
-    def __init__(self, drive: Drive, at: datetime | None = None) -> None:
+    def __init__(self, drive: Drive, at: datetime | None = None, corpus_dir: Path | None = None) -> None:
         self.drive = drive
+        self.corpus_terms = CorpusTerms(corpus_dir) if corpus_dir is not None else None
         self.description = f"the corpus's policies ({drive.name}) at each query's time"
         self.engine = PermissionEngine(self.drive)
         self.at = as_utc(at) if at is not None else self.drive.clock.now()
@@ -58,6 +68,8 @@ class DriveOracle:
         self._engines: dict[int, PermissionEngine] = {len(self._tree_changes): self.engine}
         self._principals: dict[tuple[str | None, str | None, str | None], Principal] = {}
         self._decisions: dict[tuple[Any, ...], bool] = {}
+        self._previewable: dict[tuple[Any, ...], frozenset[str]] = {}
+        self._existing: dict[datetime, int] = {}
 
     def _engine_at(self, at: datetime) -> PermissionEngine:
         """The engine compiled from the tree as it stood at ``at`` (the current one after the last move)."""
@@ -88,6 +100,38 @@ class DriveOracle:
             except DriveError:
                 self._decisions[key] = False
         return self._decisions[key]
+
+    def previewable(self, q: EvalQuery) -> frozenset[str]:
+        """The documents ``q``'s principal may preview at the query's time among those that exist then (created and
+        not in the recycle bin); computed once per principal and time."""
+        at = self._at(q)
+        key = (q.user_id, q.user_role, q.department, at)
+        if key not in self._previewable:
+            engine = self._engine_at(at)
+            mask = engine.allowed_mask(self.principal(q), "preview", at)
+            self._previewable[key] = frozenset(
+                d for d, allowed in zip(engine.doc_ids, mask.tolist(), strict=True) if allowed and self._exists(d, at)
+            )
+        return self._previewable[key]
+
+    def visible_share(self, q: EvalQuery) -> float | None:
+        """The share of the documents existing at the query's time that its principal may preview (``None``: no
+        document exists then)."""
+        at = self._at(q)
+        if at not in self._existing:
+            self._existing[at] = sum(1 for d in self.drive.documents if self._exists(d, at))
+        return len(self.previewable(q)) / self._existing[at] if self._existing[at] else None
+
+    def matching_permitted(self, q: EvalQuery, enough: int) -> int | None:
+        """How many documents ``q``'s principal may preview share a distinctive term with the query at its time,
+        counted up to ``enough`` (``None`` without the corpus's texts)."""
+        if self.corpus_terms is None:
+            return None
+        return self.corpus_terms.count_matching(q.query, sorted(self.previewable(q)), self._at(q), enough)
+
+    def _exists(self, doc_id: str, at: datetime) -> bool:
+        doc = self.drive.documents.get(doc_id)
+        return doc is not None and doc.created_at <= at and not doc.trashed_at_time(at)
 
     def _at(self, q: EvalQuery) -> datetime:
         return as_utc(q.as_of) if q.as_of is not None else self.at
@@ -205,4 +249,4 @@ def _day(bound: str) -> str:
 
 def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> DriveOracle:
     """The oracle of a corpus as written on disk (a fresh drive, independent of any running simulator)."""
-    return DriveOracle(Drive.from_manifest(load_manifest(corpus_dir), None), at)
+    return DriveOracle(Drive.from_manifest(load_manifest(corpus_dir), None), at, corpus_dir)

@@ -5,8 +5,11 @@ so that a run without one never loads the permission engine."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from drivebench.formats.evalset import EvalQuery
+
+_FORWARDED = ("visible_share", "matching_permitted", "corpus_terms")
 
 
 class ProgressOracle:
@@ -18,6 +21,13 @@ class ProgressOracle:
 
     def __call__(self, q: EvalQuery, doc_id: str) -> bool:
         return self.oracle(q, doc_id)
+
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped oracle's visibility questions (``visible_share``, ``matching_permitted``, ``corpus_terms``),
+        when it has them."""
+        if name in _FORWARDED:
+            return getattr(self.oracle, name)
+        raise AttributeError(name)
 
     def explain(self, q: EvalQuery, doc_id: str) -> list[str]:
         """The wrapped oracle's reasons ``doc_id`` may not be previewed (``[]`` when it cannot say)."""

@@ -22,6 +22,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                   "strata": {"tags": [tag strata, e.g. "phrasing"], "small_below": 5}},
       "metrics": {"hit_rate@K", "recall@K", "mrr@K", "ndcg@K",              # every K
                   "leak_rate@K", "hit_rate_permitted@K",                     # null without oracle
+                  "under_fill_rate",              # null without a corpus oracle, top_k or a full list
                   "version_exact_hit_rate@K", "stale_version_hit_rate@K",    # null without pinned gold
                   "trashed_hit_rate@K",                                      # null without catalog
                   "source_coverage", "source_coverage_macro", "citation_precision",  # null without answers
@@ -36,7 +37,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
       "ci":      {metric: [lo, hi] | null}     # every per-query-mean and micro-ratio metric
       "strata":  {stratum: {value: {"n": .., "small": n < 5, <every metric above>}}},
                                           # the built-in strata (department, file_type, length, hops, role,
-                                          # kind, secret_level), then a stratum per tag of config.strata.tags:
+                                          # kind, secret_level, visible_share), then a stratum per tag of config.strata.tags:
                                           # phrasing/style/noise when the eval set has them, plus every `by`
                                           # tag (value tags[TAG], "unknown" when absent); "small": a group
                                           # too small to read. See drivebench.evaluator.strata
@@ -58,6 +59,8 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                     "outcomes": {outcome | "right": {"count", "rate", "ci"}}, "strata": {stratum: {value: ..}},
                     "per_query": [{"query_id", "outcome", "right", "stated", "competing"}]}
                     | {"measured": false, "reason"}    (metrics.answer_outcome; facts: the corpus's facts.jsonl)
+      "under_fill": {"measured", "definition", "top_k", "queries_judged", "queries_under_filled",
+                     "under_fill_rate"} | {"measured": false, "reason"},   # metrics.under_fill_rate, by stratum
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
                     "non_gold_citations": {"wrong", "unresolvable"}, "scope",
                     "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,
@@ -127,7 +130,7 @@ def _per_query(al: Aligned, t: fam.Table) -> list[dict[str, Any]]:
 
 def _strata(queries: Sequence[EvalQuery], catalog: Catalog | None, t: fam.Table, tags: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, values in strata_table(queries, catalog, tags).items():
+    for name, values in strata_table(queries, catalog, tags, t.extras.get("visible_share")).items():
         arr = np.array(values, dtype=object)
         out[name] = {}
         for value in sorted(set(values)):
@@ -200,6 +203,7 @@ def _score(
     t = fam.Table(ks=ks, width=fam.ranking_width(al.hits, ks))
     fam.ranking(al, t)
     fam.permissions(al, t, oracle, catalog, top_k)
+    fam.selectivity(al, t, oracle, top_k)
     fam.versions(al, t)
     fam.trashed(al, t, catalog)
     fam.citations(al, t, catalog)

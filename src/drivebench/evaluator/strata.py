@@ -17,7 +17,15 @@ kind            ``tags.kind``; else ``"unknown"``
 secret_level    the highest catalog secret level among the gold docs (for a query without gold:
                 among its ``forbidden`` docs, the refusal case); else ``tags.secret_level``;
                 ``"none"`` when the query names no document at all
+visible_share   the share of the corpus's documents (existing at the query's time) its principal may
+                preview then, bucketed by ``share_bucket``; ``"unknown"`` without a corpus oracle
 ==============  =================================================================================
+
+Visible-share buckets (``share_bucket``): ``<10 %``, ``10-25 %``, ``25-50 %``, ``>=50 %``. Post-filtering targets
+(a fixed top-k, then the permission filter) fail the askers who see little of the corpus: this stratum shows it.
+The edges fit the built-in corpora, so that every bucket has queries (measured over their eval sets: seed 2 / 7 /
+20 / 26 of 55 queries; acme-zh@3 12 / 48 / 221 / 59 of 340; acme-en@3 11 / 50 / 218 / 61 of 340; the shares run
+from 7 % to 84 %).
 
 Length buckets (``length_bucket``): the length of a query in *English-word equivalents* is
 ``latin_words + cjk_chars / 2`` where ``cjk_chars`` counts Han, kana and hangul characters and
@@ -50,7 +58,19 @@ from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.formats.evalset import EvalQuery
 from drivebench.formats.query_length import length_bucket
 
-STRATA: tuple[str, ...] = ("department", "file_type", "length", "hops", "role", "kind", "secret_level")
+STRATA: tuple[str, ...] = (
+    "department",
+    "file_type",
+    "length",
+    "hops",
+    "role",
+    "kind",
+    "secret_level",
+    "visible_share",
+)
+#: (upper bound, label) of each visible-share bucket, lowest first; the last takes every share above.
+SHARE_BUCKETS: tuple[tuple[float, str], ...] = ((0.10, "<10 %"), (0.25, "10-25 %"), (0.50, "25-50 %"))
+SHARE_TOP = ">=50 %"
 #: Tags broken down by whenever the eval set carries them (see the module docs for why these).
 DEFAULT_TAGS: tuple[str, ...] = ("phrasing", "style", "noise")
 #: A group with fewer queries than this is flagged ``small``: its figures are too noisy to read.
@@ -110,6 +130,13 @@ def _hops(q: EvalQuery) -> str:
     return q.tags.get("hops") or (str(len(dict.fromkeys(q.hops))) if q.hops else "none")
 
 
+def share_bucket(share: float | None) -> str:
+    """The visible-share bucket of a share in [0, 1] (``"unknown"`` for ``None``)."""
+    if share is None:
+        return "unknown"
+    return next((label for bound, label in SHARE_BUCKETS if share < bound), SHARE_TOP)
+
+
 def evalset_tags(queries: Iterable[EvalQuery]) -> list[str]:
     """Every tag name some query of the eval set carries, sorted."""
     return sorted({name for q in queries for name in q.tags})
@@ -133,10 +160,15 @@ def tag_strata(queries: Sequence[EvalQuery], by: Iterable[str] = ()) -> list[str
 
 
 def strata_table(
-    queries: Sequence[EvalQuery], catalog: Catalog | None = None, tags: Sequence[str] = ()
+    queries: Sequence[EvalQuery],
+    catalog: Catalog | None = None,
+    tags: Sequence[str] = (),
+    visible_shares: Sequence[float | None] | None = None,
 ) -> dict[str, list[str]]:
     """Stratum name -> the value of every query, in eval-set order (computed column by column): the built-in
-    strata, then a stratum per tag of ``tags`` (``tags[TAG]``, ``"unknown"`` when absent; see ``tag_strata``)."""
+    strata, then a stratum per tag of ``tags`` (``tags[TAG]``, ``"unknown"`` when absent; see ``tag_strata``).
+    ``visible_shares``: each query's visible share of the corpus (the leak oracle's; ``None``: unknown)."""
+    shares = visible_shares if visible_shares is not None else [None] * len(queries)
     builtin = {
         "department": [_from_gold(q, catalog, "department") for q in queries],
         "file_type": [_from_gold(q, catalog, "file_type") for q in queries],
@@ -145,6 +177,7 @@ def strata_table(
         "role": [q.user_role or q.tags.get("role") or "unknown" for q in queries],
         "kind": [q.tags.get("kind") or "unknown" for q in queries],
         "secret_level": [_secret_level(q, catalog) for q in queries],
+        "visible_share": [share_bucket(share) for share in shares],
     }
     return builtin | {tag: [q.tags.get(tag) or "unknown" for q in queries] for tag in tags if tag not in builtin}
 

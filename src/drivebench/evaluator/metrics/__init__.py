@@ -14,6 +14,8 @@ module                      metric(s)
 ``ndcg``                    ndcg@K, binary or graded (= trec_eval ndcg_cut.K)
 ``leak_rate``               leak_rate@K, leaked documents, ``oracle_from_evalset``
 ``hit_rate_permitted``      hit_rate_permitted@K (refusals included)
+``over_restriction``        permitted gold documents withheld from short lists
+``under_fill``              under_fill_rate: lists shorter than the matching documents the asker may see
 ``version_exact``           version_exact_hit_rate@K
 ``stale_version``           stale_version_hit_rate@K
 ``trashed``                 trashed_hit_rate@K

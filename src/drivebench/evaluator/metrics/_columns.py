@@ -20,7 +20,7 @@ from drivebench.evaluator.catalog import Catalog, CatalogDoc
 from drivebench.evaluator.citations import cited_statements, extract_citations
 from drivebench.evaluator.failed_queries import explainer, leaked_doc
 from drivebench.evaluator.metrics import _aggregate as agg
-from drivebench.evaluator.metrics import over_restriction
+from drivebench.evaluator.metrics import over_restriction, under_fill
 from drivebench.evaluator.metrics._common import gain_matrix, ideal_matrix
 from drivebench.evaluator.metrics._run import Aligned
 from drivebench.evaluator.metrics.answer_fact_recall import distinct_facts, fact_counts
@@ -146,6 +146,35 @@ def permissions(
         t.counts["queries_over_restricted"] = section["queries_over_restricted"]
         judged = iter(withheld)
         t.extras["withheld"] = [(next(judged) or []) if ok and top_k is not None else [] for ok in al.ok]
+
+
+def selectivity(al: Aligned, t: Table, oracle: Oracle | None, top_k: int | None) -> None:
+    """Each query's visible share of the corpus (``extras["visible_share"]``: the ``visible_share`` stratum) and
+    under_fill_rate (``top_k``: the depth the target was asked for). Both need an oracle that lists what the asker
+    may preview (the corpus oracle); under-fill also the corpus's texts."""
+    share_of = getattr(oracle, "visible_share", None)
+    matching = getattr(oracle, "matching_permitted", None)
+    n = len(al.queries)
+    t.extras["visible_share"] = [share_of(q) for q in al.queries] if share_of is not None else [None] * n
+    longest = max((len(h) for h, ok in zip(al.hits, al.ok, strict=True) if ok), default=0)
+    can_count = matching is not None and getattr(oracle, "corpus_terms", None) is not None
+    reason = under_fill.not_measured_reason(top_k, can_count, sum(al.ok))
+    if reason is not None or top_k is None or matching is None:
+        t.null_metric("under_fill_rate")
+        t.sections["under_fill"] = under_fill.section([], top_k, reason)
+        return
+    per_query: list[bool | None] = []
+    for q, hits, ok in zip(al.queries, al.hits, al.ok, strict=True):
+        if not ok:
+            per_query.append(None)
+        elif len(hits) >= top_k:  # a full list: the permitted matches need not be counted
+            per_query.append(False)
+        else:
+            per_query.append(under_fill.under_filled(len(hits), top_k, matching(q, top_k)))
+    t.mean_metric("under_fill_rate", np.array([np.nan if u is None else float(u) for u in per_query]))
+    section = under_fill.section(per_query, top_k, None, longest)
+    t.sections["under_fill"] = section
+    t.counts["queries_under_filled"] = section["queries_under_filled"]
 
 
 def _named(doc_id: str, catalog: Catalog | None) -> dict[str, str]:

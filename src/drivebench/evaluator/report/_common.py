@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drivebench.evaluator.strata import SMALL_GROUP
+from drivebench.evaluator.strata import SHARE_BUCKETS, SHARE_TOP, SMALL_GROUP
 
 #: Metric families in report order: (family, label, one-line meaning).
 FAMILIES: tuple[tuple[str, str, str], ...] = (
@@ -47,6 +47,7 @@ STRATA_ORDER: tuple[str, ...] = (
     "role",
     "kind",
     "secret_level",
+    "visible_share",
     "phrasing",
     "style",
     "noise",
@@ -59,6 +60,7 @@ STRATUM_LABEL = {
     "role": "Role",
     "kind": "Query kind",
     "secret_level": "Secret level",
+    "visible_share": "Asker's visible share of the corpus",
     "phrasing": "Phrasing",
     "style": "Question style",
     "noise": "Noise",
@@ -248,6 +250,9 @@ def stratum_values(result: Mapping[str, Any], stratum: str) -> list[str]:
         return sorted(groups, key=lambda v: (order.get(v, len(order)), v))
     if stratum == "hops":
         return sorted(groups, key=_int_or)
+    if stratum == "visible_share":  # the buckets low to high, not as strings ("<10 %" after "25-50 %")
+        order = {label: i for i, label in enumerate([*(label for _, label in SHARE_BUCKETS), SHARE_TOP])}
+        return sorted(groups, key=lambda v: (order.get(v, len(order)), v))
     return sorted(groups, key=lambda v: (v in ("unknown", "mixed", "none"), v))
 
 
@@ -684,6 +689,40 @@ def over_restriction_sentence(result: Mapping[str, Any]) -> str | None:
         f"Over-restriction: {n} of {judged} judged queries withheld a document their asker may see "
         f"({section.get('queries_not_judged', 0)} answered queries not judged; definition: {section.get('definition')})"
     )
+
+
+def under_fill_sentence(result: Mapping[str, Any]) -> str | None:
+    """``Under-fill: 5 of 55 answered queries (0.091) got fewer than top_k results although ...`` or ``not measured:
+    <why>``; ``None`` for a file written before under-fill was measured."""
+    section = result.get("under_fill")
+    if not isinstance(section, Mapping):
+        return None
+    if not section.get("measured"):
+        return f"Under-fill: not measured: {section.get('reason', 'no oracle')}"
+    n, judged = section.get("queries_under_filled", 0), section.get("queries_judged", 0)
+    text = (
+        f"Under-fill: {n} of {judged} answered queries ({fmt(section.get('under_fill_rate'))}) got fewer results "
+        f"than their asker may preview among the documents matching the query (up to top_k={section.get('top_k')})"
+    )
+    if n:
+        text += " (a permission filter applied after a fixed top-k: see the rate by visible share below)"
+    if section.get("note"):
+        text += f"; {section['note']}"
+    return text
+
+
+UNDER_FILL_HEADER = ["Asker's visible share", "Queries", "Under-fill rate"]
+
+
+def under_fill_rows(result: Mapping[str, Any]) -> list[list[str]]:
+    """Under-fill by the asker's visible share of the corpus, low to high (none when it was not measured)."""
+    if not (result.get("under_fill") or {}).get("measured"):
+        return []
+    groups = (result.get("strata") or {}).get("visible_share") or {}
+    return [
+        [value, str(groups[value].get("n", "—")), fmt(groups[value].get("under_fill_rate"))]
+        for value in stratum_values(result, "visible_share")
+    ]
 
 
 def over_restricted_rows(result: Mapping[str, Any], limit: int | None = 50) -> list[list[str]]:

@@ -234,6 +234,13 @@ def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation r
                 html_table(c.OVER_RESTRICTED_HEADER, withheld, text_cols=3, table_id="table-withheld-documents")
             )
         sections.append(_section("over-restriction", "Over-restriction", *over_body))
+    under = c.under_fill_sentence(result)
+    if under is not None:  # short lists for askers who see little: a filter applied after a fixed top-k
+        by_share = c.under_fill_rows(result)
+        under_body = [f"<p>{_e(under)}.</p>"]
+        if by_share:
+            under_body.append(html_table(c.UNDER_FILL_HEADER, by_share, table_id="table-under-fill"))
+        sections.append(_section("under-fill", "Under-fill", *under_body))
 
     failed = c.failed_rows(result)  # user data (questions, file names): html_table escapes every cell
     failed_body = [f"<p>{_e(' '.join(c.failed_sentences(result)))}</p>"]

@@ -157,6 +157,12 @@ def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluati
         withheld = c.over_restricted_rows(result)
         if withheld:
             out += ["### Withheld documents", "", md_table(c.OVER_RESTRICTED_HEADER, withheld, "lllrl"), ""]
+    under = c.under_fill_sentence(result)
+    if under is not None:  # short lists for askers who see little: a filter applied after a fixed top-k
+        out += ["## Under-fill", "", f"{under}.", ""]
+        by_share = c.under_fill_rows(result)
+        if by_share:
+            out += ["### Under-fill by visible share", "", md_table(c.UNDER_FILL_HEADER, by_share, "lrr"), ""]
     out += ["## Queries that missed or leaked", "", " ".join(c.failed_sentences(result)), ""]
     rows = c.failed_rows(result)
     if rows:

@@ -161,6 +161,11 @@ def print_summary(result: dict[str, Any], console: Console | None = None) -> Non
     over = c.over_restriction_sentence(result)
     if over is not None:
         console.print(escape(over), highlight=False, soft_wrap=True)
+    under = c.under_fill_sentence(result)
+    if under is not None:
+        by_share = ", ".join(f"{value} {rate} (n={n})" for value, n, rate in c.under_fill_rows(result))
+        under += f"; by the asker's visible share: {by_share}" if by_share else ""
+        console.print(escape(under), highlight=False, soft_wrap=True)
     if (result.get("counts") or {}).get("with_answer") or metrics.get("answer_fact_recall") is not None:
         console.print(escape(c.answer_fact_sentence(result)), highlight=False, soft_wrap=True)
 

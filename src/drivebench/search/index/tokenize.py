@@ -1,33 +1,7 @@
-"""Tokenisation for lexical retrieval: jieba for Chinese runs, lower-cased words for the rest."""
+"""Tokenisation for lexical retrieval: the shared tokenizer of ``formats.tokens`` (the evaluator uses it too)."""
 
 from __future__ import annotations
 
-import logging
-import os
-import re
-import tempfile
-from functools import cache
+from drivebench.formats.tokens import tokenize
 
-_RUN = re.compile(r"[\u4e00-\u9fff]+|[A-Za-z0-9][A-Za-z0-9_.\-]*")
-
-
-@cache
-def _jieba():  # type: ignore[no-untyped-def]
-    import jieba
-
-    jieba.setLogLevel(logging.CRITICAL)
-    jieba.dt.tmp_dir = os.environ.get("DRIVEBENCH_CACHE", tempfile.gettempdir())
-    jieba.initialize()
-    return jieba
-
-
-def tokenize(text: str) -> list[str]:
-    tokens: list[str] = []
-    for run in _RUN.findall(text):
-        if "\u4e00" <= run[0] <= "\u9fff":
-            tokens.extend(t for t in _jieba().lcut(run) if t.strip())
-        else:
-            word = run.lower().strip(".-")
-            if word:
-                tokens.append(word)
-    return tokens
+__all__ = ["tokenize"]
