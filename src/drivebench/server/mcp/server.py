@@ -59,6 +59,7 @@ from drivebench.extract import ExtractionError, extract
 from drivebench.server.mcp.hosts import HostRules, StrictHostCheck
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import request_key
+from drivebench.simulator.recall import recall_for
 
 T = TypeVar("T")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -189,7 +190,7 @@ class DriveMCPServer(MCPServer):
     def _register(self) -> None:
         # imported here: drivebench.server.api imports this module (the app mounts the server)
         from drivebench.server.api.answer import answer_for
-        from drivebench.server.api.recall import filter_args, to_response
+        from drivebench.server.api.recall import recall_query, to_response
         from drivebench.server.api.schemas import AnswerRequest, RecallRequest
 
         sim = self.sim
@@ -223,10 +224,7 @@ class DriveMCPServer(MCPServer):
 
             def run(token: TokenInfo) -> dict[str, Any]:
                 req = RecallRequest.model_validate(args)
-                principal = sim.principal_for(
-                    token, user_id=req.user_id, user_role=req.user_role, department=req.department
-                )
-                outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
+                outcome = recall_for(sim, token, recall_query(req))
                 return to_response(req, outcome, []).model_dump(mode="json")
 
             return await self._call(ctx, "recall", args, run)
