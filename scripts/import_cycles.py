@@ -17,9 +17,13 @@ import grimp
 
 
 def cycles(package: str) -> list[list[str]]:
-    """The groups of modules under ``package`` that import each other, directly or through others of them
-    (Tarjan's strongly connected components of size > 1, or a module importing itself)."""
-    graph = grimp.build_graph("drivebench", include_external_packages=False)
+    """The groups of modules under ``package`` that import each other, directly or through others of them."""
+    return cycles_in(grimp.build_graph("drivebench", include_external_packages=False), package)
+
+
+def cycles_in(graph: grimp.ImportGraph, package: str) -> list[list[str]]:
+    """``cycles`` over ``graph``: Tarjan's strongly connected components of size > 1, or a module importing
+    itself."""
     modules = sorted(m for m in graph.modules if m == package or m.startswith(package + "."))
     inside = set(modules)
     edges = {m: sorted(graph.find_modules_directly_imported_by(m) & inside) for m in modules}
