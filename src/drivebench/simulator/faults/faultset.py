@@ -7,7 +7,7 @@ same code path as before faults existed. Each hook is named after its fault:
 =================  ===============================================================================
 fault              hook (caller)
 =================  ===============================================================================
-leaky-acl          ``leaky_acl_docs`` (``Simulator.recall``: widen the visible set, skip re-check)
+leaky-acl          ``leaky_acl_docs`` (``recall.recall_as``: widen the visible set, skip re-check)
 stale-acl          ``hold_stale_policy`` (``Policies.engine``: keep the previous engine)
 stale-index        ``index_frozen`` (``Simulator.sync_index``), ``served_versions`` (visibility)
 cad-blind          ``extract_config`` (ingestion); switching it re-ingests dxf documents
@@ -16,12 +16,12 @@ wrong-citation     ``misattribute`` (``simulator.answer``)
 permission-outage  ``permission_outage`` (``Simulator.visible_chunks``: the permission check raises)
 latency/errors/    ``request_fault`` (the API's fault middleware and the MCP tools)
 throttle
-answer-unfiltered- ``answer_unfiltered`` (``Simulator.answer_context``: compose from an unfiltered search)
+answer-unfiltered- ``answer_unfiltered`` (``recall.answer_context``: compose from an unfiltered search)
 context
 role-from-body     ``identity_from_body`` (``Simulator.principal_for``: the body names who acts)
 shared-answer-     ``shared_answer`` / ``keep_shared_answer`` (``server.api.answer.answer_for``)
 cache
-post-filter        ``post_filter_fetch_k`` (``Simulator.recall``: unfiltered top fetch_k, then the filter)
+post-filter        ``post_filter_fetch_k`` (``recall.recall_as``: unfiltered top fetch_k, then the filter)
 =================  ===============================================================================
 
 Decisions are hashes (``unit``) of the fault's seed and what is decided about, never ``random``:
