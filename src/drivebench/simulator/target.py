@@ -1,6 +1,6 @@
 """An in-process target: calls a ``Simulator`` directly (no HTTP), with the same principal rules.
 
-Useful for fast evaluation loops and tests; the request goes through ``principal_for`` with the
+Useful for fast evaluation loops and tests; the request goes through ``recall.recall_for`` with the
 simulator's evaluation token exactly as an HTTP request would.
 """
 
@@ -11,8 +11,9 @@ import asyncio
 from drivebench.drive.errors import DriveError, PermissionCheckFailed
 from drivebench.formats.evalset import EvalQuery, RunHit
 from drivebench.formats.target import TargetError, TargetResponse
-from drivebench.simulator.answer import compose_answer, levers_of
+from drivebench.simulator.answer import answer_outcome
 from drivebench.simulator.backend import Simulator
+from drivebench.simulator.recall import RecallQuery, recall_for
 
 
 class InProcessTarget:
@@ -25,10 +26,15 @@ class InProcessTarget:
     def _call(self, query: EvalQuery, top_k: int, answer: bool = False) -> TargetResponse:
         assert self._token is not None
         try:
-            principal = self.sim.principal_for(
-                self._token, user_id=query.user_id, user_role=query.user_role, department=query.department
+            ask = RecallQuery(
+                query.query,
+                top_k,
+                user_id=query.user_id,
+                user_role=query.user_role,
+                department=query.department,
+                as_of=query.as_of,
             )
-            outcome = self.sim.recall(principal, query.query, top_k, query.as_of)
+            outcome = recall_for(self.sim, self._token, ask)
         except PermissionCheckFailed as exc:
             raise TargetError(f"503 permission check failed: {exc}", retryable=False) from exc
         except DriveError as exc:
@@ -36,10 +42,7 @@ class InProcessTarget:
         hits = [RunHit(doc_id=h.doc_id, version_id=h.version_id, score=h.score, rank=h.rank) for h in outcome.hits]
         text = None
         if answer:  # what POST /api/mcp/answer would say, with the simulator's answer levers (and its faults)
-            context, citable = self.sim.answer_context(outcome, query.query, top_k, query.as_of)
-            text = compose_answer(
-                self.sim, context, query.query, self.citation_style, levers=levers_of(self.sim.config), citable=citable
-            ).text
+            text = answer_outcome(self.sim, outcome, ask, self.citation_style).text
         return TargetResponse(
             hits=hits,
             answer=text,

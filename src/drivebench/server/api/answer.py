@@ -13,22 +13,15 @@ from fastapi.security import HTTPAuthorizationCredentials
 from drivebench.drive.tokens import TokenInfo
 from drivebench.server.api.auth import bearer, current_token
 from drivebench.server.api.body import read_json_object
-from drivebench.server.api.recall import _ERRORS, body_schema, filter_args, to_response
+from drivebench.server.api.recall import _ERRORS, body_schema, recall_query, to_response
 from drivebench.server.api.schemas import AnswerRequest, AnswerResponse, CitationOut
-from drivebench.simulator.answer import AnswerResult, compose_answer, levers_of
-from drivebench.simulator.backend import RecallOutcome, Simulator
+from drivebench.simulator.answer import AnswerResult
+from drivebench.simulator.answer import service as answering
+from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import request_key
+from drivebench.simulator.recall import RecallOutcome
 
 router = APIRouter(tags=["answer"])
-
-
-def recall_and_answer(sim: Simulator, principal: object, req: AnswerRequest) -> tuple[RecallOutcome, AnswerResult]:
-    outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))  # type: ignore[arg-type]
-    # clean: the recall's own hits (FAULT answer-unfiltered-context: an unfiltered search, citing only recall's)
-    context, citable = sim.answer_context(outcome, req.query, req.top_k, req.as_of, **filter_args(req.filters))
-    # the server's answer levers (checked when the simulator was configured: see ``Simulator.__init__``)
-    levers = levers_of(sim.config)
-    return outcome, compose_answer(sim, context, req.query, req.citation_style, levers=levers, citable=citable)
 
 
 def answer_response(
@@ -54,8 +47,7 @@ def answer_for(sim: Simulator, token: TokenInfo, req: AnswerRequest) -> AnswerRe
     cached = sim.faults.shared_answer(body_key)
     if cached is not None:
         return cached  # type: ignore[no-any-return]
-    principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
-    outcome, result = recall_and_answer(sim, principal, req)
+    outcome, result = answering.answer_for(sim, token, recall_query(req), req.citation_style)
     response = answer_response(req, outcome, result, warnings)
     sim.faults.keep_shared_answer(body_key, response)
     return response

@@ -17,11 +17,11 @@ from drivebench.server.api.boundary import RENDERED, handle_error
 from drivebench.server.api.schemas import (
     API_VERSION,
     ErrorResponse,
-    RecallFilters,
     RecallRequest,
     RecallResponse,
 )
-from drivebench.simulator.backend import RecallOutcome, Simulator
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.recall import RecallOutcome, RecallQuery, recall_for
 
 router = APIRouter(tags=["recall"])
 RECALL_PATH = "/api/mcp/recall"
@@ -45,11 +45,19 @@ def body_schema(model: type) -> dict[str, object]:
     }
 
 
-def filter_args(filters: RecallFilters | None) -> dict[str, Any]:
-    """The request's filters as ``Simulator.recall`` keywords (the domain judges them as of ``as_of``)."""
-    if filters is None:
-        return {}
-    return {"file_types": filters.file_types, "folder": filters.folder}
+def recall_query(req: RecallRequest) -> RecallQuery:
+    """The request as the simulator's ``RecallQuery`` (the domain judges the principal and the filters)."""
+    filters = req.filters
+    return RecallQuery(
+        req.query,
+        req.top_k,
+        user_id=req.user_id,
+        user_role=req.user_role,
+        department=req.department,
+        as_of=req.as_of,
+        file_types=None if filters is None else filters.file_types,
+        folder=None if filters is None else filters.folder,
+    )
 
 
 def recall_fields(req: RecallRequest, outcome: RecallOutcome, warnings: list[str]) -> dict[str, Any]:
@@ -118,8 +126,7 @@ async def recall(request: Request) -> Response:
     token = current_token(request, await bearer(request))
     req = RecallRequest.model_validate(await read_json_object(request))
     warnings = [f"ignored unknown field {k!r}" for k in sorted(req.model_extra or {})]
-    principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
-    call = partial(sim.recall, principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
+    call = partial(recall_for, sim, token, recall_query(req))  # who the token acts as, then the recall
     # a reranker encodes the query (model code): never on the event loop
     inline = sim.retriever.pipeline in INLINE_PIPELINES and sim.reranker is None
     if inline and req.as_of is None and sim.index_in_sync():

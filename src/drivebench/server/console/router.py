@@ -32,8 +32,9 @@ from drivebench.server.api import faults as faults_api
 from drivebench.server.api.auth import NotAdmin
 from drivebench.server.api.boundary import error_parts
 from drivebench.server.api.schemas import RecallRequest
-from drivebench.server.console import drive_view, recall_view, runs_view
+from drivebench.server.console import recall_view, runs_view
 from drivebench.server.console.session import COOKIE, Identity, check_csrf, check_origin, identify, sessions
+from drivebench.simulator import drive_view
 from drivebench.simulator.faults import FaultSpecError, parse_fault_spec
 
 HERE = package_dir("drivebench.server.console")

@@ -28,7 +28,6 @@ import logging
 import os
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from datetime import datetime
 from typing import Any, TypeVar
 
 import anyio
@@ -53,12 +52,12 @@ from drivebench.drive.errors import (
     PermissionCheckFailed,
     UnknownPrincipal,
 )
-from drivebench.drive.permissions import pointintime
 from drivebench.drive.tokens import TokenInfo
-from drivebench.extract import ExtractionError, extract
 from drivebench.server.mcp.hosts import HostRules, StrictHostCheck
+from drivebench.simulator import documents
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import request_key
+from drivebench.simulator.recall import RecallQuery, recall_for
 
 T = TypeVar("T")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -189,7 +188,7 @@ class DriveMCPServer(MCPServer):
     def _register(self) -> None:
         # imported here: drivebench.server.api imports this module (the app mounts the server)
         from drivebench.server.api.answer import answer_for
-        from drivebench.server.api.recall import filter_args, to_response
+        from drivebench.server.api.recall import recall_query, to_response
         from drivebench.server.api.schemas import AnswerRequest, RecallRequest
 
         sim = self.sim
@@ -223,10 +222,7 @@ class DriveMCPServer(MCPServer):
 
             def run(token: TokenInfo) -> dict[str, Any]:
                 req = RecallRequest.model_validate(args)
-                principal = sim.principal_for(
-                    token, user_id=req.user_id, user_role=req.user_role, department=req.department
-                )
-                outcome = sim.recall(principal, req.query, req.top_k, req.as_of, **filter_args(req.filters))
+                outcome = recall_for(sim, token, recall_query(req))
                 return to_response(req, outcome, []).model_dump(mode="json")
 
             return await self._call(ctx, "recall", args, run)
@@ -332,23 +328,14 @@ class DriveMCPServer(MCPServer):
             return str(doc["text"])
 
     # ------------------------------------------------------------------ documents
-    def _resolve(self, token: TokenInfo, doc_id: str, args: dict[str, Any]) -> tuple[Any, datetime, datetime | None]:
-        """(document, instant, instant for names/paths) under the point-in-time rule; a document the
-        principal may not preview as of then answers exactly like an unknown one."""
+    def _who(self, args: dict[str, Any]) -> RecallQuery:
+        """Who a document tool asks as, and when: its arguments checked like a recall request's."""
+        from drivebench.server.api.recall import recall_query
         from drivebench.server.api.schemas import RecallRequest
 
-        sim = self.sim
-        req = RecallRequest.model_validate({"query": "-", **{k: v for k, v in args.items() if v is not None}})
-        principal = sim.principal_for(token, user_id=req.user_id, user_role=req.user_role, department=req.department)
-        now = sim.drive.clock.now()
-        at = sim.resolve_as_of(req.as_of)
-        try:
-            doc = pointintime.document_as_of(sim, principal, doc_id, at, now)
-        except NotFound:
-            raise
-        except Exception as exc:  # fail closed
-            raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
-        return doc, at, (None if req.as_of is None else at)
+        return recall_query(
+            RecallRequest.model_validate({"query": "-", **{k: v for k, v in args.items() if v is not None}})
+        )
 
     def document(
         self,
@@ -359,55 +346,13 @@ class DriveMCPServer(MCPServer):
         max_chars: int = 20_000,
         **principal_args: Any,
     ) -> dict[str, Any]:
-        sim = self.sim
         if not 1 <= max_chars <= MAX_DOCUMENT_CHARS:
             raise InvalidRequest(f"max_chars must be between 1 and {MAX_DOCUMENT_CHARS}")
-        doc, at, when = self._resolve(token, doc_id, principal_args)
-        if version_id is None:
-            version = doc.version_at(at)
-        else:
-            version = next((v for v in doc.versions if v.version_id == version_id and v.created_at <= at), None)
-        if version is None:
-            raise NotFound(f"document {doc_id} has no version {version_id or 'at that time'}")
-        config = sim.faults.extract_config(sim.config.extract)
-        try:
-            extraction = extract(sim.drive.blob(version.blob), doc.name, config)
-            text, parts = extraction.text, [p.label for p in extraction.parts]
-        except ExtractionError as exc:
-            raise InvalidRequest(f"document {doc_id} cannot be extracted ({exc.reason})") from None
-        return {
-            "doc_id": doc.doc_id,
-            "version_id": version.version_id,
-            "version": version.version,
-            "name": doc.placement_at(when)[1],
-            "path": sim.drive.doc_path_at(doc, when),
-            "file_type": doc.file_type,
-            "title": doc.title,
-            "created_at": version.created_at.isoformat(),
-            "parts": parts,
-            "text": text[:max_chars],
-            "truncated": len(text) > max_chars,
-        }
+        who = self._who(principal_args)
+        return documents.document_text(self.sim, token, doc_id, who, version_id, max_chars)
 
     def versions(self, token: TokenInfo, *, doc_id: str, **principal_args: Any) -> dict[str, Any]:
-        doc, at, when = self._resolve(token, doc_id, principal_args)
-        current = doc.version_at(at)
-        rows = [
-            {
-                "version_id": v.version_id,
-                "version": v.version,
-                "created_at": v.created_at.isoformat(),
-                "author": v.author,
-                "size": v.size,
-                "note": v.note,
-                "restored_from": v.restored_from,
-                "current": current is not None and v.version_id == current.version_id,
-            }
-            for v in doc.versions
-            if v.created_at <= at
-        ]
-        name, path = doc.placement_at(when)[1], self.sim.drive.doc_path_at(doc, when)
-        return {"doc_id": doc.doc_id, "name": name, "path": path, "versions": rows}
+        return documents.document_versions(self.sim, token, doc_id, self._who(principal_args))
 
     # ------------------------------------------------------------------ resource listing, per caller
     async def _handle_list_resources(  # type: ignore[override]

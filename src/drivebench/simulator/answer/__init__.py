@@ -1,4 +1,5 @@
-"""Extractive answers with citations, built only from recall's permitted hits (``compose_answer``)."""
+"""Extractive answers with citations, built only from recall's permitted hits (``compose_answer``); the
+answer for one caller (``answer_for``: recall, then compose)."""
 
 from drivebench.simulator.answer.compose import (
     CITATION_STYLES,
@@ -8,6 +9,7 @@ from drivebench.simulator.answer.compose import (
     split_sentences,
 )
 from drivebench.simulator.answer.levers import CITATION_MODES, AnswerLevers, levers_of, parse_citation
+from drivebench.simulator.answer.service import answer_for, answer_outcome
 
 __all__ = [
     "CITATION_MODES",
@@ -15,6 +17,8 @@ __all__ = [
     "AnswerLevers",
     "AnswerResult",
     "CitationRec",
+    "answer_for",
+    "answer_outcome",
     "compose_answer",
     "levers_of",
     "parse_citation",

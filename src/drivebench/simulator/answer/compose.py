@@ -26,7 +26,7 @@ defaults give the answers described above, byte for byte.
 Fault hooks (no-ops on a clean server): ``citation-drop`` removes a document's markers (and its
 reference-list entry) while keeping its sentences; ``wrong-citation`` points a document's markers at
 another document the principal may preview and that recall did not return; under
-``answer-unfiltered-context`` the hits read are an unfiltered search's (``Simulator.answer_context``) and
+``answer-unfiltered-context`` the hits read are an unfiltered search's (``recall.answer_context``) and
 only the documents recall returned are cited (``citable``).
 """
 
@@ -44,8 +44,8 @@ from drivebench.simulator.answer.levers import AnswerLevers
 from drivebench.simulator.faults.faultset import unit
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import RecallHit, RecallOutcome
     from drivebench.simulator.ports import AnswerSources
+    from drivebench.simulator.recall import RecallHit, RecallOutcome
 
 CITATION_STYLES: tuple[str, ...] = ("brackets", "ids", "footnotes")
 MAX_SENTENCE_CHARS = 240
@@ -215,7 +215,7 @@ def compose_answer(
 ) -> AnswerResult:
     """``levers``: the generator's knobs (``levers.AnswerLevers``; default: cite always, the built-in
     length, 3 passages); ``max_docs`` overrides ``levers.passages``. ``citable`` is only ever given under the
-    answer-unfiltered-context fault (``Simulator.answer_context``): statements of other documents stay uncited."""
+    answer-unfiltered-context fault (``recall.answer_context``): statements of other documents stay uncited."""
     if style not in CITATION_STYLES:
         raise ValueError(f"unknown citation_style {style!r}; use one of {', '.join(CITATION_STYLES)}")
     levers = levers or AnswerLevers()

@@ -7,7 +7,7 @@ same code path as before faults existed. Each hook is named after its fault:
 =================  ===============================================================================
 fault              hook (caller)
 =================  ===============================================================================
-leaky-acl          ``leaky_acl_docs`` (``Simulator.recall``: widen the visible set, skip re-check)
+leaky-acl          ``leaky_acl_docs`` (``recall.recall_as``: widen the visible set, skip re-check)
 stale-acl          ``hold_stale_policy`` (``Policies.engine``: keep the previous engine)
 stale-index        ``index_frozen`` (``Simulator.sync_index``), ``served_versions`` (visibility)
 cad-blind          ``extract_config`` (ingestion); switching it re-ingests dxf documents
@@ -16,12 +16,12 @@ wrong-citation     ``misattribute`` (``simulator.answer``)
 permission-outage  ``permission_outage`` (``Simulator.visible_chunks``: the permission check raises)
 latency/errors/    ``request_fault`` (the API's fault middleware and the MCP tools)
 throttle
-answer-unfiltered- ``answer_unfiltered`` (``Simulator.answer_context``: compose from an unfiltered search)
+answer-unfiltered- ``answer_unfiltered`` (``recall.answer_context``: compose from an unfiltered search)
 context
 role-from-body     ``identity_from_body`` (``Simulator.principal_for``: the body names who acts)
 shared-answer-     ``shared_answer`` / ``keep_shared_answer`` (``server.api.answer.answer_for``)
 cache
-post-filter        ``post_filter_fetch_k`` (``Simulator.recall``: unfiltered top fetch_k, then the filter)
+post-filter        ``post_filter_fetch_k`` (``recall.recall_as``: unfiltered top fetch_k, then the filter)
 =================  ===============================================================================
 
 Decisions are hashes (``unit``) of the fault's seed and what is decided about, never ``random``:
@@ -40,7 +40,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -55,7 +55,9 @@ if TYPE_CHECKING:
     from drivebench.drive.state import Drive
     from drivebench.extract import ExtractConfig
     from drivebench.search.index.chunk_store import ChunkStore
-    from drivebench.simulator.backend import Simulator
+    from drivebench.search.index.embedders import Embedder
+    from drivebench.search.index.embedding_cache import EmbeddingCache
+    from drivebench.simulator.config import SimConfig
 
 log = logging.getLogger("drivebench.faults")
 _MAX_ATTEMPT_KEYS = 100_000
@@ -83,8 +85,25 @@ class RequestFault:
         return f"injected fault '{self.fault}': the server answered {self.status}"
 
 
+class Reindexable(Protocol):
+    """What the fault set's owner offers for re-indexing one file type (``reingest_file_type``): the drive, the
+    index, the caches and the configuration it was built with. A ``Simulator`` is one; written against this
+    narrow view, the faults never import the simulator that holds them."""
+
+    _index_lock: threading.Lock
+    store: ChunkStore
+    embedder: Embedder
+    cache: EmbeddingCache
+    config: SimConfig
+    faults: FaultSet
+    index_version: int
+
+    @property
+    def drive(self) -> Drive: ...
+
+
 class FaultSet:
-    def __init__(self, faults: Iterable[Fault] = (), owner: Simulator | None = None) -> None:
+    def __init__(self, faults: Iterable[Fault] = (), owner: Reindexable | None = None) -> None:
         self._faults: dict[str, Fault] = {}
         self._lock = threading.RLock()
         self._owner = owner
@@ -365,7 +384,7 @@ def request_key(*parts: object) -> str:
     return hashlib.sha256("\x1f".join(str(p) for p in parts).encode()).hexdigest()[:32]
 
 
-def reingest_file_type(sim: Simulator, file_type: str) -> int:
+def reingest_file_type(sim: Reindexable, file_type: str) -> int:
     """Re-extract and re-index every indexed version of ``file_type`` documents with the extraction
     config now in force (cad-blind switches dxf between ``entities+titleblock`` and ``filename-only``).
     Returns the number of versions re-indexed."""

@@ -20,6 +20,8 @@ from typing import TYPE_CHECKING
 
 from drivebench.drive.state import Drive
 from drivebench.search.index import vector_store
+from drivebench.simulator.backend import Simulator
+from drivebench.simulator.config import SimConfig
 from drivebench.simulator.persistence.blobs import DiskBlobs
 from drivebench.simulator.persistence.index_files import IndexFiles, config_fingerprint
 from drivebench.simulator.persistence.lifecycle import TRANSPLANT
@@ -27,7 +29,6 @@ from drivebench.simulator.persistence.store import DriveStore, StoreError
 
 if TYPE_CHECKING:
     from drivebench.search.index.embedders import Embedder
-    from drivebench.simulator.backend import SimConfig, Simulator
 
 _TRANSPLANT = (
     "policies",
@@ -84,7 +85,6 @@ class Follower:
 
     def _fresh(self, template: Simulator | None) -> Simulator:
         from drivebench.corpora.builtin import resolve_corpus
-        from drivebench.simulator.backend import Simulator
 
         drive, generation = self._load_drive()
         embedder = template.embedder if template is not None else self.embedder

@@ -19,7 +19,7 @@ from drivebench.search.index import vector_store
 from drivebench.simulator.persistence.durable import blobs_to_disk
 
 if TYPE_CHECKING:
-    from drivebench.simulator.backend import Simulator
+    from drivebench.simulator.persistence.host import SimulatorState
 
 # attributes carried over from a freshly loaded simulator on reset/seed (and a replica's reload)
 TRANSPLANT = (
@@ -34,7 +34,7 @@ TRANSPLANT = (
 )
 
 
-def checkpoint(sim: Simulator) -> None:
+def checkpoint(sim: SimulatorState) -> None:
     """Index up to date with the metadata and, when durable, on disk."""
     if sim.durable is not None:
         sim.durable.checkpoint()
@@ -42,11 +42,10 @@ def checkpoint(sim: Simulator) -> None:
         sim.sync_index()
 
 
-def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, Any]:
+def load_corpus(sim: SimulatorState, corpus: str | Path | None = None) -> dict[str, Any]:
     """Replace the whole state with a corpus as loaded (``None``: the corpus loaded now, i.e. reset).
     Tokens are derived from the corpus name: seeding another corpus changes them."""
     from drivebench.corpora.builtin import resolve_corpus
-    from drivebench.simulator.backend import Simulator as SimulatorCls
 
     started = time.perf_counter()
     durable = sim.durable
@@ -65,11 +64,7 @@ def load_corpus(sim: Simulator, corpus: str | Path | None = None) -> dict[str, A
             durable.store.write_all(drive, spec)
             durable.files.clear()
             drive = durable.store.load(durable.blobs)
-        # fault profiles are their own subsystem (/_sim/faults): keep them
-        fresh = SimulatorCls(drive, sim.config, embedder=sim.embedder, faults=sim.faults)
-        fresh.use_token_secret(sim.token_secret)  # tokens follow the corpus name, never the secret
-        fresh.cache = sim.cache
-        fresh.ingest_all()
+        fresh = sim.fresh(drive)
         with sim.policies.lock, sim._index_lock:
             vector_store.release(sim.store)  # an in-memory Milvus collection of the old store is dropped
             for attr in TRANSPLANT:
@@ -93,7 +88,7 @@ class _NoLock:
         return None
 
 
-def enforce_retention(sim: Simulator, actor: str | None = "retention") -> tuple[int, int]:
+def enforce_retention(sim: SimulatorState, actor: str | None = "retention") -> tuple[int, int]:
     """Apply the retention settings now; returns (versions deleted, documents purged)."""
     versions, purge = sim.drive.retention_due()
     if not versions and not purge:
@@ -104,26 +99,26 @@ def enforce_retention(sim: Simulator, actor: str | None = "retention") -> tuple[
     return result
 
 
-def set_retention(sim: Simulator, retention: Retention, actor: str | None = None) -> dict[str, Any]:
+def set_retention(sim: SimulatorState, retention: Retention, actor: str | None = None) -> dict[str, Any]:
     sim.drive.set_retention(retention, actor=actor)
     deleted, purged = enforce_retention(sim)
     return {"retention": _retention_dict(sim.drive.retention), "deleted_versions": deleted, "purged_documents": purged}
 
 
-def purge(sim: Simulator, doc_id: str, actor: str | None = None) -> None:
+def purge(sim: SimulatorState, doc_id: str, actor: str | None = None) -> None:
     sim.drive.doc(doc_id)  # 404 before the checkpoint
     checkpoint(sim)
     sim.drive.purge(doc_id, actor=actor)
     sim.sync_index()
 
 
-def set_clock(sim: Simulator, now: datetime, actor: str | None = None) -> dict[str, Any]:
+def set_clock(sim: SimulatorState, now: datetime, actor: str | None = None) -> dict[str, Any]:
     sim.drive.set_clock(now, actor=actor)
     deleted, purged = enforce_retention(sim)
     return {"now": sim.drive.clock.now(), "deleted_versions": deleted, "purged_documents": purged}
 
 
-def advance_clock(sim: Simulator, delta: timedelta, actor: str | None = None) -> dict[str, Any]:
+def advance_clock(sim: SimulatorState, delta: timedelta, actor: str | None = None) -> dict[str, Any]:
     sim.drive.advance_clock(delta, actor=actor)
     deleted, purged = enforce_retention(sim)
     return {"now": sim.drive.clock.now(), "deleted_versions": deleted, "purged_documents": purged}
@@ -133,7 +128,7 @@ def _retention_dict(r: Retention) -> dict[str, Any]:
     return {"versions_kept": r.versions_kept, "days": r.days, "trash_days": r.trash_days}
 
 
-def stats(sim: Simulator) -> dict[str, Any]:
+def stats(sim: SimulatorState) -> dict[str, Any]:
     drive = sim.drive
     with drive.lock:
         docs = list(drive.documents.values())

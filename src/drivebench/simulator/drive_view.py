@@ -1,6 +1,6 @@
 """The drive as one principal sees it, for the console: folder tree, documents, versions, trash, extracted text.
 
-Plain Python, no HTTP (the console router only renders what these return). Every visibility question is
+Plain Python, no HTTP (the console's router, ``server/console/router.py``, only renders what these return). Every visibility question is
 answered by ``permissions.pointintime`` (the functions recall, the MCP tools and the drive API call): a
 document is shown when the principal may **preview** it as of ``at`` under the point-in-time rule, so the
 console never names a document that recall would withhold. Nothing here decides a permission itself.
