@@ -51,7 +51,15 @@ def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
     assert first < done.stdout.index("Hit Rate@K") and "Source Recall Coverage" in done.stdout[first:]
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))["metrics"]
     assert metrics["source_coverage"] is not None and metrics["citation_precision"] is not None
-    assert metrics["multi_hop_completeness"] and "not measured" not in done.stdout[first : first + 2000]
+    assert metrics["multi_hop_completeness"]
+    article = [
+        line
+        for line in done.stdout[first : first + 2000].splitlines()
+        if any(name in line for name in ("Hit Rate@K", "Source Recall Coverage", "Multi-hop Completeness"))
+    ]
+    assert len(article) >= 3 and not [line for line in article if "not measured" in line], article
+    # the seed corpus carries no facts: its answer leaks are said to be not measured, never 0
+    assert "Answer leaks: not measured (the corpus has no facts)" in done.stdout
 
 
 def test_quiet_on_a_terminal_shows_no_bars(tmp_path: Path) -> None:

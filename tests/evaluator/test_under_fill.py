@@ -20,7 +20,7 @@ from drivebench.evaluator.strata import share_bucket
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet
-from tests.evaluator.conftest import make_query, make_record
+from tests.support.evalrecords import make_query, make_record
 
 TOP_K = 3  # the seed corpus has 29 documents: at 10 hardly an asker has 10 matching documents to see
 
