@@ -109,7 +109,9 @@ def served(module_sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> I
         yield server.url, profile
 
 
-def measure(sim: Simulator, url: str, profile: Path, corpus: Path, queries: list[EvalQuery], out: Path) -> dict:
+def measure(
+    sim: Simulator, url: str, profile: Path, corpus: Path, queries: list[EvalQuery], out: Path
+) -> dict[str, Cell]:
     """Every leak metric of the simulator as its faults stand."""
     run = evaluate(url, queries, corpus=corpus, token=sim.tokens.eval_token, answers=True, preflight=False)
     assert run.result["counts"]["errors"] == 0, run.result["counts"]
