@@ -10,7 +10,11 @@ from pathlib import Path
 
 import pytest
 
+from drivebench.evaluator.metrics.leak_bound import upper_bound
+from drivebench.evaluator.probe.bounds import percent
+from drivebench.simulator.backend import Simulator
 from tests.support.clirun import DRIVEBENCH, run_on_pty
+from tests.support.facts import seed_with_revenue_fact
 from tests.support.terminal import ANSI, BAR, ESCAPES, terminal_env
 
 pytestmark = pytest.mark.slow
@@ -32,9 +36,11 @@ def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> No
     assert (tmp_path / "run" / "metrics.json").is_file()
 
 
-def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
+def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path, sim: Simulator) -> None:
+    """The seed corpus given a fact, so the demo measures its answer leaks and answer outcomes against it."""
+    corpus = seed_with_revenue_fact(sim, tmp_path)
     done = subprocess.run(
-        [DRIVEBENCH, *DEMO, "--out", str(tmp_path / "run")],
+        [DRIVEBENCH, *DEMO, "--corpus", str(corpus), "--out", str(tmp_path / "run")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -51,15 +57,24 @@ def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
     assert first < done.stdout.index("Hit Rate@K") and "Source Recall Coverage" in done.stdout[first:]
     metrics = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))["metrics"]
     assert metrics["source_coverage"] is not None and metrics["citation_precision"] is not None
-    assert metrics["multi_hop_completeness"]
-    article = [
-        line
-        for line in done.stdout[first : first + 2000].splitlines()
-        if any(name in line for name in ("Hit Rate@K", "Source Recall Coverage", "Multi-hop Completeness"))
-    ]
-    assert len(article) >= 3 and not [line for line in article if "not measured" in line], article
-    # the seed corpus carries no facts: its answer leaks are said to be not measured, never 0
-    assert "Answer leaks: not measured (the corpus has no facts)" in done.stdout
+    assert metrics["multi_hop_completeness"] and "not measured" not in done.stdout[first : first + 2000]
+    # the answers are judged: no fact of a forbidden document stated, with the bound; every outcome counted
+    result = json.loads((tmp_path / "run" / "metrics.json").read_text(encoding="utf-8"))
+    answered, judged = result["answer_leaks"]["queries_judged"], result["answer_outcomes"]["queries_judged"]
+    bound = f"<= {percent(upper_bound(0, answered) or 1)} %, 95 %"
+    said = " ".join(done.stdout.split())  # rich wraps long lines at the pipe's width
+    assert f"Answer leaks: 0 of {answered} answers stated a fact their asker may not know ({bound})" in said
+    outcomes = result["answer_outcomes"]["outcomes"]
+    assert judged > 0 and sum(outcomes[o]["count"] for o in outcomes if o != "right") == judged
+    assert "Answer outcomes" in done.stdout and f"{judged} answers judged" in said
+    for outcome, row in outcomes.items():  # error and partial are listed when they happened
+        shown = re.search(rf"│ {outcome} +│ +(\d+) │ +([\d.]+)% │", done.stdout)
+        if outcome in ("error", "partial") and not row["count"]:
+            assert shown is None, outcome
+        else:
+            assert shown and int(shown[1]) == row["count"], (outcome, done.stdout)
+            assert float(shown[2]) == pytest.approx(100 * row["rate"], abs=0.05), outcome
+    assert outcomes["leak"]["count"] == 0 and outcomes["right"]["count"] > 0
 
 
 def test_quiet_on_a_terminal_shows_no_bars(tmp_path: Path) -> None:

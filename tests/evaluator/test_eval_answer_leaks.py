@@ -30,12 +30,11 @@ from drivebench.evaluator.report.terminal import print_details, print_summary
 from drivebench.evaluator.report.verdict import summary_line
 from drivebench.experiments.fault_comparison import corpus_catalog, fault_comparison
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
-from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet, parse_fault_specs
 from drivebench.testing import ServedSimulator
+from tests.support.facts import INTERN, revenue_report, seed_with_revenue_fact
 
-INTERN = "u012"
 REVENUE_QUESTION = "第三季度营业收入是多少"
 
 
@@ -44,34 +43,17 @@ def may_preview(sim: Simulator, user: str) -> set[str]:
     return {sim.engine.doc_ids[i] for i in np.flatnonzero(mask)}
 
 
-def _texts(sim: Simulator, doc_id: str) -> str:
-    versions = sim.drive.documents[doc_id].versions
-    return "".join(sim.store.texts[c] for v in versions for c in sim.store.by_version.get(v.version_id, []))
-
-
 @pytest.fixture(scope="module")
 def revenue_doc(sim: Simulator) -> str:
-    doc_id = next(d for d in sim.drive.documents if "1.86亿元" in _texts(sim, d))
+    doc_id = revenue_report(sim)
     assert doc_id not in may_preview(sim, INTERN)
     return doc_id
 
 
 @pytest.fixture(scope="module")
-def corpus_with_facts(sim: Simulator, revenue_doc: str, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def corpus_with_facts(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The seed corpus, copied, with the revenue as a fact its finance report owns."""
-    assert sim.corpus_dir is not None
-    out = tmp_path_factory.mktemp("corpus") / "seed-with-facts"
-    shutil.copytree(sim.corpus_dir, out)
-    head = sim.drive.documents[revenue_doc].head.version_id
-    fact = CorpusFact(
-        fact_id="f1",
-        text="186,000,000",
-        entity="2026Q3",
-        attribute="report.revenue",
-        owners=[FactOwner(doc_id=revenue_doc, version_ids=[head])],
-    )
-    write_facts(out, [fact])
-    return out
+    return seed_with_revenue_fact(sim, tmp_path_factory.mktemp("corpus"))
 
 
 QUERIES = [

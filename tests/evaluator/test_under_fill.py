@@ -10,6 +10,7 @@ from typing import Any
 from drivebench.api import make_target
 from drivebench.evaluator.evaluate import Evaluation, evaluate, write_outputs
 from drivebench.evaluator.gates import check_gates, parse_gate
+from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.metrics.under_fill import section, under_filled
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.report.outputs import write_reports
@@ -32,6 +33,8 @@ def test_a_list_is_under_filled_only_when_shorter_than_the_matching_documents_th
     assert not under_filled(10, 10, 50)  # a full list
     measured = section([True, False, None, False], 10, None, longest_list=10)
     assert (measured["queries_judged"], measured["queries_under_filled"], measured["under_fill_rate"]) == (3, 1, 1 / 3)
+    assert measured["upper_bound_95"] == upper_bound(1, 3)  # the rate's bound, as the leak figures carry theirs
+    assert section([False] * 55, 10, None, longest_list=10)["upper_bound_95"] == upper_bound(0, 55)
     assert "note" not in measured
     assert "never returned more than 4" in section([True], 10, None, longest_list=4)["note"]
     assert section([], None, "why")["measured"] is False

@@ -60,7 +60,7 @@ Shape of the returned (JSON-able, NaN-free) dict, ``format = "drivebench-metrics
                     "per_query": [{"query_id", "outcome", "right", "stated", "competing"}]}
                     | {"measured": false, "reason"}    (metrics.answer_outcome; facts: the corpus's facts.jsonl)
       "under_fill": {"measured", "definition", "top_k", "queries_judged", "queries_under_filled",
-                     "under_fill_rate"} | {"measured": false, "reason"},   # metrics.under_fill_rate, by stratum
+                     "under_fill_rate", "upper_bound_95"} | {"measured": false, "reason"},   # metrics.under_fill_rate, by stratum
       "citations": {"gold_docs": {"retrieved_cited", "retrieved_not_cited", "cited_not_retrieved", "neither"},
                     "non_gold_citations": {"wrong", "unresolvable"}, "scope",
                     "larger_gap": "generation" | "retrieval" | "both" | "none"} | null,

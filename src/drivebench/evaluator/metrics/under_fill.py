@@ -31,7 +31,8 @@ Edge cases:
 * *not measured* (``None``, with the reason), never 0: without a corpus oracle that lists the permitted documents
   and the corpus's texts, when ``top_k`` is unknown (a run file scored offline), and when no query was answered.
 
-``queries_under_filled`` counts the under-filled queries. No public evaluator measures this; there is no external
+``queries_under_filled`` counts the under-filled queries; ``upper_bound_95`` is the exact one-sided 95 % upper
+bound of the rate over the judged queries (``leak_bound``: "0 of 55" is at most 5.3 %), None when none was judged. No public evaluator measures this; there is no external
 reference.
 """
 
@@ -39,6 +40,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
+
+from drivebench.evaluator.metrics.leak_bound import upper_bound
 
 DEFINITION = (
     "answered queries whose list held fewer results than min(top_k, the documents the asker may preview that "
@@ -77,6 +80,7 @@ def section(
         "queries_judged": len(judged),
         "queries_under_filled": n,
         "under_fill_rate": n / len(judged) if judged else None,
+        "upper_bound_95": upper_bound(n, len(judged)),  # a 0 says how sure it is, as the leak figures do
     }
     if longest_list < top_k:
         out["note"] = (

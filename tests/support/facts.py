@@ -1,0 +1,42 @@
+"""The seed corpus with a fact: the seed corpus has no facts.jsonl, so answer leaks are measured on a copy given
+one, the third-quarter revenue (``1.86亿元``, written as 186,000,000), stated only by a finance report the HR
+intern ``u012`` may not preview."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
+from drivebench.simulator.backend import Simulator
+
+INTERN = "u012"
+REVENUE_QUESTIONS = ("第三季度营业收入是多少", "第三季度的营业收入")
+
+
+def texts_of(sim: Simulator, doc_id: str) -> str:
+    """Every chunk of every version of ``doc_id``, as indexed."""
+    versions = sim.drive.documents[doc_id].versions
+    return "".join(sim.store.texts[c] for v in versions for c in sim.store.by_version.get(v.version_id, []))
+
+
+def revenue_report(sim: Simulator) -> str:
+    """The one seed document stating the third-quarter revenue."""
+    return next(d for d in sim.drive.documents if "1.86亿元" in texts_of(sim, d))
+
+
+def seed_with_revenue_fact(sim: Simulator, folder: Path) -> Path:
+    """A copy of ``sim``'s seed corpus under ``folder`` with the revenue as a fact its finance report owns."""
+    assert sim.corpus_dir is not None
+    out = folder / "seed-with-facts"
+    shutil.copytree(sim.corpus_dir, out)
+    report = revenue_report(sim)
+    fact = CorpusFact(
+        fact_id="f1",
+        text="186,000,000",
+        entity="2026Q3",
+        attribute="report.revenue",
+        owners=[FactOwner(doc_id=report, version_ids=[sim.drive.documents[report].head.version_id])],
+    )
+    write_facts(out, [fact])
+    return out
