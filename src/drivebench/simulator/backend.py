@@ -17,10 +17,10 @@ from typing import Any
 import numpy as np
 
 from drivebench.corpora.vectors import PACK_DIR
+from drivebench.drive.clock import to_us
 from drivebench.drive.errors import IndexUnavailable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
-from drivebench.drive.permissions.timeutil import to_us
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
 from drivebench.search.index import vector_store

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from drivebench.drive.clock import bound
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions.actions import allowed_by, denied_by
-from drivebench.drive.permissions.timeutil import bound
 from drivebench.drive.state import Drive
 
 

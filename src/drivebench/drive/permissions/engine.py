@@ -69,6 +69,7 @@ from pathlib import Path
 import casbin
 import numpy as np
 
+from drivebench.drive.clock import to_us, within
 from drivebench.drive.errors import UnknownPrincipal
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.compiler import (
@@ -81,7 +82,6 @@ from drivebench.drive.permissions.compiler import (
     user_sub,
 )
 from drivebench.drive.permissions.role_manager import BulkRoleManager
-from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
 from drivebench.resources import package_dir
 

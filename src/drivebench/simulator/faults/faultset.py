@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from drivebench.drive.clock import to_us
 from drivebench.drive.permissions.compiler import doc_obj
-from drivebench.drive.permissions.timeutil import to_us
 from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 
 if TYPE_CHECKING:
