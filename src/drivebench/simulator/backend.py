@@ -21,6 +21,7 @@ from drivebench.drive.clock import to_us
 from drivebench.drive.errors import IndexUnavailable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
+from drivebench.drive.permissions.pointintime import PolicyEngines
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
 from drivebench.search.index import vector_store
@@ -32,11 +33,10 @@ from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import IngestReport, ingest
 from drivebench.search.retrieval.pipelines import Retriever
 from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
-from drivebench.simulator import principals, recall
+from drivebench.simulator import recall
 from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.config import SimConfig
 from drivebench.simulator.faults import FaultSet
-from drivebench.simulator.policies import Policies
 from drivebench.simulator.recall import RecallOutcome, RecallQuery
 from drivebench.simulator.snapshot import SnapshotFingerprint
 from drivebench.simulator.visibility import ChunkArrays
@@ -66,7 +66,7 @@ class Simulator:
     ) -> None:
         levers_of(config or SimConfig())  # a bad answer lever is refused at start, before anything is built
         self.faults = faults if faults is not None else FaultSet(owner=self)  # fault profiles; empty = clean
-        self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
+        self.policies = PolicyEngines(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
@@ -297,11 +297,11 @@ class Simulator:
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
-        """The engine of the current policy (``Policies.engine``)."""
+        """The engine of the current policy (``PolicyEngines.engine``)."""
         return self.policies.engine
 
     def engine_at(self, at: datetime) -> PermissionEngine:
-        """The engine for decisions at ``at`` (``Policies.engine_at``)."""
+        """The engine for decisions at ``at`` (``PolicyEngines.engine_at``)."""
         return self.policies.engine_at(at)
 
     # ------------------------------------------------------------------ control plane (see persistence.lifecycle)
@@ -356,10 +356,10 @@ class Simulator:
         user_role: str | None = None,
         department: str | None = None,
     ) -> Principal:
-        """Who a request acts as (``principals.principal_for``; an evaluate-as is appended to ``audit``)."""
+        """Who a request acts as (``recall.principal_for``; an evaluate-as is appended to ``audit``)."""
         named = user_id is not None or user_role is not None or department is not None
         trust_body = self.faults.identity_from_body(named and not token.has("evaluate-as"))  # FAULT role-from-body
-        return principals.principal_for(
+        return recall.principal_for(
             self.policies,
             self.audit,
             token,
@@ -370,8 +370,8 @@ class Simulator:
         )
 
     def doc_lister(self, principal: Principal | None) -> Callable[[str], bool] | None:
-        """``visible(doc_id)`` for name conflicts in ``principal``'s writes (``principals.doc_lister``)."""
-        return principals.doc_lister(self.policies, principal)
+        """``visible(doc_id)`` for name conflicts in ``principal``'s writes (``pointintime.doc_lister``)."""
+        return pointintime.doc_lister(self.policies, principal)
 
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
