@@ -315,12 +315,13 @@ def recall_hit(
     store = host.store
     text = store.texts[chunk_id]
     body = text.split("\n", 1)[1] if "\n" in text else text
+    name, path = host.drive.doc_name_path_at(doc, when)
     return RecallHit(
         rank=rank,
         doc_id=doc.doc_id,
         version_id=store.version_ids[chunk_id],
-        name=doc.placement_at(when)[1],
-        path=host.drive.doc_path_at(doc, when),
+        name=name,
+        path=path,
         file_type=doc.file_type,
         score=score,
         chunk_id=chunk_id,
