@@ -25,7 +25,7 @@ from drivebench.drive.permissions.pointintime import PolicyEngines
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
 from drivebench.search.index import vector_store
-from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.chunk_store import ChunkStore, visible_mask
 from drivebench.search.index.embedders import Embedder, get_embedder
 from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.search.index.extraction_cache import ExtractionCache
@@ -434,7 +434,7 @@ class Simulator:
                 in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
                 mask &= ~in_trash.take(chunk_doc)
-            return vector_store.visible_mask(mask, t, generation)  # the instant travels to Milvus
+            return visible_mask(mask, t, generation)  # the instant travels to Milvus
 
     # ------------------------------------------------------------------ recall
     def resolve_as_of(self, as_of: datetime | None) -> datetime:

@@ -43,7 +43,6 @@ import numpy as np
 
 from drivebench.search.index.chunk_store import ChunkStore, fit_mask
 from drivebench.search.index.embedders import Embedder
-from drivebench.search.index.vector_store import dense_search
 from drivebench.search.retrieval.query_batch import shared_batcher
 
 PIPELINES = ("dense", "bm25", "hybrid", "hierarchical", "deep", "prf")
@@ -184,7 +183,7 @@ class Retriever:
         n_allowed = int((fit_mask(mask, len(alive)) & alive).sum())
         k = min(max(top_k * 4, 16), n_allowed)
         while True:
-            hits = dense_search(self.store, qvec, mask, k)  # FAISS, or Milvus when attached
+            hits = self.store.dense_search(qvec, mask, k)  # FAISS, or Milvus when attached
             docs = _best_per_doc(self.store, [(h.chunk_id, h.score) for h in hits], top_k)
             if len(docs) >= top_k or k >= n_allowed:
                 return docs
