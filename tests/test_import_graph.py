@@ -12,7 +12,7 @@ from scripts.recall_path import by_file, traced_request
 
 # The files a user's hybrid recall over HTTP runs through, router to response body (docs/index.md, "One recall,
 # file by file"). A new file on the path fails here: fold it into the stage it serves or raise this with the reason.
-MAX_RECALL_FILES = 19
+MAX_RECALL_FILES = 18
 # the stages every recall must cross: a trace without them traced nothing and would pass any bound
 RECALL_STAGES = (
     "drivebench/server/api/recall.py",  # the router
