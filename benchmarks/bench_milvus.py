@@ -46,9 +46,9 @@ from typing import Any
 import faiss
 import numpy as np
 
-from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.chunk_store import ChunkStore, visible_mask
 from drivebench.search.index.milvus_store import CONSISTENCY, MAX_US, MilvusVectors
-from drivebench.search.index.vector_store import IndexSpec, visible_mask
+from drivebench.search.index.vector_store import IndexSpec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report
 from benchmarks.report import write_report

@@ -35,7 +35,7 @@ from typing import Any
 import casbin
 from casbin.rbac.default_role_manager.role_manager import RoleManager
 
-from drivebench.drive.clock import SimClock
+from drivebench.drive.clock import SimClock, to_us, within
 from drivebench.drive.model import (
     DepartmentRec,
     DocumentRec,
@@ -48,7 +48,6 @@ from drivebench.drive.model import (
 from drivebench.drive.permissions import PermissionEngine
 from drivebench.drive.permissions.compiler import compile_drive, doc_obj
 from drivebench.drive.permissions.engine import MODEL_PATH
-from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # as a script too: benchmarks.report

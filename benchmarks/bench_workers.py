@@ -16,7 +16,7 @@ would, one keep-alive connection per client thread) and prints, side by side in 
   (``headroom_4_over_1``) is no bound for dense: e5 encodes a lone query on a team of every core and
   concurrent queries on one thread each, which costs less CPU per query;
 * dense recall in process from 1 and 4 threads, side by side for the query encoder pool the server runs
-  (``retrieval/query_batch.py``) and one encoder thread on the whole thread team (the baseline): requests/s,
+  (``retrieval/pipelines.py``, ``QueryBatcher``) and one encoder thread on the whole thread team (the baseline): requests/s,
   cores busy, query encodes per model call, over ``BENCH_BATCHER_ROUNDS`` alternating rounds (medians).
 
 Every figure on a 2-core machine shared with other work is an upper bound (the client shares the cores).
@@ -48,7 +48,7 @@ from benchmarks.http_harness import throughput
 from benchmarks.report import report_checks
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
-from drivebench.search.retrieval.query_batch import QueryBatcher
+from drivebench.search.retrieval.pipelines import QueryBatcher
 from drivebench.server.process import ReplicaSpec, limit_search_threads, start_replicas
 from drivebench.simulator.backend import SimConfig
 

@@ -34,9 +34,9 @@ ROUTER = ("drivebench/server/api/recall.py", "recall")  # the endpoint: where th
 BODY_WRITTEN = ("drivebench/server/api/recall.py", "recall_json")  # where it ends
 
 
-def traced_request(who: str, pipeline: str) -> set[tuple[str, str]]:
+def traced_request(who: str = "user", pipeline: str = "hybrid") -> set[tuple[str, str]]:
     """(file relative to the package's parent, qualified function name) of every drivebench function one recall
-    calls."""
+    calls (``tests/test_import_graph.py`` bounds how many files that is)."""
     sim = fresh_sim(replace(HASH, pipeline=pipeline))
     seen: set[tuple[str, str]] = set()
     before: set[tuple[str, str]] = set()  # what runs before the router: the app's middleware
@@ -87,6 +87,14 @@ def traced_request(who: str, pipeline: str) -> set[tuple[str, str]]:
     return seen
 
 
+def by_file(seen: set[tuple[str, str]]) -> dict[str, list[str]]:
+    """The functions of ``traced_request`` grouped by file, both sorted."""
+    files: dict[str, list[str]] = {}
+    for filename, function in sorted(seen):
+        files.setdefault(filename, []).append(function)
+    return files
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--as", dest="who", choices=["user", "eval"], default="user")
@@ -94,15 +102,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--functions", action="store_true", help="list the functions of each file too")
     args = parser.parse_args(argv)
     seen = traced_request(args.who, args.pipeline)
-    by_file: dict[str, list[str]] = {}
-    for filename, function in sorted(seen):
-        by_file.setdefault(filename, []).append(function)
-    for filename, functions in sorted(by_file.items()):
+    files = by_file(seen)
+    for filename, functions in files.items():
         print(f"{len(functions):4d}  {filename}")
         if args.functions:
             for function in functions:
                 print(f"        {function}")
-    print(f"{len(by_file)} files, {len(seen)} functions ({args.who} token, {args.pipeline} pipeline)")
+    print(f"{len(files)} files, {len(seen)} functions ({args.who} token, {args.pipeline} pipeline)")
     return 0
 
 

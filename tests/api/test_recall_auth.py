@@ -91,7 +91,7 @@ def test_eval_token_evaluates_as_role_with_department(client: TestClient, sim: S
 
 def test_the_evaluate_as_trail_is_bounded(fresh_sim: Simulator) -> None:
     """A long probe session must not grow the simulator without end: the trail keeps the newest entries."""
-    from drivebench.simulator.principals import AUDIT_KEEP
+    from drivebench.simulator.recall import AUDIT_KEEP
 
     token = fresh_sim.tokens.resolve(fresh_sim.tokens.eval_token)
     assert token is not None

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from drivebench.drive.permissions.engine import Principal
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.formats.evalset import EvalQuery
-from drivebench.server.api import body as body_module
+from drivebench.server.api import request as request_module
 from drivebench.server.api.recall import recall_json, to_response
 from drivebench.server.api.schemas import RecallRequest
 from drivebench.simulator.backend import Simulator
@@ -126,8 +126,8 @@ def test_the_body_is_parsed_once_and_judged_as_before(
     """The boundary's JSON check hands its parse to the route (one ``parse_json`` per request); a body the
     route must refuse is still refused when the parse comes from the boundary."""
     calls: list[str] = []
-    real = body_module.parse_json
-    monkeypatch.setattr(body_module, "parse_json", lambda text: calls.append(text) or real(text))
+    real = request_module.parse_json
+    monkeypatch.setattr(request_module, "parse_json", lambda text: calls.append(text) or real(text))
     auth = {"Authorization": f"Bearer {sim.tokens.eval_token}"}
     q = asked[0]
     r = client.post(URL, json={"query": q.query, "user_id": q.user_id, "top_k": 3}, headers=auth)

@@ -10,7 +10,7 @@ import time
 import numpy as np
 
 from drivebench.search.index.embedders import get_embedder
-from drivebench.search.retrieval.query_batch import QueryBatcher
+from drivebench.search.retrieval.pipelines import QueryBatcher
 
 QUERIES = ["项目X的预算", "budget approval", "合同审批流程", "quarterly report"]
 

@@ -8,9 +8,9 @@ from casbin.rbac.default_role_manager.role_manager import RoleManager
 from hypothesis import given
 from hypothesis import strategies as st
 
+from drivebench.drive.clock import within
+from drivebench.drive.permissions.compiler import BulkRoleManager
 from drivebench.drive.permissions.engine import MODEL_PATH
-from drivebench.drive.permissions.role_manager import BulkRoleManager
-from drivebench.drive.permissions.timeutil import within
 from tests.support.perm_org import examples
 
 NODES = [f"n{i}" for i in range(8)]

@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivebench.drive.opaque import OpaqueInts
+from drivebench.drive.tokens import OpaqueInts
 from drivebench.simulator.backend import Simulator
 from tests.support.security import h, mcp_call
 from tests.support.sims import client_for, fresh_sim

@@ -267,8 +267,13 @@ class Drive(DriveOperations):
         return "/" + "/".join(reversed(parts))
 
     def doc_path_at(self, doc: DocumentRec, at: datetime | None) -> str:
-        folder_id, name = doc.placement_at(at)
-        return f"{self.folder_path_at(folder_id, at).rstrip('/')}/{name}"
+        return self.doc_name_path_at(doc, at)[1]
+
+    def doc_name_path_at(self, doc: DocumentRec, at: datetime | None) -> tuple[str, str]:
+        """The document's (name, path) at ``at`` (None: now, read off the record as it stands): what a listing
+        or a recall hit shows, the placement looked up once."""
+        folder_id, name = (doc.folder_id, doc.name) if at is None else doc.placement_at(at)
+        return name, f"{self.folder_path_at(folder_id, at).rstrip('/')}/{name}"
 
     def placement_times(self) -> list[datetime]:
         """Sorted instants at which the tree changed (a document or folder moved): the permission

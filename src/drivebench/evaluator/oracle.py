@@ -32,13 +32,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from drivebench.drive.clock import as_utc
+from drivebench.drive.clock import as_utc, to_us, within
 from drivebench.drive.errors import DriveError
 from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.permissions import PermissionEngine, Principal
 from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.effective import ExplanationMismatch, GrantSource, effective_permissions
-from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
 from drivebench.evaluator.corpus_terms import CorpusTerms
 from drivebench.evaluator.leak_causes import (

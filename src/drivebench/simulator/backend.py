@@ -17,14 +17,15 @@ from typing import Any
 import numpy as np
 
 from drivebench.corpora.vectors import PACK_DIR
+from drivebench.drive.clock import to_us
 from drivebench.drive.errors import IndexUnavailable
 from drivebench.drive.model import DocumentRec, VersionRec
 from drivebench.drive.permissions import PermissionEngine, Principal, pointintime
-from drivebench.drive.permissions.timeutil import to_us
+from drivebench.drive.permissions.pointintime import PolicyEngines
 from drivebench.drive.state import Drive
 from drivebench.drive.tokens import TokenInfo, TokenRegistry
 from drivebench.search.index import vector_store
-from drivebench.search.index.chunk_store import ChunkStore
+from drivebench.search.index.chunk_store import ChunkStore, visible_mask
 from drivebench.search.index.embedders import Embedder, get_embedder
 from drivebench.search.index.embedding_cache import EmbeddingCache, default_cache_dir
 from drivebench.search.index.extraction_cache import ExtractionCache
@@ -32,11 +33,10 @@ from drivebench.search.index.vector_packs import VectorPacks, default_pack_dirs
 from drivebench.search.ingest import IngestReport, ingest
 from drivebench.search.retrieval.pipelines import Retriever
 from drivebench.search.retrieval.rerank import RerankingRetriever, with_rerank
-from drivebench.simulator import principals, recall
+from drivebench.simulator import recall
 from drivebench.simulator.answer.levers import levers_of
 from drivebench.simulator.config import SimConfig
 from drivebench.simulator.faults import FaultSet
-from drivebench.simulator.policies import Policies
 from drivebench.simulator.recall import RecallOutcome, RecallQuery
 from drivebench.simulator.snapshot import SnapshotFingerprint
 from drivebench.simulator.visibility import ChunkArrays
@@ -66,7 +66,7 @@ class Simulator:
     ) -> None:
         levers_of(config or SimConfig())  # a bad answer lever is refused at start, before anything is built
         self.faults = faults if faults is not None else FaultSet(owner=self)  # fault profiles; empty = clean
-        self.policies = Policies(drive, self.faults)  # the drive and its permission engines (now and as of)
+        self.policies = PolicyEngines(drive, self.faults)  # the drive and its permission engines (now and as of)
         self.config = config or SimConfig()
         self.embedder = embedder or get_embedder(self.config.embedder)
         cache_path = (self.config.cache_dir or default_cache_dir()) / "embeddings.sqlite3"
@@ -297,11 +297,11 @@ class Simulator:
     # ------------------------------------------------------------------ permissions
     @property
     def engine(self) -> PermissionEngine:
-        """The engine of the current policy (``Policies.engine``)."""
+        """The engine of the current policy (``PolicyEngines.engine``)."""
         return self.policies.engine
 
     def engine_at(self, at: datetime) -> PermissionEngine:
-        """The engine for decisions at ``at`` (``Policies.engine_at``)."""
+        """The engine for decisions at ``at`` (``PolicyEngines.engine_at``)."""
         return self.policies.engine_at(at)
 
     # ------------------------------------------------------------------ control plane (see persistence.lifecycle)
@@ -356,10 +356,10 @@ class Simulator:
         user_role: str | None = None,
         department: str | None = None,
     ) -> Principal:
-        """Who a request acts as (``principals.principal_for``; an evaluate-as is appended to ``audit``)."""
+        """Who a request acts as (``recall.principal_for``; an evaluate-as is appended to ``audit``)."""
         named = user_id is not None or user_role is not None or department is not None
         trust_body = self.faults.identity_from_body(named and not token.has("evaluate-as"))  # FAULT role-from-body
-        return principals.principal_for(
+        return recall.principal_for(
             self.policies,
             self.audit,
             token,
@@ -370,8 +370,8 @@ class Simulator:
         )
 
     def doc_lister(self, principal: Principal | None) -> Callable[[str], bool] | None:
-        """``visible(doc_id)`` for name conflicts in ``principal``'s writes (``principals.doc_lister``)."""
-        return principals.doc_lister(self.policies, principal)
+        """``visible(doc_id)`` for name conflicts in ``principal``'s writes (``pointintime.doc_lister``)."""
+        return pointintime.doc_lister(self.policies, principal)
 
     # ------------------------------------------------------------------ visibility masks
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -434,7 +434,7 @@ class Simulator:
                 in_trash = np.zeros(len(engine.doc_ids) + 1, dtype=bool)
                 in_trash[span_doc[(span_lo <= t) & (t < span_hi)]] = True
                 mask &= ~in_trash.take(chunk_doc)
-            return vector_store.visible_mask(mask, t, generation)  # the instant travels to Milvus
+            return visible_mask(mask, t, generation)  # the instant travels to Milvus
 
     # ------------------------------------------------------------------ recall
     def resolve_as_of(self, as_of: datetime | None) -> datetime:

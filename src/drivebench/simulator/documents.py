@@ -95,5 +95,5 @@ def document_versions(host: DocumentHost, token: TokenInfo, doc_id: str, who: Re
         for v in doc.versions
         if v.created_at <= at
     ]
-    name, path = doc.placement_at(when)[1], host.drive.doc_path_at(doc, when)
+    name, path = host.drive.doc_name_path_at(doc, when)
     return {"doc_id": doc.doc_id, "name": name, "path": path, "versions": rows}

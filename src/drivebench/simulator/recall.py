@@ -1,4 +1,4 @@
-"""Recall, the product's central path: who asks (``recall_for``: the token decides, ``Simulator.principal_for``),
+"""Recall, the product's central path: who asks (``principal_for``: the token decides; ``recall_for`` asks it),
 then at most ``top_k`` documents that principal may preview as of an instant, best chunk each (``recall_as``).
 
 Every front door calls these: the HTTP recall (``server/api/recall.py``), the answer (``simulator/answer``), the
@@ -10,27 +10,31 @@ Written against ``RecallHost``, the narrow view of the simulator recall reads (a
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from drivebench.drive.errors import IndexUnavailable, PermissionCheckFailed
+from drivebench.drive.errors import Forbidden, IndexUnavailable, PermissionCheckFailed, UnknownPrincipal
 from drivebench.drive.permissions import pointintime
 from drivebench.drive.permissions.compiler import doc_obj
+from drivebench.drive.permissions.engine import Principal
 
 if TYPE_CHECKING:
     import numpy as np
 
     from drivebench.drive.model import DocumentRec
-    from drivebench.drive.permissions import PermissionEngine, Principal
+    from drivebench.drive.permissions import PermissionEngine
+    from drivebench.drive.permissions.pointintime import PolicyEngines
     from drivebench.drive.state import Drive
     from drivebench.drive.tokens import TokenInfo, TokenRegistry
     from drivebench.search.index.chunk_store import ChunkStore
     from drivebench.search.retrieval.pipelines import Retriever
     from drivebench.search.retrieval.rerank import RerankingRetriever
     from drivebench.simulator.faults import FaultSet
-    from drivebench.simulator.policies import Policies
+
+log = logging.getLogger("drivebench.simulator")
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ class RecallHost(Protocol):
     (opaque chunk ids), the faults, and the simulator's own operations recall needs (index in sync first, the
     visible set, who a token acts as, the snapshot)."""
 
-    policies: Policies
+    policies: PolicyEngines
     store: ChunkStore
     faults: FaultSet
     tokens: TokenRegistry
@@ -135,10 +139,101 @@ class RecallHost(Protocol):
     def snapshot(self) -> str: ...
 
 
+# Every evaluate-as is logged; the in-memory trail keeps the newest ones only. Unbounded, a long probe session
+# (tens of thousands of evaluate-as requests a minute) grew it without end, and every full garbage collection
+# walked all of it while requests, writes included, waited.
+AUDIT_KEEP = 10_000
+
+
+def principal_for(
+    policies: PolicyEngines,
+    audit: list[dict[str, object]],
+    token: TokenInfo,
+    *,
+    user_id: str | None = None,
+    user_role: str | None = None,
+    department: str | None = None,
+    trust_body: bool = False,
+) -> Principal:
+    """Resolve who a request acts as. The token decides; the body may only narrow or, with the
+    ``evaluate-as`` scope, name someone else (appended to ``audit`` and logged). ``trust_body`` is only ever
+    true under the role-from-body fault: the body names who acts, whatever the token (``body_principal``)."""
+    engine, drive = policies.engine, policies.drive
+    if trust_body:
+        return body_principal(policies, token, user_id=user_id, user_role=user_role, department=department)
+    if token.user_id is not None:
+        # a user token is judged against its own user before anything is looked up, so naming another
+        # user, role or department answers the same 403 whether that name exists or not (no oracle)
+        me = drive.user(token.user_id)
+        if user_id is not None and user_id != me.user_id:
+            raise Forbidden(f"this token acts as {me.user_id}; evaluating as {user_id} needs the evaluate-as scope")
+        if user_role is not None and user_role not in me.roles:
+            raise Forbidden(f"user {me.user_id} does not hold the role {user_role!r}")
+        if department is not None and department != me.department:
+            raise Forbidden(f"user {me.user_id} is not in department {department!r}")
+        return engine.user_principal(me.user_id)
+    if not token.has("evaluate-as"):
+        raise Forbidden("this token may not evaluate as another principal")
+    if user_id is not None and user_id not in drive.users:
+        raise UnknownPrincipal(f"unknown user_id {user_id!r}")
+    if user_role is not None and user_role not in drive.roles:
+        raise UnknownPrincipal(f"unknown user_role {user_role!r}")
+    if department is not None and department not in drive.departments:
+        raise UnknownPrincipal(f"unknown department {department!r}")
+    if user_id is not None:
+        p = engine.user_principal(user_id)
+        if user_role is not None and user_role not in p.roles:
+            raise UnknownPrincipal(f"user {user_id} does not hold the role {user_role!r}")
+    elif user_role is not None:
+        p = engine.role_principal(user_role, department)
+    else:
+        raise UnknownPrincipal("a service token must name the principal: give user_id or user_role")
+    principal = Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, True, token.subject)
+    entry: dict[str, object] = {"caller": token.subject, "as": p.subject, "at": drive.clock.now().isoformat()}
+    audit.append(entry)
+    if len(audit) > 2 * AUDIT_KEEP:  # the newest AUDIT_KEEP (the log has every one), trimmed in batches
+        del audit[:-AUDIT_KEEP]
+    log.info("evaluate-as %s by %s", p.subject, token.subject)
+    return principal
+
+
+def body_principal(
+    policies: PolicyEngines,
+    token: TokenInfo,
+    *,
+    user_id: str | None = None,
+    user_role: str | None = None,
+    department: str | None = None,
+) -> Principal:
+    """FAULT role-from-body: the principal the request body describes, as a vendor API that reads the role from
+    the body would: the user ``user_id``; else the role ``user_role`` (in ``department``); else the token user's
+    first role in ``department``. Unknown names answer 400 as they do for an evaluate-as."""
+    engine, drive = policies.engine, policies.drive
+    for kind, name, known in (
+        ("user_id", user_id, drive.users),
+        ("user_role", user_role, drive.roles),
+        ("department", department, drive.departments),
+    ):
+        if name is not None and name not in known:
+            raise UnknownPrincipal(f"unknown {kind} {name!r}")
+    if user_id is not None:
+        p = engine.user_principal(user_id)
+        if user_role is not None and user_role not in p.roles:
+            raise UnknownPrincipal(f"user {user_id} does not hold the role {user_role!r}")
+    elif user_role is not None:
+        p = engine.role_principal(user_role, department)
+    elif token.user_id is not None and drive.user(token.user_id).roles:
+        p = engine.role_principal(drive.user(token.user_id).roles[0], department)
+    else:
+        raise UnknownPrincipal("name the principal: give user_id or user_role")
+    log.info("role-from-body: token %s acts as %s named in the body", token.subject, p.subject)
+    return Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, False, token.subject)
+
+
 def principal_of(host: RecallHost, token: TokenInfo, query: RecallQuery) -> Principal:
     """Who ``query`` is asked as: the token decides; the query may only narrow it or, with the ``evaluate-as``
-    scope, name someone else (``principals.principal_for``: 403 for what the token may not do, 400 for a name
-    the drive does not know)."""
+    scope, name someone else (``principal_for``: 403 for what the token may not do, 400 for a name the drive
+    does not know)."""
     return host.principal_for(token, user_id=query.user_id, user_role=query.user_role, department=query.department)
 
 
@@ -220,12 +315,13 @@ def recall_hit(
     store = host.store
     text = store.texts[chunk_id]
     body = text.split("\n", 1)[1] if "\n" in text else text
+    name, path = host.drive.doc_name_path_at(doc, when)
     return RecallHit(
         rank=rank,
         doc_id=doc.doc_id,
         version_id=store.version_ids[chunk_id],
-        name=doc.placement_at(when)[1],
-        path=host.drive.doc_path_at(doc, when),
+        name=name,
+        path=path,
         file_type=doc.file_type,
         score=score,
         chunk_id=chunk_id,

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from drivebench.drive.permissions.timeutil import to_us
+from drivebench.drive.clock import to_us
 
 if TYPE_CHECKING:
     from drivebench.drive.model import DocumentRec

@@ -20,10 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from drivebench.drive.clock import as_utc
+from drivebench.drive.clock import as_utc, to_us, within
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.engine import PermissionEngine, Principal
-from drivebench.drive.permissions.timeutil import to_us, within
 
 
 class ExplanationMismatch(RuntimeError):

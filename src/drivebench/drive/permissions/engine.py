@@ -69,9 +69,11 @@ from pathlib import Path
 import casbin
 import numpy as np
 
+from drivebench.drive.clock import to_us, within
 from drivebench.drive.errors import UnknownPrincipal
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.compiler import (
+    BulkRoleManager,
     CompiledPolicy,
     PolicyLine,
     compile_drive,
@@ -80,8 +82,6 @@ from drivebench.drive.permissions.compiler import (
     role_principal,
     user_sub,
 )
-from drivebench.drive.permissions.role_manager import BulkRoleManager
-from drivebench.drive.permissions.timeutil import to_us, within
 from drivebench.drive.state import Drive
 from drivebench.resources import package_dir
 

@@ -35,26 +35,26 @@ Recall re-checks every hit with ``PermissionEngine.decide`` at ``at`` and now (`
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import numpy as np
 
-from drivebench.drive.clock import checked_utc
-from drivebench.drive.errors import InvalidRequest
+from drivebench.drive.clock import as_utc, checked_utc
+from drivebench.drive.errors import InvalidRequest, PermissionCheckFailed
+from drivebench.drive.history import PolicyView, epoch_of, epoch_start
 from drivebench.drive.model import DocumentRec
 from drivebench.drive.permissions.compiler import doc_obj, folder_obj
 from drivebench.drive.permissions.engine import PermissionEngine, Principal
+from drivebench.drive.state import Drive
 from drivebench.formats.corpus import FILE_TYPES  # a filter names a known type, not one present (no oracle)
-
-if TYPE_CHECKING:
-    from drivebench.drive.state import Drive
 
 
 class Policies(Protocol):
     """What the point-in-time rule reads: the drive, the engine of its current policy and the engine of the
-    drive as it stood at an instant (``simulator.policies.Policies`` keeps both, cached per policy version)."""
+    drive as it stood at an instant (``PolicyEngines`` keeps both, cached per policy version)."""
 
     @property
     def drive(self) -> Drive: ...
@@ -63,6 +63,77 @@ class Policies(Protocol):
     def engine(self) -> PermissionEngine: ...
 
     def engine_at(self, at: datetime) -> PermissionEngine: ...
+
+
+class StalePolicyHold(Protocol):
+    """The one fault the engines obey (``simulator.faults``, stale-acl): keep serving the engine built before a
+    policy change for a while."""
+
+    def hold_stale_policy(self, engine: PermissionEngine, drive: Drive) -> bool: ...
+
+
+class PolicyEngines:
+    """The drive's permission engines: the one of its current policy and the ones of the drive as it stood at
+    past instants (``as_of``). Satisfies ``Policies``; what every surface that decides access reads. One per
+    drive: a reset or seed swaps in a new one whole."""
+
+    def __init__(self, drive: Drive, faults: StalePolicyHold) -> None:
+        self.drive = drive
+        self.faults = faults  # stale-acl may hold the previous engine for a while
+        self.lock = threading.Lock()  # builds and swaps of engines; a reset holds it while it swaps
+        self._engine: PermissionEngine | None = None
+        self._past_engines: dict[tuple[int, int], PermissionEngine] = {}  # (policy version, tree epoch)
+        self._placement_times: tuple[int, list[datetime]] = (-1, [])
+
+    @property
+    def built(self) -> PermissionEngine | None:
+        """The engine built last (None before the first), without building one: may be of an older policy."""
+        return self._engine
+
+    def is_current(self) -> bool:
+        """True when the engine built last is the current policy's (no compile needed)."""
+        engine = self._engine
+        return engine is not None and engine.policy_version == self.drive.policy_version
+
+    @property
+    def engine(self) -> PermissionEngine:
+        """The engine of the current policy. Readers of the current version take no lock (an engine is
+        immutable once built); after a policy change one thread builds the new engine aside and swaps it
+        in (writes build it before they are acknowledged: ``Simulator.sync_index``), so a request never
+        sees a policy older than the last acknowledged change."""
+        engine = self._engine
+        if engine is not None and engine.policy_version == self.drive.policy_version:
+            return engine
+        with self.lock:
+            if self._engine is None or self._engine.policy_version != self.drive.policy_version:
+                if self._engine is not None and self.faults.hold_stale_policy(self._engine, self.drive):
+                    return self._engine  # FAULT stale-acl: the policy from before the change, for a while
+                previous = self._engine
+                derived = PermissionEngine.after_grant_changes(previous, self.drive) if previous is not None else None
+                self._engine = derived if derived is not None else PermissionEngine(self.drive)
+            return self._engine
+
+    def engine_at(self, at: datetime) -> PermissionEngine:
+        """The engine for decisions at ``at``. At the clock's current instant: the live drive (``engine``).
+        At any other instant (``as_of``): the drive as it stood then, i.e. grants bounded by when they
+        existed and the tree of that time (see ``drive.history``); one engine per tree epoch, cached per
+        policy version. The two agree whenever the clock is at or after the latest change."""
+        if as_utc(at) == self.drive.clock.now():
+            return self.engine
+        with self.drive.lock:
+            if self._placement_times[0] != self.drive.policy_version:
+                self._placement_times = (self.drive.policy_version, self.drive.placement_times())
+            version, times = self._placement_times
+        epoch = epoch_of(times, as_utc(at))
+        key = (version, epoch)
+        with self.lock:
+            past = self._past_engines.get(key)
+        if past is None:
+            past = PermissionEngine(PolicyView(self.drive, epoch_start(times, epoch)))
+            with self.lock:
+                self._past_engines = {k: v for k, v in self._past_engines.items() if k[0] == version}
+                past = self._past_engines.setdefault(key, past)
+        return past
 
 
 def resolve_as_of(policies: Policies, as_of: datetime | None) -> datetime:
@@ -228,3 +299,19 @@ def recall_filter(
         return prefix is None or drive.doc_path_at(doc, when).startswith(prefix)
 
     return keep
+
+
+def doc_lister(policies: Policies, principal: Principal | None) -> Callable[[str], bool] | None:
+    """``visible(doc_id)``: may ``principal`` list the document now (None: the admin, sees all). Built
+    outside the drive lock (it takes the engine), called inside writes to judge name conflicts."""
+    if principal is None:
+        return None
+    try:  # off the masks (proven equal to enforce): a hidden namesake costs what no namesake costs
+        lookup = policies.engine.lookup(principal, "list", policies.drive.clock.now())
+    except Exception as exc:  # fail closed: refuse the write rather than guess
+        raise PermissionCheckFailed(f"permission check failed: {exc}") from exc
+
+    def visible(doc_id: str) -> bool:
+        return lookup(doc_obj(doc_id))  # newer than the engine: False, the caller has never been shown it
+
+    return visible

@@ -3,7 +3,8 @@
 External FAISS ids are chunk ids: positions in this store, never reused. A chunk belongs to one
 (document, version). Removing a version removes its vectors (``IndexIDMap2.remove_ids``) and marks
 its chunks dead. Search takes a boolean mask over chunk ids and runs inside it through an
-``IDSelectorBitmap`` (pre-filtering: no post-filter, no under-fill).
+``IDSelectorBitmap`` (pre-filtering: no post-filter, no under-fill). The masks the simulator builds are
+``VisibleMask``: they carry the instant they were judged at, for a vector backend that filters by it.
 
 Index choice by size (``index_mode``): ``flat`` is always exact; ``ivf`` always uses the IVF ANN
 (``ann.IVFIndex``, built lazily from the flat index and kept in step with adds and removals);
@@ -36,6 +37,29 @@ def fit_mask(mask: np.ndarray, n: int) -> np.ndarray:
     m = min(n, len(mask))
     out[:m] = np.asarray(mask[:m], dtype=bool)
     return out
+
+
+class VisibleMask(np.ndarray):
+    """A boolean chunk mask plus the instant (µs since the epoch) it was judged at and the generation of the
+    backend's stored validity it was judged against (None for FAISS)."""
+
+    at_us: int | None
+    generation: int | None
+
+    def __array_finalize__(self, obj: Any) -> None:
+        self.at_us = getattr(obj, "at_us", None)
+        self.generation = getattr(obj, "generation", None)
+
+
+def visible_mask(mask: np.ndarray, at_us: int, generation: int | None = None) -> VisibleMask:
+    out = np.asarray(mask, dtype=bool).view(VisibleMask)
+    out.at_us = int(at_us)
+    out.generation = generation
+    return out
+
+
+def mask_instant(mask: np.ndarray) -> int | None:
+    return getattr(mask, "at_us", None)
 
 
 @dataclass(frozen=True)
@@ -168,6 +192,13 @@ class ChunkStore:
     def searching_with(self) -> str:
         """What a search over every live chunk would use now: ``flat`` or ``ivf``."""
         return "ivf" if self._wants_ann(self.n_alive) else "flat"
+
+    def dense_search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
+        """``Retriever.dense``'s chunk search: the attached vector backend (Milvus, ``vector_store``) or ``search``."""
+        backend = self.vector_backend
+        if backend is None:
+            return self.search(query, mask, k)
+        return backend.search(query, mask, k)  # type: ignore[no-any-return]
 
     def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
         """Top-``k`` chunks by inner product among chunk ids where ``mask`` (and alive) is True: exact

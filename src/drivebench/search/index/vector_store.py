@@ -10,7 +10,7 @@
   (``milvus:http://localhost:19530``). The permission filter is pushed into the search as a filter
   expression (see ``milvus_store``): never a post-filter.
 
-The interface (``VectorStore``) is what ``Retriever.dense`` calls through ``dense_search``: ``search(query,
+The interface (``VectorStore``) is what ``Retriever.dense`` calls through ``ChunkStore.dense_search``: ``search(query,
 mask, k)`` returns the top-``k`` ``ChunkHit`` by inner product among the chunk ids where ``mask`` is set,
 ``min(k, allowed)`` of them. A backend other than FAISS is attached to the chunk store as
 ``store.vector_backend`` and follows the store's adds and removals through two marked hooks in
@@ -18,7 +18,7 @@ mask, k)`` returns the top-``k`` ``ChunkHit`` by inner product among the chunk i
 the backend's dense ranking with the in-process BM25 ranking by RRF, ``retrieval.pipelines``); the FAISS
 flat copy also stays, as the durable snapshot the Milvus collection is reconciled against at start-up.
 
-Masks built by ``Simulator.visible_chunks`` carry the instant they were judged at (``VisibleMask.at_us``): a
+Masks built by ``Simulator.visible_chunks`` carry the instant they were judged at (``chunk_store.VisibleMask.at_us``): a
 backend that stores version validity on each chunk filters it in its own expression at that instant.
 """
 
@@ -73,29 +73,6 @@ def parse_index_spec(spec: str) -> IndexSpec:
     return IndexSpec("milvus", uri.strip() or None)
 
 
-class VisibleMask(np.ndarray):
-    """A boolean chunk mask plus the instant (µs since the epoch) it was judged at and the generation of the
-    backend's stored validity it was judged against (None for FAISS)."""
-
-    at_us: int | None
-    generation: int | None
-
-    def __array_finalize__(self, obj: Any) -> None:
-        self.at_us = getattr(obj, "at_us", None)
-        self.generation = getattr(obj, "generation", None)
-
-
-def visible_mask(mask: np.ndarray, at_us: int, generation: int | None = None) -> VisibleMask:
-    out = np.asarray(mask, dtype=bool).view(VisibleMask)
-    out.at_us = int(at_us)
-    out.generation = generation
-    return out
-
-
-def mask_instant(mask: np.ndarray) -> int | None:
-    return getattr(mask, "at_us", None)
-
-
 class VectorStore(Protocol):
     """Dense search inside an allowed set of chunk ids (pre-filtered, exact for the flat index)."""
 
@@ -125,14 +102,6 @@ def vectors_of(store: ChunkStore) -> VectorStore:
     """The vector store that answers dense search for ``store``: its attached backend, else its FAISS."""
     backend = getattr(store, "vector_backend", None)
     return backend if backend is not None else FaissVectors(store)
-
-
-def dense_search(store: ChunkStore, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
-    """``Retriever.dense``'s chunk search: the attached backend (Milvus) or the store's FAISS."""
-    backend = getattr(store, "vector_backend", None)
-    if backend is None:
-        return store.search(query, mask, k)
-    return backend.search(query, mask, k)  # type: ignore[no-any-return]
 
 
 def attach(

@@ -29,7 +29,6 @@ import numpy as np
 
 from drivebench.search.index.chunk_store import fit_mask
 from drivebench.search.index.lexical import LexicalIndex
-from drivebench.search.index.vector_store import dense_search
 from drivebench.search.retrieval.pipelines import _QUERY_POOL, DocHit, fuse, rrf
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ class Hierarchical:
         n_allowed = int(allowed.sum())
         k = min(max(depth * 4, 16), n_allowed)
         if k:
-            hits = dense_search(store, qvec, mask, k)
+            hits = store.dense_search(qvec, mask, k)
             rankings.append((aggregate(doc_ids, [(h.chunk_id, h.score) for h in hits], depth), W_DENSE))
         return rrf(rankings, depth)
 

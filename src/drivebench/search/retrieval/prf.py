@@ -25,7 +25,6 @@ import numpy as np
 
 from drivebench.search.index.chunk_store import fit_mask
 from drivebench.search.index.tokenize import tokenize
-from drivebench.search.index.vector_store import dense_search
 from drivebench.search.retrieval.pipelines import _QUERY_POOL, DocHit, _best_per_doc, fuse
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ class PseudoRelevanceFeedback:
         k = min(FB_CHUNKS, int(allowed.sum()))
         if k == 0:
             return qvec
-        hits = dense_search(store, qvec, allowed, k)
+        hits = store.dense_search(qvec, allowed, k)
         found = []
         with store.lock:
             for h in hits:

@@ -18,7 +18,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from pydantic import BaseModel, Field
 
 from drivebench.drive.tokens import TokenInfo
-from drivebench.server.api.auth import bearer, current_token
+from drivebench.server.api.request import bearer, current_token
 from drivebench.server.api.schemas import ErrorResponse
 from drivebench.simulator import access_listing
 from drivebench.simulator.backend import Simulator

@@ -11,9 +11,8 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.security import HTTPAuthorizationCredentials
 
 from drivebench.drive.tokens import TokenInfo
-from drivebench.server.api.auth import bearer, current_token
-from drivebench.server.api.body import read_json_object
 from drivebench.server.api.recall import _ERRORS, body_schema, recall_query, to_response
+from drivebench.server.api.request import bearer, current_token, read_json_object
 from drivebench.server.api.schemas import AnswerRequest, AnswerResponse, CitationOut
 from drivebench.simulator.answer import AnswerResult
 from drivebench.simulator.answer import service as answering

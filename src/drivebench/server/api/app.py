@@ -20,10 +20,10 @@ from drivebench.server.api import faults as faults_api
 from drivebench.server.api import files as files_api
 from drivebench.server.api import inventory as inventory_api
 from drivebench.server.api import permissions as permissions_api
-from drivebench.server.api.auth import bearer
 from drivebench.server.api.docs import mount_offline_docs
 from drivebench.server.api.indexstate import IndexStateHeader
 from drivebench.server.api.nostore import NoStore
+from drivebench.server.api.request import bearer
 from drivebench.server.api.schemas import AnswerRequest, RecallRequest
 from drivebench.server.console import mount_console
 from drivebench.server.mcp import mount_mcp

@@ -29,8 +29,15 @@ from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from drivebench.drive.errors import DriveError, InvalidRequest, PermissionCheckFailed
-from drivebench.server.api.auth import NotAdmin, Unauthorized
-from drivebench.server.api.body import MAX_BODY_BYTES, PARSED_BODY, BadBody, check_json
+from drivebench.server.api.request import (
+    MAX_BODY_BYTES,
+    PARSED_BODY,
+    BadBody,
+    NotAdmin,
+    Unauthorized,
+    check_json,
+    replay_body,
+)
 
 log = logging.getLogger("drivebench.api")
 
@@ -316,20 +323,6 @@ class BoundaryMiddleware:
         if checked is not None:
             scope[PARSED_BODY] = checked  # read_json_object takes it from here: one parse per request
         await self.app(scope, replay_body(body, receive), send)
-
-
-def replay_body(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that hands the app the body a middleware already read, then defers to the real one."""
-    replayed = False
-
-    async def replay() -> Message:
-        nonlocal replayed
-        if not replayed:
-            replayed = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
 
 
 def _counting(receive: Receive, limit: int) -> Receive:

@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from drivebench.drive.clock import as_utc
 from drivebench.drive.errors import InvalidRequest, NotFound
 from drivebench.drive.tokens import TokenInfo
-from drivebench.server.api.auth import NotAdmin, bearer, current_token
+from drivebench.server.api.request import NotAdmin, bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, Number
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.persistence import lifecycle

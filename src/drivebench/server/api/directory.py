@@ -23,7 +23,7 @@ from drivebench.drive.model import FolderNode, UserRec
 from drivebench.drive.operations import MAX_ROLES, ROLE_PATTERN
 from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import SECRET_LEVELS
-from drivebench.server.api.auth import bearer, current_token
+from drivebench.server.api.request import bearer, current_token
 from drivebench.server.api.schemas import ErrorResponse
 from drivebench.simulator import directory_admin as directory
 from drivebench.simulator.backend import Simulator

@@ -27,9 +27,7 @@ from fastapi.security import HTTPAuthorizationCredentials
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from drivebench.drive.errors import InvalidRequest
-from drivebench.server.api.auth import NotAdmin, bearer, current_token
-from drivebench.server.api.body import read_json_object
-from drivebench.server.api.boundary import replay_body
+from drivebench.server.api.request import NotAdmin, bearer, current_token, read_json_object, replay_body
 from drivebench.simulator.faults import FaultSpecError, fault_from_json, parse_fault_specs, request_key
 from drivebench.simulator.faults.schema import BOUNDS, FAULTS_EXAMPLE, faults_body_schema
 

@@ -53,8 +53,6 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from drivebench.drive.errors import InvalidRequest, PayloadTooLarge
 from drivebench.drive.operations import Retention
 from drivebench.formats.corpus import SECRET_LEVELS
-from drivebench.server.api.auth import NotAdmin, bearer, current_token
-from drivebench.server.api.body import BadBody
 from drivebench.server.api.boundary import MAX_UPLOAD_BYTES, MULTIPART_SLACK, BodyTooLarge
 from drivebench.server.api.file_models import (
     FOLDER_PATTERN,
@@ -73,6 +71,7 @@ from drivebench.server.api.file_models import (
     upload_out,
     version_out,
 )
+from drivebench.server.api.request import BadBody, NotAdmin, bearer, current_token
 from drivebench.server.api.schemas import ErrorResponse
 from drivebench.simulator import drive_access as access
 from drivebench.simulator.backend import Simulator

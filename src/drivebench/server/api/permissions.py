@@ -35,7 +35,7 @@ from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions.engine import Principal
 from drivebench.drive.tokens import TokenInfo
 from drivebench.formats.corpus import ACTIONS, SECRET_LEVELS
-from drivebench.server.api.auth import bearer, current_token
+from drivebench.server.api.request import bearer, current_token
 from drivebench.server.api.schemas import BoundedDatetime, ErrorResponse, PrincipalOut
 from drivebench.simulator import permission_admin as admin
 from drivebench.simulator.backend import Simulator

@@ -11,9 +11,8 @@ from pydantic_core import to_json
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from drivebench.formats.corpus import SECRET_LEVELS
-from drivebench.server.api.auth import bearer, current_token
-from drivebench.server.api.body import read_json_object
 from drivebench.server.api.boundary import RENDERED, handle_error
+from drivebench.server.api.request import bearer, current_token, read_json_object
 from drivebench.server.api.schemas import (
     API_VERSION,
     ErrorResponse,

@@ -29,8 +29,8 @@ from drivebench.drive.permissions.engine import Principal
 from drivebench.formats.corpus import SECRET_LEVELS
 from drivebench.resources import package_dir
 from drivebench.server.api import faults as faults_api
-from drivebench.server.api.auth import NotAdmin
 from drivebench.server.api.boundary import error_parts
+from drivebench.server.api.request import NotAdmin
 from drivebench.server.api.schemas import RecallRequest
 from drivebench.server.console import recall_view, runs_view
 from drivebench.server.console.session import COOKIE, Identity, check_csrf, check_origin, identify, sessions

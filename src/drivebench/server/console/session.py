@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from drivebench.drive.tokens import TokenInfo
-from drivebench.server.api.auth import NotAdmin, Unauthorized
+from drivebench.server.api.request import NotAdmin, Unauthorized
 
 COOKIE = "drivebench_console"
 ENV_PREFIX = "DRIVEBENCH_CONSOLE_"

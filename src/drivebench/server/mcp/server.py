@@ -89,7 +89,7 @@ class SimTokenVerifier:
 
 def _status_error(exc: Exception) -> tuple[str, int, str]:
     """(code, HTTP status, message) for an exception, as the HTTP API maps it."""
-    from drivebench.server.api.body import BadBody
+    from drivebench.server.api.request import BadBody
 
     if isinstance(exc, ValidationError):
         fields = sorted({".".join(str(x) for x in e.get("loc", ())) for e in exc.errors()})

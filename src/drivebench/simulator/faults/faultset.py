@@ -8,7 +8,7 @@ same code path as before faults existed. Each hook is named after its fault:
 fault              hook (caller)
 =================  ===============================================================================
 leaky-acl          ``leaky_acl_docs`` (``recall.recall_as``: widen the visible set, skip re-check)
-stale-acl          ``hold_stale_policy`` (``Policies.engine``: keep the previous engine)
+stale-acl          ``hold_stale_policy`` (``PolicyEngines.engine``: keep the previous engine)
 stale-index        ``index_frozen`` (``Simulator.sync_index``), ``served_versions`` (visibility)
 cad-blind          ``extract_config`` (ingestion); switching it re-ingests dxf documents
 citation-drop      ``drop_citation`` (``simulator.answer``)
@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
+from drivebench.drive.clock import to_us
 from drivebench.drive.permissions.compiler import doc_obj
-from drivebench.drive.permissions.timeutil import to_us
 from drivebench.simulator.faults.catalog import FAULT_DEFS, Fault
 
 if TYPE_CHECKING:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from drivebench.drive.permissions.pointintime import PolicyEngines
     from drivebench.drive.state import Drive
     from drivebench.drive.tokens import TokenRegistry
     from drivebench.search.index.chunk_store import ChunkStore
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     from drivebench.search.retrieval.rerank import RerankingRetriever
     from drivebench.simulator.config import SimConfig
     from drivebench.simulator.faults import FaultSet
-    from drivebench.simulator.policies import Policies
     from drivebench.simulator.snapshot import SnapshotFingerprint
 
 
@@ -30,7 +30,7 @@ class SimulatorState(Protocol):
     embedder: Embedder
     cache: EmbeddingCache
     faults: FaultSet
-    policies: Policies
+    policies: PolicyEngines
     tokens: TokenRegistry
     token_secret: bytes | None
     store: ChunkStore

@@ -1,8 +1,12 @@
-"""Read a request body as a JSON object, whatever Content-Type the client sent.
+"""What a router reads of a request: the bearer token it acts with and its body as a JSON object.
 
-The vendor's documented call is ``curl -d '{...}'`` with no Content-Type, which curl sends as
-``application/x-www-form-urlencoded``. So a JSON object is accepted under JSON, form-urlencoded,
-text/plain or no content type; a genuine form body (``query=...&top_k=5``) is accepted too.
+The principal comes from the token, never from the body alone (``current_token``: 401 without a valid one).
+
+The body (``read_json_object``) is read whatever Content-Type the client sent. The vendor's documented call is
+``curl -d '{...}'`` with no Content-Type, which curl sends as ``application/x-www-form-urlencoded``. So a JSON
+object is accepted under JSON, form-urlencoded, text/plain or no content type; a genuine form body
+(``query=...&top_k=5``) is accepted too. The boundary reads and checks a JSON body first (``check_json``) and
+hands it on with ``replay_body``.
 """
 
 from __future__ import annotations
@@ -12,6 +16,31 @@ from typing import Any
 from urllib.parse import parse_qs
 
 from fastapi import Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from starlette.types import Message, Receive
+
+from drivebench.drive.tokens import TokenInfo
+
+bearer = HTTPBearer(auto_error=False, description="A corpus user's token, the evaluation token or the admin token.")
+
+
+class Unauthorized(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+
+
+class NotAdmin(Exception):
+    pass
+
+
+def current_token(request: Request, credentials: HTTPAuthorizationCredentials | None) -> TokenInfo:
+    if credentials is None or credentials.scheme.lower() != "bearer" or not credentials.credentials:
+        raise Unauthorized("missing bearer token: send Authorization: Bearer <token>")
+    info = request.app.state.sim.tokens.resolve(credentials.credentials)
+    if info is None:
+        raise Unauthorized("invalid bearer token")
+    return info
+
 
 _TEXTUAL = {"", "application/json", "application/x-www-form-urlencoded", "text/plain"}
 MAX_BODY_BYTES = 1 << 20
@@ -115,3 +144,17 @@ async def read_json_object(request: Request) -> dict[str, Any]:
     if not isinstance(obj, dict):
         raise BadBody(f"the body must be a JSON object, not {type(obj).__name__}")
     return obj
+
+
+def replay_body(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that hands the app the body a middleware already read, then defers to the real one."""
+    replayed = False
+
+    async def replay() -> Message:
+        nonlocal replayed
+        if not replayed:
+            replayed = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
