@@ -113,9 +113,3 @@ class Chain:
     fact: str
     answer: AnswerKind
     texts: dict[str, str]  # length bucket ("short"/"medium"/"long") -> question
-
-
-@dataclass
-class UnitOutput:
-    docs: list[DocPlan] = field(default_factory=list)
-    chains: list[Chain] = field(default_factory=list)
