@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from drivebench.corpora.builtin import resolve_corpus
+from drivebench.corpora.common.access import AccessModel
 from drivebench.corpora.generator import build_acme
-from drivebench.corpora.generator.access import AccessModel
 from drivebench.corpora.generator.build import doc_count, plan
 from drivebench.corpora.validate import validate_corpus
 from drivebench.formats.corpus import (
@@ -385,7 +385,7 @@ def test_access_ground_truth_round_trips(default: Built) -> None:
 
 def test_parallel_rendering_same_bytes(small: Built, tmp_path: Path) -> None:
     """Rendering in worker processes (used for big corpora) writes the same bytes as rendering in-process."""
-    from drivebench.corpora.generator.build import write_files
+    from drivebench.corpora.common.assemble import write_files
 
     _, docs, _ = plan(small.manifest.language, 7, 80)
     write_files(tmp_path, docs, workers=2)

@@ -13,8 +13,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.build import assemble, plan
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.assemble import assemble
+from drivebench.corpora.generator.build import plan
 from drivebench.drive import permissions
 from drivebench.drive.history import PolicyView
 from drivebench.drive.state import Drive

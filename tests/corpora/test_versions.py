@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import grimp
 import pytest
 from typer.testing import CliRunner
 
@@ -21,6 +22,7 @@ from drivebench.cli.main import app
 from drivebench.corpora import builtin
 from drivebench.corpora.builtin import (
     DEFAULT_CORPUS,
+    builtin_labels,
     corpus_version,
     is_builtin,
     lookup_builtin,
@@ -57,6 +59,43 @@ def test_version_2_builds_the_committed_bytes(label: str) -> None:
     assert [p for p in expected["files"] if got[p] != expected["files"][p]] == []
     assert tree_digest(got) == expected["digest"]
     assert {"corpus.json", "evalset.jsonl", "generation.json"} <= set(got)
+
+
+BUILD_PACKAGES = {1: "generator", 2: "acme2", 3: "acme3"}  # the package of each acme version's build
+
+
+def test_each_versions_fingerprint_covers_the_corpora_code_its_build_imports() -> None:
+    """The checksum tests compare the cached build, and the cache key is a fingerprint of a version's sources: a
+    corpora module a build imports but its sources leave out (the shared ``corpora/common``, say) could change
+    the version's bytes while the cache serves the old ones and its checksum test passes."""
+    graph = grimp.build_graph("drivebench", include_external_packages=False)
+    uncovered: dict[str, list[str]] = {}
+    for label in builtin_labels():
+        version = lookup_builtin(label)
+        package = "seed" if version.name == "seed" else BUILD_PACKAGES[version.version]
+        build = f"drivebench.corpora.{package}.build"
+        imported = graph.find_upstream_modules(build) | {build}
+        files = [_source_file(m) for m in sorted(imported) if m.startswith("drivebench.corpora.")]
+        missing = [f for f in files if not any(f == s or f.startswith(f"{s}/") for s in version.sources)]
+        if missing:
+            uncovered[label] = missing
+    assert uncovered == {}
+    assert "corpora/common/assemble.py" in _files_of(lookup_builtin("acme-zh@3").sources)  # the walk sees it
+
+
+def _source_file(module: str) -> str:
+    """``drivebench.corpora.common`` -> ``corpora/common/__init__.py``; a module -> its ``.py`` file."""
+    relative = "/".join(module.split(".")[1:])
+    return f"{relative}/__init__.py" if (builtin._HERE / relative).is_dir() else f"{relative}.py"
+
+
+def _files_of(sources: tuple[str, ...]) -> set[str]:
+    out: set[str] = set()
+    for source in sources:
+        path = builtin._HERE / source
+        found = path.rglob("*.py") if path.is_dir() else [path]
+        out |= {f.relative_to(builtin._HERE).as_posix() for f in found}
+    return out
 
 
 def test_names_and_versions_resolve() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.generator.access import AccessModel
+from drivebench.corpora.common.access import AccessModel
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.formats.corpus import load_manifest
 from drivebench.formats.evalset import EvalQuery

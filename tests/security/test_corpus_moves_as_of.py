@@ -17,7 +17,7 @@ from fastapi.testclient import TestClient
 
 from drivebench.api import load_simulator
 from drivebench.corpora.builtin import resolve_corpus
-from drivebench.corpora.generator.access import AccessModel
+from drivebench.corpora.common.access import AccessModel
 from drivebench.formats.corpus import Manifest, load_manifest
 from drivebench.simulator.backend import SimConfig, Simulator
 from tests.support.security import h, mcp_call

@@ -25,13 +25,15 @@ from pathlib import Path
 from typing import Any, Literal
 
 from drivebench.corpora.acme2.distractors import add_distractors, replace_all
-from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
+from drivebench.corpora.acme2.lexical import TitleWords
 from drivebench.corpora.acme2.principals import add_guests, guest_grants
 from drivebench.corpora.acme2.questions import Gen, build_evalset
 from drivebench.corpora.acme2.scenario import load, story
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.build import assemble, doc_count, plan, write_files
-from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.assemble import assemble, scale_count, write_files
+from drivebench.corpora.common.lexical import TextIndex
+from drivebench.corpora.common.model import CLOCK_NOW, DocPlan, sub_rng
+from drivebench.corpora.generator.build import plan
 from drivebench.corpora.plants import apply_plants
 from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
@@ -44,7 +46,7 @@ _NEGATIVE = re.compile(r"^-\d[\d,]*$")
 
 
 def _scale(scale: str | int) -> int:
-    return doc_count(scale)
+    return scale_count(scale, SCALES)
 
 
 def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"):  # type: ignore[no-untyped-def]

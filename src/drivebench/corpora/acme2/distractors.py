@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario
-from drivebench.corpora.generator.model import CLOCK_START, DocPlan, VersionPlan, office_time
+from drivebench.corpora.common.model import CLOCK_START, DocPlan, VersionPlan, office_time
+from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.corpora.render.spec import DocSpec, Section
 
 ENTITY_KEYS = ("project", "product", "event", "partner", "candidate", "batch", "dept", "supplier", "topic")

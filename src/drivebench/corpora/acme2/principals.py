@@ -18,10 +18,10 @@ from collections import Counter
 from datetime import timedelta
 from typing import Any
 
-from drivebench.corpora.generator.documents.base import Scenario
-from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan
-from drivebench.corpora.generator.names import extra_people
-from drivebench.corpora.generator.organisation import Org, Person
+from drivebench.corpora.common.model import CLOCK_NOW, DocPlan
+from drivebench.corpora.common.names import extra_people
+from drivebench.corpora.common.organisation import Org, Person
+from drivebench.corpora.common.scenario import Scenario
 from drivebench.formats.corpus import Grant, ProjectMember, Subject, level_rank
 
 

@@ -30,11 +30,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from drivebench.corpora.acme2.distractors import ENTITY_KEYS, Distractors
-from drivebench.corpora.acme2.lexical import TextIndex, TitleWords
+from drivebench.corpora.acme2.lexical import TitleWords
 from drivebench.corpora.acme2.scenario import fillable
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.documents.base import Scenario
-from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, Hook, day
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.lexical import TextIndex
+from drivebench.corpora.common.model import CLOCK_NOW, Chain, DocPlan, Hook, day
+from drivebench.corpora.common.scenario import Scenario
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84  # of the story's documents (distractors are not asked about)

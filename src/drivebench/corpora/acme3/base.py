@@ -9,10 +9,10 @@ from typing import Any
 
 from drivebench.corpora.acme3.model import Fact, World, norm
 from drivebench.corpora.acme3.scenario import words
-from drivebench.corpora.generator.documents.base import LATEST, Scenario
-from drivebench.corpora.generator.folders import base_tree
-from drivebench.corpora.generator.model import DocPlan, VersionPlan, office_time, sub_rng
-from drivebench.corpora.generator.organisation import Person, build_org
+from drivebench.corpora.common.folders import base_tree
+from drivebench.corpora.common.model import DocPlan, VersionPlan, office_time, sub_rng
+from drivebench.corpora.common.organisation import Person, build_org
+from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.formats.corpus import Move
 
 

@@ -24,10 +24,10 @@ from drivebench.corpora.acme3.lexical import whole_drive_bm25
 from drivebench.corpora.acme3.questions import Draw, build_evalset
 from drivebench.corpora.acme3.scenario import languages, words
 from drivebench.corpora.acme3.world import World, build_world
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.build import assemble, write_files
-from drivebench.corpora.generator.grants import GrantList
-from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, sub_rng
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.assemble import assemble, write_files
+from drivebench.corpora.common.grants import GrantList
+from drivebench.corpora.common.model import CLOCK_NOW, DocPlan, sub_rng
 from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
 from drivebench.formats.facts import CorpusFact, write_facts

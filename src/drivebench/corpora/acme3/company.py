@@ -7,7 +7,7 @@ import random
 from datetime import timedelta
 
 from drivebench.corpora.acme3.base import BuilderBase
-from drivebench.corpora.generator.model import CLOCK_START, day, office_time, sub_rng
+from drivebench.corpora.common.model import CLOCK_START, day, office_time, sub_rng
 
 
 class CompanyDocs(BuilderBase):

@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import jieba
 
-from drivebench.corpora.acme2.lexical import TextIndex
-from drivebench.corpora.generator.model import DocPlan
+from drivebench.corpora.common.lexical import TextIndex
+from drivebench.corpora.common.model import DocPlan
 
 _WORD = re.compile(r"\w")
 jieba.setLogLevel(60)

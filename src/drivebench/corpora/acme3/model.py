@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from drivebench.corpora.generator.documents.base import Scenario
-from drivebench.corpora.generator.model import DocPlan
+from drivebench.corpora.common.model import DocPlan
+from drivebench.corpora.common.scenario import Scenario
 
 SCALES: dict[str, int] = {"small": 4, "default": 12, "large": 60}  # projects; documents ~27 per project
 

@@ -9,8 +9,8 @@ from typing import Any
 
 from drivebench.corpora.acme3.base import BuilderBase
 from drivebench.corpora.acme3.model import Chain
-from drivebench.corpora.generator.model import DocPlan, day
-from drivebench.corpora.generator.organisation import Person
+from drivebench.corpora.common.model import DocPlan, day
+from drivebench.corpora.common.organisation import Person
 
 
 class ProductDocs(BuilderBase):

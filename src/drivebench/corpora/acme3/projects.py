@@ -8,10 +8,10 @@ from datetime import timedelta
 from typing import Any
 
 from drivebench.corpora.acme3.base import BuilderBase
-from drivebench.corpora.generator.documents.base import ProjectSpace
-from drivebench.corpora.generator.model import CLOCK_START, day, office_time
-from drivebench.corpora.generator.names import story
-from drivebench.corpora.generator.organisation import Person
+from drivebench.corpora.common.model import CLOCK_START, day, office_time
+from drivebench.corpora.common.names import story
+from drivebench.corpora.common.organisation import Person
+from drivebench.corpora.common.scenario import ProjectSpace
 from drivebench.formats.corpus import Project, ProjectMember
 
 

@@ -29,10 +29,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from drivebench.corpora.acme2.lexical import TextIndex
 from drivebench.corpora.acme3.world import Chain, Fact, World, described
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, office_time
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.lexical import TextIndex
+from drivebench.corpora.common.model import CLOCK_NOW, DocPlan, office_time
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 PER_ASKER = 14

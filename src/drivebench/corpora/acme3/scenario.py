@@ -6,7 +6,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from drivebench.corpora.generator.content import TextModule, read_toml
+from drivebench.corpora.common.content import TextModule, read_toml
 from drivebench.resources import package_dir
 
 SCENARIO_DIR = package_dir("drivebench.corpora.acme3") / "scenario"

@@ -30,8 +30,8 @@ from drivebench.corpora.acme3.company import CompanyDocs
 from drivebench.corpora.acme3.model import SCALES, Chain, Fact, World, described, project_count
 from drivebench.corpora.acme3.products import ProductDocs
 from drivebench.corpora.acme3.projects import ProjectDocs
-from drivebench.corpora.generator.grants import structural
-from drivebench.corpora.generator.model import sub_rng
+from drivebench.corpora.common.grants import structural
+from drivebench.corpora.common.model import sub_rng
 
 __all__ = ["SCALES", "Chain", "Fact", "World", "build_world", "described", "project_count"]
 

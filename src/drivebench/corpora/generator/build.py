@@ -8,42 +8,28 @@ corpora of one seed share one scenario (same documents, grants and timeline), di
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ProcessPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Literal
 
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.content import language_dir
+from drivebench.corpora.common.assemble import assemble, scale_count, write_files
+from drivebench.corpora.common.content import language_dir
+from drivebench.corpora.common.folders import base_tree
+from drivebench.corpora.common.model import CLOCK_START, Chain, DocPlan, sub_rng
+from drivebench.corpora.common.organisation import ROSTER, build_org
+from drivebench.corpora.common.scenario import Scenario
 from drivebench.corpora.generator.documents import UNITS, plan_units
-from drivebench.corpora.generator.documents.base import Scenario
 from drivebench.corpora.generator.evalset import build_evalset
-from drivebench.corpora.generator.folders import base_tree
-from drivebench.corpora.generator.grants import document_level, structural
-from drivebench.corpora.generator.model import CLOCK_NOW, CLOCK_START, Chain, DocPlan, sub_rng
-from drivebench.corpora.generator.organisation import ROSTER, build_org
 from drivebench.corpora.generator.versions import apply_lifecycle
-from drivebench.corpora.render import DocSpec, render
-from drivebench.formats.corpus import EVALSET_NAME, Clock, Document, Grant, Manifest, Version, write_manifest
+from drivebench.formats.corpus import EVALSET_NAME, Manifest, write_manifest
 from drivebench.formats.evalset import EvalQuery, write_jsonl
 
 SCALES: dict[str, int] = {"small": 80, "default": 300, "large": 3000}
-PARALLEL_FROM = 200  # versions; below this, worker start-up costs more than it saves (acme-*@2 has 811)
 
 
 def doc_count(scale: str | int) -> int:
     """Documents for a scale name (``small``, ``default``, ``large``) or a count (an int or a numeric string)."""
-    if isinstance(scale, str) and scale.strip().isdigit():
-        scale = int(scale)
-    if isinstance(scale, int):
-        if scale < 1:
-            raise ValueError("scale must be a positive document count")
-        return scale
-    try:
-        return SCALES[scale]
-    except KeyError:
-        raise ValueError(f"unknown scale {scale!r}; use one of {sorted(SCALES)} or a document count") from None
+    return scale_count(scale, SCALES)
 
 
 def user_count(n_docs: int) -> int:
@@ -68,79 +54,6 @@ def plan(language: str, seed: int, n_docs: int) -> tuple[Scenario, list[DocPlan]
         d.doc_id = f"d{i:04d}"
     apply_lifecycle(s, docs, sub_rng(seed, "lifecycle"))
     return s, docs, chains
-
-
-def to_document(d: DocPlan) -> Document:
-    return Document(
-        doc_id=d.doc_id,
-        name=d.name,
-        folder=d.folder,
-        file_type=d.file_type,
-        secret_level=d.secret_level,  # type: ignore[arg-type]
-        title=d.title,
-        owner=d.owner,
-        created_at=d.created_at,
-        trashed_at=d.trashed_at,
-        moves=list(d.moves),
-        tags={"kind": d.kind, "department": d.department},
-        versions=[
-            Version(
-                version_id=d.version_id(n),
-                version=n,
-                file=f"files/{d.doc_id}/v{n}.{d.file_type}",
-                created_at=v.created_at,
-                author=v.author,
-                note=v.note or None,
-            )
-            for n, v in enumerate(d.versions, 1)
-        ],
-    )
-
-
-def assemble(name: str, s: Scenario, docs: list[DocPlan], seed: int) -> tuple[Manifest, AccessModel, list[Grant]]:
-    documents = [to_document(d) for d in docs]
-    folders = [s.folders[p] for p in sorted(s.folders)]
-    grants = structural(s)
-    model = AccessModel(s.org.departments, s.org.users(), s.projects, folders, grants, documents)
-    grants += document_level(s, docs, model, sub_rng(seed, "doc-grants"), len(grants))
-    model = AccessModel(s.org.departments, s.org.users(), s.projects, folders, grants, documents)
-    manifest = Manifest(
-        name=name,
-        language=s.lang,
-        seed=seed,
-        description=str(s.common.data["description"]),
-        clock=Clock(start=CLOCK_START, now=CLOCK_NOW),
-        departments=s.org.departments,
-        users=s.org.users(),
-        projects=s.projects,
-        folders=folders,
-        documents=documents,
-        grants=grants,
-        access=model.access_map(CLOCK_NOW),
-    )
-    return manifest, model, grants
-
-
-def _render_batch(specs: list[tuple[str, DocSpec]]) -> list[tuple[str, bytes]]:
-    return [(path, render(spec)) for path, spec in specs]
-
-
-def write_files(out: Path, docs: list[DocPlan], workers: int | None = None) -> None:
-    """Render every version to ``files/<doc_id>/v<n>.<ext>``. Big corpora render in worker processes
-    (each spec renders to the same bytes wherever it runs, so the output does not depend on them)."""
-    jobs = [(f"files/{d.doc_id}/v{n}.{d.file_type}", v.spec) for d in docs for n, v in enumerate(d.versions, 1)]
-    for d in docs:
-        (out / "files" / d.doc_id).mkdir(parents=True, exist_ok=True)
-    if workers is None:
-        workers = min(4, os.cpu_count() or 1) if len(jobs) >= PARALLEL_FROM else 1
-    if workers <= 1:
-        results = _render_batch(jobs)
-    else:
-        batches = [jobs[i :: workers * 4] for i in range(workers * 4)]
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            results = [r for batch in pool.map(_render_batch, batches) for r in batch]
-    for path, data in sorted(results):
-        (out / path).write_bytes(data)
 
 
 def build_acme(out_dir: Path, *, language: str, seed: int = 7, scale: str | int = "default") -> Manifest:

@@ -38,9 +38,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.documents.base import Scenario
-from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, Hook, day
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.model import CLOCK_NOW, Chain, DocPlan, Hook, day
+from drivebench.corpora.common.scenario import Scenario
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 
 QUERIES_PER_DOC = 0.84

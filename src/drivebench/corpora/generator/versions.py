@@ -17,8 +17,8 @@ import random
 from collections import Counter
 from datetime import timedelta
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario
-from drivebench.corpora.generator.model import DocPlan, office_time
+from drivebench.corpora.common.model import DocPlan, office_time
+from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.formats.corpus import Move
 
 POLICIES = frozenset({"handbook", "expense_policy", "it_security", "announcement"})

@@ -10,13 +10,13 @@ import random
 from collections.abc import Callable
 from datetime import datetime
 
-from drivebench.corpora.generator.documents.base import Scenario
+from drivebench.corpora.common.scenario import Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput
 from drivebench.corpora.generator.documents.business import finance_unit, marketing_unit
 from drivebench.corpora.generator.documents.design import design_unit
 from drivebench.corpora.generator.documents.people import hr_unit, legal_unit
 from drivebench.corpora.generator.documents.policy import note_unit, policy_unit
 from drivebench.corpora.generator.documents.project import project_unit
-from drivebench.corpora.generator.model import UnitOutput
 
 Unit = Callable[[Scenario, random.Random, datetime], UnitOutput]
 # name -> (builder, number of documents it writes)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
-from drivebench.corpora.generator.model import CLOCK_START, Chain, DocPlan, UnitOutput
+from drivebench.corpora.common.model import CLOCK_START, Chain, DocPlan
+from drivebench.corpora.common.scenario import LATEST, Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 
 M = "business"
 FIN_DEPTS = ("rd", "design", "marketing", "hr", "legal", "finance", "gm", "it")

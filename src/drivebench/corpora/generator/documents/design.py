@@ -15,9 +15,10 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
-from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
-from drivebench.corpora.generator.names import story
+from drivebench.corpora.common.model import Chain, DocPlan
+from drivebench.corpora.common.names import story
+from drivebench.corpora.common.scenario import LATEST, Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 
 M = "design"
 TOLERANCE_CLASSES = ("m", "f", "m", "c")  # general tolerance class of a part drawing (ISO 2768 / GB/T 1804)

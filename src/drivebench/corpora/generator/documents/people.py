@@ -12,8 +12,9 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
-from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
+from drivebench.corpora.common.model import Chain, DocPlan
+from drivebench.corpora.common.scenario import LATEST, Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 
 M = "people"
 POSITION_DEPT = (

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, new_doc, subject
-from drivebench.corpora.generator.model import UnitOutput
+from drivebench.corpora.common.scenario import LATEST, Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput, hook, new_doc, subject
 
 M = "policy"
 

@@ -11,18 +11,11 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.generator.documents.base import (
-    LATEST,
-    ProjectSpace,
-    Scenario,
-    hook,
-    n_versions,
-    new_doc,
-    subject,
-)
-from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, UnitOutput, day
-from drivebench.corpora.generator.names import story
-from drivebench.corpora.generator.organisation import Person
+from drivebench.corpora.common.model import CLOCK_NOW, Chain, DocPlan, day
+from drivebench.corpora.common.names import story
+from drivebench.corpora.common.organisation import Person
+from drivebench.corpora.common.scenario import LATEST, ProjectSpace, Scenario
+from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 from drivebench.formats.corpus import Project, ProjectMember
 
 M = "project"

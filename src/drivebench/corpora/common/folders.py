@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from drivebench.corpora.generator.documents.base import Scenario
+from drivebench.corpora.common.scenario import Scenario
 
 
 def base_tree(s: Scenario) -> None:

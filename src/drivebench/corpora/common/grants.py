@@ -34,9 +34,9 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from drivebench.corpora.generator.access import AccessModel
-from drivebench.corpora.generator.documents.base import LATEST, Scenario
-from drivebench.corpora.generator.model import CLOCK_NOW, DocPlan, day
+from drivebench.corpora.common.access import AccessModel
+from drivebench.corpora.common.model import CLOCK_NOW, DocPlan, day
+from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.formats.corpus import Grant, Subject
 
 

@@ -11,7 +11,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from drivebench.corpora.generator.content import SCENARIO_DIR, language_dir, read_toml
+from drivebench.corpora.common.content import SCENARIO_DIR, language_dir, read_toml
 
 
 def names(lang: str) -> dict[str, Any]:

@@ -42,7 +42,10 @@ import jinja2
 from drivebench.corpora.render.spec import DocSpec, Section, ZipMember
 from drivebench.resources import package_dir
 
-SCENARIO_DIR = package_dir("drivebench.corpora.generator") / "scenario"
+# The shared data (formats, folder names, name pools, the organisation) sits beside version 1's own templates in
+# one directory per language, which is what makes a language one directory (``DRIVEBENCH_SCENARIO_PATH``): found
+# by path, so reading it imports none of version 1's code.
+SCENARIO_DIR = package_dir("drivebench.corpora") / "generator" / "scenario"
 PATH_VARIABLE = "DRIVEBENCH_SCENARIO_PATH"  # more directories holding ``<lang>/`` data (os.pathsep-separated)
 
 

@@ -1,7 +1,8 @@
-"""The generator's own scenario model: documents, versions, question hooks and hop chains.
+"""The acme generators' scenario model: documents, versions, question hooks and hop chains, the clock and the
+seeded random streams.
 
-These are plans, language-neutral in structure; the ``lang`` and ``documents`` modules fill them
-with text. ``build`` turns them into the on-disk format of ``drivebench.formats.corpus``.
+These are plans, language-neutral in structure; each version's builders fill them with text (``content``), and
+``assemble`` turns them into the on-disk format of ``drivebench.formats.corpus``.
 """
 
 from __future__ import annotations
@@ -113,9 +114,3 @@ class Chain:
     fact: str
     answer: AnswerKind
     texts: dict[str, str]  # length bucket ("short"/"medium"/"long") -> question
-
-
-@dataclass
-class UnitOutput:
-    docs: list[DocPlan] = field(default_factory=list)
-    chains: list[Chain] = field(default_factory=list)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from drivebench.corpora.generator.names import department_name, extra_people, job_title, people, story
+from drivebench.corpora.common.names import department_name, extra_people, job_title, people, story
 from drivebench.formats.corpus import Department, User
 
 
