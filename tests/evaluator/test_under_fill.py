@@ -13,6 +13,7 @@ from drivebench.evaluator.gates import check_gates, parse_gate
 from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.metrics.under_fill import section, under_filled
 from drivebench.evaluator.oracle import corpus_oracle
+from drivebench.evaluator.report._common import under_fill_sentence
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.report.terminal import print_summary
 from drivebench.evaluator.runner import RunConfig
@@ -87,6 +88,8 @@ def test_post_filter_under_fills_the_askers_who_see_little_and_the_clean_simulat
     assert clean["metrics"]["under_fill_rate"] == 0.0 and clean["counts"]["queries_under_filled"] == 0
     assert set(clean["strata"]["visible_share"]) == {"<10 %", "10-25 %", "25-50 %", ">=50 %"}
     assert clean["counts"]["queries_with_leak"] == 0
+    clean_line = under_fill_sentence(clean)  # 5.30 % rounded up: a bound never printed lower than it is
+    assert clean_line is not None and "0 of 55 answered queries (0.000, <= 5.4 % (95 %))" in clean_line, clean_line
 
     drivebench_faults.enable("post-filter", fetch_k=5)  # unfiltered top 5, then the filter
     faulted = _run(sim)

@@ -701,8 +701,10 @@ def under_fill_sentence(result: Mapping[str, Any]) -> str | None:
         return f"Under-fill: not measured: {section.get('reason', 'no oracle')}"
     n, judged = section.get("queries_under_filled", 0), section.get("queries_judged", 0)
     text = (
-        f"Under-fill: {n} of {judged} answered queries ({fmt(section.get('under_fill_rate'))}) got fewer results "
-        f"than their asker may preview among the documents matching the query (up to top_k={section.get('top_k')})"
+        f"Under-fill: {n} of {judged} answered queries ({fmt(section.get('under_fill_rate'))}"
+        + (f", {bound_text(section['upper_bound_95'])}" if section.get("upper_bound_95") is not None else "")
+        + ") got fewer results than their asker may preview among the documents matching the query "
+        f"(up to top_k={section.get('top_k')})"
     )
     if n:
         text += " (a permission filter applied after a fixed top-k: see the rate by visible share below)"
