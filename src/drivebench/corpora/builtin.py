@@ -92,20 +92,37 @@ def _acme_v3(language: str) -> Builder:
 # version's checksum test sees whether it moved that version's bytes (tests/corpora/test_versions.py checks that
 # a version's sources cover every corpora module its build imports). The scenario data in generator/scenario is
 # shared too (names, formats, the organisation).
-_SHARED_SOURCES = ("corpora/common", "corpora/render", "formats/corpus.py", "formats/evalset.py")
+_SHARED_SOURCES = ("corpora/common", "corpora/render", "formats/corpus.py", "formats/evalset.py", "resources.py")
+# versions 2 and 3 keep only questions whose words the documents share (the tokenizer every BM25 here uses)
+_TOKENIZER_SOURCES = ("formats/tokens.py", "search/index/tokenize.py")
 _V1_SOURCES = ("corpora/generator", *_SHARED_SOURCES)
-# version 2 builds on version 1's story and plants overshares from its own spec
-_V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
+# version 2 builds on version 1's story and plants overshares from its own spec, checked on a real drive and its
+# permission model (so the drive and the Casbin model are its sources too)
+_V2_SOURCES = (
+    "corpora/acme2",
+    "corpora/plants.py",
+    "corpora/planted_overshares.json",
+    "drive",
+    "policies",
+    *_TOKENIZER_SOURCES,
+    *_V1_SOURCES,
+)
 # version 3 keeps version 1's organisation, folder tree, grant rules and renderers (all in corpora/common) and
 # their data; its world is its own
-_V3_SOURCES = ("corpora/acme3", "corpora/generator/scenario", "formats/facts.py", *_SHARED_SOURCES)
+_V3_SOURCES = (
+    "corpora/acme3",
+    "corpora/generator/scenario",
+    "formats/facts.py",
+    *_TOKENIZER_SOURCES,
+    *_SHARED_SOURCES,
+)
 
 _REGISTRY: tuple[BuiltinCorpus, ...] = (
     BuiltinCorpus(
         "seed",
         1,
         _build_seed,
-        ("corpora/seed", "corpora/render", "formats/corpus.py", "formats/evalset.py"),
+        ("corpora/seed", "corpora/render", "formats/corpus.py", "formats/evalset.py", "formats/query_length.py"),
         "29 hand-written documents",
     ),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
