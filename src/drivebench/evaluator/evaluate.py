@@ -31,7 +31,7 @@ from drivebench.evaluator.idmap import IdMapper
 from drivebench.evaluator.loaded_corpus import NO_CORPUS_FACTS
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
-from drivebench.evaluator.result import with_status_first, write_metrics_dict
+from drivebench.evaluator.result import METRICS_JSON, RunResult, with_status_first, write_metrics_dict
 from drivebench.evaluator.runner import Interrupt, RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
 from drivebench.evaluator.strata import tag_strata
@@ -47,6 +47,11 @@ class Evaluation:
     out_dir: Path | None = None
     preflight: Preflight | None = None
     raw_records: list[RunRecord] | None = None  # before id mapping: what a partial run's run.jsonl keeps
+
+    @property
+    def run_result(self) -> RunResult:
+        """``result`` typed: what metrics.json holds (``RunResult``)."""
+        return RunResult.from_dict(self.result)
 
     @property
     def failed(self) -> bool:
@@ -301,7 +306,7 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
     section = evaluation.result.get("failed_queries")
     if isinstance(section, dict):  # every missed or leaking query by name; metrics.json keeps the first rows
         fq.write_failed_queries(section.get("rows") or [], out_dir / fq.FAILED_QUERIES_JSONL)
-    write_metrics(evaluation.result, out_dir / "metrics.json")
+    write_metrics(evaluation.result, out_dir / METRICS_JSON)
     evaluation.out_dir = out_dir
     return out_dir
 

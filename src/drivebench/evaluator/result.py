@@ -16,6 +16,7 @@ by a later version is kept; a key an earlier version did not write is not invent
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -91,13 +92,21 @@ class Counts(Section):
     timeouts: int | None = None
     missing_from_run: int | None = None
     unknown_in_run: int | None = None
+    duplicate_run_records: int | None = None
     no_gold: int | None = None
+    version_pinned: int | None = None
+    multi_hop: int | None = None
+    with_answer: int | None = None
+    with_answer_facts: int | None = None
+    refusals: int | None = None
     queries_with_leak: int | None = None
     queries_with_answer_leak: int | None = None
+    citations_unresolvable: int | None = None
+    citations_ambiguous: int | None = None
 
 
 class Leaks(Section):
-    depth: int | None = None
+    depth: str | None = None  # "all returned results", or the cutoff it was judged at
     queries_with_leak: int | None = None
     queries_judged: int | None = None
     upper_bound_95: Number | None = None
@@ -184,6 +193,12 @@ class RunResult(Section):
     @property
     def state(self) -> str | None:
         return self.status.state if self.status is not None else None
+
+
+def metrics_dict(result: RunResult | Mapping[str, Any]) -> Mapping[str, Any]:
+    """What a report reads: the metrics dict of a ``RunResult`` (converted once, at the report's entry point), or
+    the dict given (``evaluate``'s ``.result``, a history row) as it is."""
+    return result.to_dict() if isinstance(result, RunResult) else result
 
 
 def with_status_first(result: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich import box
@@ -11,6 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from drivebench.evaluator.report.headline import print_headline
+from drivebench.evaluator.result import RunResult, metrics_dict
 
 
 def fit_table(table: Table, console: Console) -> RenderableType:
@@ -135,7 +137,8 @@ def _gates_table(rows: list[list[str]]) -> Table:
     return table
 
 
-def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
+def print_summary(result: RunResult | Mapping[str, Any], console: Console | None = None) -> None:
+    result = metrics_dict(result)
     from drivebench.evaluator.report import _common as c
     from drivebench.evaluator.report import verdict as v
 
@@ -295,8 +298,11 @@ def citation_table(result: dict[str, Any]) -> Table | None:
     return table
 
 
-def print_details(result: dict[str, Any], console: Console | None = None, *, strata: bool = False) -> None:
+def print_details(
+    result: RunResult | Mapping[str, Any], console: Console | None = None, *, strata: bool = False
+) -> None:
     """Multi-hop, leak and citation tables when they apply; with ``strata`` every stratum too."""
+    result = metrics_dict(result)
     console = console or Console()
     for table in (
         multi_hop_table(result),
