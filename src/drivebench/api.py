@@ -1,12 +1,13 @@
 """The Python API: load a simulator, serve it, evaluate a target.
 
-    from drivebench.api import evaluate, load_simulator
+    from drivebench.api import EvalOptions, evaluate, load_simulator
     sim = load_simulator("seed")
     outcome = sim.recall(sim.engine.user_principal("u01"), "项目X的技术方案审批人", top_k=5)
     evaluation = evaluate(sim, "evalset.jsonl")             # in process, through the simulator's own rules
-    evaluation = evaluate("http://127.0.0.1:8000", "evalset.jsonl", token=TOKEN, corpus="seed")
-    evaluation = evaluate(my_retriever, "evalset.jsonl", corpus="seed")   # fn(query, principal, top_k, as_of)
+    evaluation = evaluate("http://127.0.0.1:8000", "evalset.jsonl", EvalOptions(token=TOKEN, corpus="seed"))
+    evaluation = evaluate(my_retriever, "evalset.jsonl", EvalOptions(corpus="seed"))  # fn(query, principal, top_k, as_of)
     evaluation.result                                        # what `eval run` writes as metrics.json
+    evaluation.run_result                                    # the same, typed (RunResult)
 
 Imports stay lazy: evaluating an HTTP target or a function loads the evaluator only, never the simulator's index,
 permission engine or server (their packages are heavy and a team evaluating its own endpoint does not need them).
