@@ -138,15 +138,11 @@ def _score(
         step(0, n)
         if not isinstance(oracle, str):
             oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
+        facts = loaded.facts if loaded is not None else None
         reason = loaded.no_facts_reason if loaded is not None else None
-        result = score(
-            queries,
-            records,
-            ks,
-            oracle=oracle,
-            by=by,
-            facts=loaded.facts if loaded is not None else None,
-            **({"no_facts_reason": reason} if reason else {}),
-        )
+        if reason:
+            result = score(queries, records, ks, oracle=oracle, by=by, facts=facts, no_facts_reason=reason)
+        else:
+            result = score(queries, records, ks, oracle=oracle, by=by, facts=facts)
         step(n, n)
     return result
