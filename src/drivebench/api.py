@@ -125,11 +125,6 @@ def make_target(
     )
 
 
-def load_queries(evalset: str | Path | Sequence[EvalQuery | dict[str, Any]]) -> list[EvalQuery]:
-    """An eval set from a JSONL file or a list of queries (``EvalQuery`` or dicts); ValueError when empty."""
-    return EvalSet.load(evalset).queries
-
-
 def load_corpus(corpus: str | Path | LoadedCorpus) -> LoadedCorpus:
     """A corpus (a built-in name, built on first use, or a directory) read once for a run."""
     from drivebench.evaluator.loaded_corpus import LoadedCorpus
