@@ -13,7 +13,7 @@ import typer
 from rich.table import Table
 
 from drivebench.cli.common import console, err_console, resolve_corpus_option, status
-from drivebench.cli.evaluate import usage_error
+from drivebench.cli.eval_common import usage_error
 
 app = typer.Typer(no_args_is_help=True)
 

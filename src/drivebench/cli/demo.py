@@ -56,7 +56,7 @@ def demo(
 
         fault_demo(corpus, out, k, pipeline, embedder, fault, answers, history, label, levers, rerank)
         return
-    from drivebench.cli.evaluate import default_out_dir, scoring_bar
+    from drivebench.cli.eval_common import default_out_dir, scoring_bar
     from drivebench.corpora.builtin import corpus_version
     from drivebench.evaluator.evaluate import corpus_facts, evalset_hash, evaluate, write_outputs
     from drivebench.evaluator.oracle import corpus_oracle

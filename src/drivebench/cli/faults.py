@@ -29,7 +29,7 @@ def fault_demo(
 ) -> None:
     """Evaluate under the faults, then clean; write both runs (run.jsonl, metrics.json, report.md,
     report.html, recorded in the history like the clean demo) and comparison.json."""
-    from drivebench.cli.evaluate import default_out_dir
+    from drivebench.cli.eval_common import default_out_dir
     from drivebench.cli.reports import finish_run
     from drivebench.corpora.builtin import corpus_version
     from drivebench.evaluator.evaluate import corpus_facts, evalset_hash, write_outputs

@@ -5,9 +5,7 @@ from __future__ import annotations
 import difflib
 import errno
 import socket
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from drivebench.errors import DrivebenchError
@@ -62,15 +60,6 @@ def check_url(url: str, what: str = "--target") -> None:
         )
     if not parts.hostname:
         raise DrivebenchError(f"{what} {url!r} names no host", hint="e.g. http://127.0.0.1:8000")
-
-
-def check_evalset_fits(queries: Sequence[Any], corpus_dir: Path, corpus: str) -> None:
-    """Raise an EvalsetMismatchError (a DrivebenchError: exit 2) when the eval set names ids the corpus does not
-    have (and say which built-in corpus it fits): before any query is sent or any run is scored. The Python API
-    (``api.evaluate``) runs the same check."""
-    from drivebench.corpora.evalset_fit import check_evalset_fits as check
-
-    check(queries, corpus_dir, corpus)
 
 
 def check_served_corpus(url: str, token: str | None, corpus: str) -> None:

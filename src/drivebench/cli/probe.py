@@ -31,7 +31,8 @@ from drivebench.cli.common import (
     resolve_corpus_option,
     status,
 )
-from drivebench.cli.evaluate import MatchOpt, _id_mapper, default_out_dir, resolve_target, usage_error
+from drivebench.cli.eval_common import MatchOpt, default_out_dir, resolve_target, usage_error
+from drivebench.cli.eval_common import id_mapper as make_id_mapper
 from drivebench.corpora.builtin import corpus_version
 
 EXIT_OK, EXIT_LEAK, EXIT_USAGE, EXIT_FAILED = 0, 1, 2, 3
@@ -199,7 +200,7 @@ def probe(
 
         check_served_corpus(url, single, corpus)
     match = match or profile.ids.match
-    id_mapper = _id_mapper(match, corpus_dir, profile.source)
+    id_mapper = make_id_mapper(match, corpus_dir, profile.source)
     manifest = load_manifest(corpus_dir)
     with status("ground truth: who may preview what …"):
         gt = GroundTruth(Drive.from_manifest(manifest, corpus_dir), manifest)

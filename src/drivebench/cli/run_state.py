@@ -17,6 +17,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -117,6 +118,7 @@ def failed_query_ids(run_dir: Path) -> tuple[list[str], str]:
     """The ids of the queries that missed or leaked in ``run_dir`` and where they were read: failed_queries.jsonl
     (every row), else metrics.json's per-query rows (answered, with a leak or no gold document in the top K)."""
     from drivebench.evaluator.failed_queries import FAILED_QUERIES_JSONL, main_k
+    from drivebench.evaluator.result import RunResult
 
     listed = run_dir / FAILED_QUERIES_JSONL
     if listed.exists():
@@ -125,11 +127,11 @@ def failed_query_ids(run_dir: Path) -> tuple[list[str], str]:
             if line.strip():
                 ids.append(str(json.loads(line)["query_id"]))
         return list(dict.fromkeys(ids)), FAILED_QUERIES_JSONL
-    metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
-    k = main_k((metrics.get("config") or {}).get("ks") or [10])
+    metrics = RunResult.read(run_dir)
+    k = main_k((metrics.config or {}).get("ks") or [10])
     ids = [
         str(row.get("query_id"))
-        for row in metrics.get("per_query") or []
+        for row in metrics.per_query or []
         if row.get("status") == "ok" and (row.get("leaked") or row.get(f"hit_rate@{k}") == 0.0)
     ]
     return ids, "metrics.json"
@@ -168,3 +170,96 @@ def announce(name: str) -> None:
             f"\n{name}: stopping: no new query is sent; the requests in flight get a few seconds; the answered "
             "queries are written (again to stop at once)\n".encode(),
         )
+
+
+@dataclass
+class Continued:
+    """The options of this run once ``--resume`` or ``--only-failed`` took the recorded ones: ``subset`` (which
+    queries, of which run), ``started_at`` and ``out`` (a resumed run's), ``recorded`` (its run_config.json)."""
+
+    options: dict[str, Any]
+    subset: dict[str, Any] | None = None
+    started_at: str | None = None
+    out: Path | None = None
+    recorded: dict[str, Any] = field(default_factory=dict)
+
+
+def continued_options(
+    ctx: Any, given: dict[str, Any], resume: Path | None, only_failed: Path | None, out: Path | None
+) -> Continued:
+    """The options ``eval run`` runs with: as given, or a resumed run's (a contradicting one is a usage error), or
+    those of the run whose failed queries ``--only-failed`` asks again (what was given replaces them)."""
+    from drivebench.cli.eval_common import usage_error
+    from drivebench.evaluator import journal as jn
+
+    options = dict(given)
+    if resume is not None and only_failed is not None:
+        usage_error("give --resume or --only-failed, not both")
+    if resume is not None:
+        recorded = resumable(resume)
+        bad = contradictions(ctx, given, recorded["options"])
+        if out is not None and out.resolve() != resume.resolve():
+            bad.append(f"--out {out}: --resume writes the whole run into {resume}")
+        if bad:
+            usage_error(
+                f"--resume {resume}: " + "; ".join(bad),
+                f"leave those options out: --resume takes them from {resume / jn.RUN_CONFIG}",
+            )
+        options.update(recorded["options"])
+        return Continued(options, recorded.get("subset"), recorded.get("started_at"), resume, recorded)
+    if only_failed is None:
+        return Continued(options, out=out)
+    try:
+        recorded = jn.read_run_config(only_failed) or {}
+        ids, source = failed_query_ids(only_failed)
+    except (OSError, ValueError, KeyError) as exc:
+        usage_error(f"--only-failed {only_failed}: cannot read its failed queries: {exc}")
+    for name, value in (recorded.get("options") or {}).items():
+        if name in RECORDED and not given_on_command_line(ctx, name):
+            options[name] = value
+    if not ids:
+        usage_error(f"--only-failed {only_failed}: nothing to re-ask: no query missed or leaked in that run ({source})")
+    what = f"only-failed of {only_failed.resolve().name}"
+    options["label"] = f"{what} ({options['label']})" if options.get("label") else what
+    return Continued(options, {"of": str(only_failed.resolve()), "from": source, "query_ids": ids}, out=out)
+
+
+def resumable(run_dir: Path) -> dict[str, Any]:
+    """The recorded run_config.json of a run ``--resume`` can continue; usage errors (exit 2) otherwise."""
+    from drivebench.cli.eval_common import usage_error
+    from drivebench.evaluator import journal as jn
+    from drivebench.evaluator.result import METRICS_JSON, RunResult
+
+    try:
+        recorded = jn.read_run_config(run_dir)
+        metrics = RunResult.read(run_dir) if (run_dir / METRICS_JSON).exists() else None
+    except (OSError, ValueError) as exc:
+        usage_error(f"--resume {run_dir}: {exc}")
+    complete = (recorded or {}).get("state") == "complete" or (
+        recorded is None and metrics is not None and not metrics.partial
+    )
+    if complete:
+        n = len((metrics.per_query if metrics is not None else None) or []) or "all"
+        usage_error(
+            f"--resume {run_dir}: nothing to resume: the run is complete ({n} of {n} queries answered)",
+            "start a new run without --resume (or --only-failed RUN_DIR to ask its missed and leaked queries again)",
+        )
+    if recorded is None or not isinstance(recorded.get("options"), dict):
+        usage_error(
+            f"--resume {run_dir}: not a run that can be resumed (no {jn.RUN_CONFIG}: not written by eval run, or "
+            "by a version before --resume)"
+        )
+    return recorded
+
+
+def done_records(resume: Path, queries: list[Any]) -> list[Any]:
+    """The records a resumed run already has for ``queries`` (its run.jsonl); a bad file is a usage error."""
+    from drivebench.cli.eval_common import usage_error
+    from drivebench.evaluator import journal as jn
+
+    try:
+        known = {q.query_id for q in queries}
+        run_file = resume / jn.RUN_JSONL
+        return [r for r in jn.read_records(run_file) if r.query_id in known] if run_file.exists() else []
+    except (OSError, ValueError) as exc:
+        usage_error(f"--resume {resume}: {exc}")

@@ -18,7 +18,7 @@ import typer
 from rich.markup import escape
 
 from drivebench.cli.common import console, err_console, quiet_libraries, resolve_corpus_option
-from drivebench.cli.evaluate import (
+from drivebench.cli.eval_common import (
     EXIT_OK,
     EXIT_RUN_FAILED,
     FailOnOpt,
@@ -26,13 +26,13 @@ from drivebench.cli.evaluate import (
     JunitOpt,
     MatchOpt,
     MaxErrorRateOpt,
-    _id_mapper,
-    _parse_gates,
-    app,
     default_out_dir,
+    parse_gates,
     resolve_target,
     usage_error,
 )
+from drivebench.cli.eval_common import id_mapper as make_id_mapper
+from drivebench.cli.evaluate import app
 
 
 @app.command("sync")
@@ -103,7 +103,7 @@ def sync(
     if restore:
         _restore(drive, drive_token)
     out_console = err_console if json_out == "-" else console
-    gates = _parse_gates(fail_on)
+    gates = parse_gates(fail_on)
     try:  # a gate that names no figure of a sync run: refused before the run changes the drive
         check_gates({"metrics": gate_metrics(summarize([], 0, 0, {})), "errors": {}}, gates)
     except GateError as exc:
@@ -136,7 +136,7 @@ def sync(
     id_mapper = None
     corpus_dir = resolve_corpus_option(corpus) if corpus else None
     if match != "doc_id":
-        id_mapper = _id_mapper(match, corpus_dir, profile.source)
+        id_mapper = make_id_mapper(match, corpus_dir, profile.source)
     try:
         facts = load_facts(corpus_dir) if corpus_dir is not None else None
     except ValueError as exc:

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from drivebench.formats.corpus import MANIFEST_NAME, load_manifest
+from drivebench.formats.corpus import MANIFEST_NAME, Manifest, load_manifest
 from drivebench.resources import package_dir
 
 # The demo's and the server's default: acme-zh@3 passes `corpus validate` and every acceptance check of
@@ -186,7 +186,11 @@ def corpus_version(corpus_dir: Path) -> str | None:
     name is a built-in was written by version 1 (which predates the field and stays byte-identical).
     None for corpora that are not built-in (hand-written, exported from a drive, imported from BEIR).
     """
-    m = load_manifest(Path(corpus_dir))
+    return manifest_version(load_manifest(Path(corpus_dir)))
+
+
+def manifest_version(m: Manifest) -> str | None:
+    """``corpus_version`` of a manifest already read."""
     if m.corpus_version is not None:
         return f"{m.name}@{m.corpus_version}"
     if m.name in VERSIONS and 1 in VERSIONS[m.name]:

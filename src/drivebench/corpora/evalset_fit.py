@@ -17,7 +17,7 @@ from pathlib import Path
 
 from drivebench.corpora import builtin
 from drivebench.errors import DrivebenchError
-from drivebench.formats.corpus import MANIFEST_NAME
+from drivebench.formats.corpus import MANIFEST_NAME, Manifest
 from drivebench.formats.evalset import EvalQuery
 
 SHOWN = 5  # unknown ids named in the message; the rest are counted
@@ -56,6 +56,10 @@ class CorpusIds:
                 for d in data.get("documents") or ()
             }
         )
+
+    @classmethod
+    def from_manifest(cls, manifest: Manifest) -> CorpusIds:
+        return cls({d.doc_id: frozenset(v.version_id for v in d.versions) for d in manifest.documents})
 
     def unknown(self, queries: Iterable[EvalQuery]) -> list[str]:
         """The ids the eval set names that the corpus lacks, in file order, each once; an unknown gold version
@@ -108,13 +112,17 @@ def evalset_misfit(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: 
     return None
 
 
-def check_evalset_fits(queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: str) -> None:
+def check_evalset_fits(
+    queries: Sequence[EvalQuery], corpus_dir: Path, corpus_name: str, manifest: Manifest | None = None
+) -> None:
     """Raise ``EvalsetMismatchError`` naming the first unknown ids (and how many more) and the built-in corpora the
-    eval set fits, when it names ids ``corpus_dir`` does not have."""
-    unknown = CorpusIds.read(corpus_dir).unknown(queries)
+    eval set fits, when it names ids ``corpus_dir`` does not have (``manifest``: its corpus.json already read)."""
+    ids = CorpusIds.read(corpus_dir) if manifest is None else CorpusIds.from_manifest(manifest)
+    unknown = ids.unknown(queries)
     if not unknown:
         return
-    label = builtin.corpus_version(corpus_dir) or corpus_name
+    version = builtin.corpus_version(corpus_dir) if manifest is None else builtin.manifest_version(manifest)
+    label = version or corpus_name
     shown = ", ".join(unknown[:SHOWN]) + (f" and {len(unknown) - SHOWN} more" if len(unknown) > SHOWN else "")
     n = len(unknown)
     message = f"the eval set names {n} id{'s' if n != 1 else ''} that corpus {label} does not have: {shown}"

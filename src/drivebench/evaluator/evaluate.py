@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -29,16 +28,16 @@ from drivebench import __version__
 from drivebench.evaluator import failed_queries as fq
 from drivebench.evaluator.gates import GateResult, stored_gates
 from drivebench.evaluator.idmap import IdMapper
+from drivebench.evaluator.loaded_corpus import NO_CORPUS_FACTS
 from drivebench.evaluator.oracle_progress import ProgressOracle
 from drivebench.evaluator.preflight import Preflight, preflight
+from drivebench.evaluator.result import METRICS_JSON, RunResult, with_status_first, write_metrics_dict
 from drivebench.evaluator.runner import Interrupt, RunConfig, run_queries
 from drivebench.evaluator.scoring import DEFAULT_KS, Oracle, score
 from drivebench.evaluator.strata import tag_strata
 from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.formats.facts import CorpusFact, load_facts
 from drivebench.formats.target import Target
-
-NO_CORPUS_FACTS = "the corpus has no facts"
 
 
 @dataclass
@@ -48,6 +47,11 @@ class Evaluation:
     out_dir: Path | None = None
     preflight: Preflight | None = None
     raw_records: list[RunRecord] | None = None  # before id mapping: what a partial run's run.jsonl keeps
+
+    @property
+    def run_result(self) -> RunResult:
+        """``result`` typed: what metrics.json holds (``RunResult``)."""
+        return RunResult.from_dict(self.result)
 
     @property
     def failed(self) -> bool:
@@ -109,12 +113,6 @@ def judge(result: dict[str, Any], max_error_rate: float = 0.0, pre: Preflight | 
 
 def _answered_rows(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [row for row in result.get("per_query") or [] if row.get("status") == "ok"]
-
-
-def with_status_first(result: dict[str, Any]) -> dict[str, Any]:
-    """The same dict with ``verdict``, ``status``, ``errors`` and ``preflight`` first (metrics.json key order)."""
-    first = ("verdict", "status", "partial", "completion", "errors", "preflight", "unmapped", "oracles", "gates")
-    return {**{k: result[k] for k in first if k in result}, **{k: v for k, v in result.items() if k not in first}}
 
 
 def evaluate(
@@ -308,7 +306,7 @@ def write_outputs(evaluation: Evaluation, out_dir: Path) -> Path:
     section = evaluation.result.get("failed_queries")
     if isinstance(section, dict):  # every missed or leaking query by name; metrics.json keeps the first rows
         fq.write_failed_queries(section.get("rows") or [], out_dir / fq.FAILED_QUERIES_JSONL)
-    write_metrics(evaluation.result, out_dir / "metrics.json")
+    write_metrics(evaluation.result, out_dir / METRICS_JSON)
     evaluation.out_dir = out_dir
     return out_dir
 
@@ -325,9 +323,5 @@ def replace_jsonl(path: Path, records: Sequence[RunRecord]) -> Path:
 
 
 def write_metrics(result: dict[str, Any], path: Path) -> Path:
-    """metrics.json with ``status``, ``errors`` and ``preflight`` first (the rest as computed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(result.get("failed_queries"), dict):
-        result = {**result, "failed_queries": fq.stored_for_file(result["failed_queries"])}
-    path.write_text(json.dumps(with_status_first(result), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    return path
+    """metrics.json with ``status``, ``errors`` and ``preflight`` first (the rest as computed): ``result.py`` writes it."""
+    return write_metrics_dict(result, path)

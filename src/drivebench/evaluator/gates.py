@@ -30,6 +30,8 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from drivebench.evaluator.result import RunResult, metrics_dict
+
 _EXPR = re.compile(
     r"^\s*(?P<name>[A-Za-z_][\w.@\[\]-]*)\s*(?P<op>>=|<=|==|!=|>|<)\s*(?P<value>[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?)\s*$"
 )
@@ -322,13 +324,16 @@ def stored_gates(result: Mapping[str, Any]) -> list[GateResult]:
     return [GateResult(**{k: g.get(k) for k in fields}) for g in result.get("gates") or [] if isinstance(g, Mapping)]
 
 
-def write_junit(path: Path, result: Mapping[str, Any], gates: Sequence[GateResult], *, misses: bool = False) -> Path:
+def write_junit(
+    path: Path, result: RunResult | Mapping[str, Any], gates: Sequence[GateResult], *, misses: bool = False
+) -> Path:
     """JUnit XML: suite ``gates`` (a case per gate) and suite ``queries`` (a case per failed query: an error or a
     leak; with ``misses``, a miss at the main K too).
 
     A miss is not a failing case by default: a CI server marks a job with failing cases unstable, and a run whose
     gates passed would show every miss in red. The gates judge retrieval quality (``--fail-on hit_rate@10<…``); the
     suite says how many queries missed in its ``missed_queries`` property."""
+    result = metrics_dict(result)
     root = ET.Element("testsuites", name="drivebench")
     suite = ET.SubElement(root, "testsuite", name="drivebench.gates", tests=str(len(gates)))
     status = result.get("status") or {}

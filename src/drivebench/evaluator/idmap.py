@@ -233,12 +233,16 @@ def is_unmapped(hit: RunHit) -> bool:
     return bool((hit.model_extra or {}).get("unmapped"))
 
 
-def id_mapper_for(match: str, corpus_dir: Path | None, profile_source: str | Path | None = None) -> IdMapper:
+def id_mapper_for(
+    match: str, corpus_dir: Path | None, profile_source: str | Path | None = None, manifest: Manifest | None = None
+) -> IdMapper:
     """The mapper ``--match`` names (``doc_id``, ``path``, ``name`` or a map file; a relative map file not found
-    as given is looked up beside the target profile), over the corpus in ``corpus_dir`` when given."""
+    as given is looked up beside the target profile), over the corpus in ``corpus_dir`` when given
+    (``manifest``: its corpus.json already read)."""
     from drivebench.formats.corpus import load_manifest
 
-    manifest = load_manifest(corpus_dir) if corpus_dir is not None else None
+    if manifest is None and corpus_dir is not None:
+        manifest = load_manifest(corpus_dir)
     map_file = None
     if match not in MATCH_MODES:
         map_file = Path(match)

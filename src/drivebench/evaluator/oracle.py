@@ -50,16 +50,18 @@ from drivebench.evaluator.leak_causes import (
     UNEXPLAINED,
     UNKNOWN,
 )
-from drivebench.formats.corpus import SECRET_LEVELS, load_manifest
+from drivebench.formats.corpus import SECRET_LEVELS, Manifest, load_manifest
 from drivebench.formats.evalset import EvalQuery
 
 
 class DriveOracle:
     """The oracle over a drive's policy as it stands when the oracle is built (the engine is a snapshot)."""
 
-    def __init__(self, drive: Drive, at: datetime | None = None, corpus_dir: Path | None = None) -> None:
+    def __init__(
+        self, drive: Drive, at: datetime | None = None, corpus_dir: Path | None = None, manifest: Manifest | None = None
+    ) -> None:
         self.drive = drive
-        self.corpus_terms = CorpusTerms(corpus_dir) if corpus_dir is not None else None
+        self.corpus_terms = CorpusTerms(corpus_dir, manifest) if corpus_dir is not None else None
         self.description = f"the corpus's policies ({drive.name}) at each query's time"
         self.engine = PermissionEngine(self.drive)
         self.at = as_utc(at) if at is not None else self.drive.clock.now()
@@ -246,6 +248,8 @@ def _day(bound: str) -> str:
     return (datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=int(bound))).date().isoformat()
 
 
-def corpus_oracle(corpus_dir: Path, at: datetime | None = None) -> DriveOracle:
-    """The oracle of a corpus as written on disk (a fresh drive, independent of any running simulator)."""
-    return DriveOracle(Drive.from_manifest(load_manifest(corpus_dir), None), at, corpus_dir)
+def corpus_oracle(corpus_dir: Path, at: datetime | None = None, manifest: Manifest | None = None) -> DriveOracle:
+    """The oracle of a corpus as written on disk (a fresh drive, independent of any running simulator);
+    ``manifest``: its corpus.json already read (a run reads it once)."""
+    manifest = manifest if manifest is not None else load_manifest(corpus_dir)
+    return DriveOracle(Drive.from_manifest(manifest, None), at, corpus_dir, manifest)

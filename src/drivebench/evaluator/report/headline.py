@@ -5,13 +5,14 @@ with the reason (no answers were asked for, no chain in the eval set), never 0."
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 
-def print_headline(result: dict[str, Any], console: Console) -> None:
+def print_headline(result: Mapping[str, Any], console: Console) -> None:
     """The failures first (a failed query counts as a miss in every figure below), then the three metrics."""
     counts = result.get("counts") or {}
     failed = (counts.get("errors") or 0) + (counts.get("missing_from_run") or 0)
@@ -27,7 +28,7 @@ def _value(x: Any) -> str:
     return "not measured" if x is None else f"{x:.3f}"
 
 
-def headline_table(result: dict[str, Any]) -> Table:
+def headline_table(result: Mapping[str, Any]) -> Table:
     metrics = result.get("metrics") or {}
     ks = (result.get("config") or {}).get("ks") or [1, 3, 5, 10]
     table = Table(title="The article's three metrics")

@@ -17,6 +17,7 @@ from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report import charts, page
 from drivebench.evaluator.report import verdict as v
 from drivebench.evaluator.report.markdown import HIT_RATE_HEADER, hit_rate_rows
+from drivebench.evaluator.result import RunResult, metrics_dict
 
 CSP = page.CSP
 
@@ -76,7 +77,8 @@ def _verdict_section(result: Mapping[str, Any]) -> str:
     )
 
 
-def render_html(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+def render_html(result: RunResult | Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+    result = metrics_dict(result)
     svgs = charts.report_charts(result)
     info = result.get("run_info") or {}
     counts = result.get("counts") or {}

@@ -12,6 +12,7 @@ from typing import Any
 
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report import verdict as v
+from drivebench.evaluator.result import RunResult, metrics_dict
 
 
 def _cell(text: Any) -> str:
@@ -69,7 +70,8 @@ def verdict_section(result: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def render_markdown(result: Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+def render_markdown(result: RunResult | Mapping[str, Any], title: str = "drivebench evaluation report") -> str:
+    result = metrics_dict(result)
     out: list[str] = [f"# {title}", "", f"**{_cell(v.summary_line(result))}**", ""]  # the one line a reader needs
     out += verdict_section(result)  # the verdict opens the report
     info = result.get("run_info") or {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from rich import box
@@ -11,6 +12,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from drivebench.evaluator.report.headline import print_headline
+from drivebench.evaluator.result import RunResult, metrics_dict
 
 
 def fit_table(table: Table, console: Console) -> RenderableType:
@@ -47,7 +49,7 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def hit_rate_table(result: dict[str, Any], title: str = "Hit Rate@K") -> Table:
+def hit_rate_table(result: Mapping[str, Any], title: str = "Hit Rate@K") -> Table:
     """One row per K: the article's Hit Rate@K with its 95% bootstrap interval, plus recall/MRR/nDCG.
 
     Hit Rate is over all queries (failed ones as misses) and, in its own column, over answered ones."""
@@ -76,7 +78,7 @@ def hit_rate_table(result: dict[str, Any], title: str = "Hit Rate@K") -> Table:
     return table
 
 
-def print_errors(result: dict[str, Any], console: Console) -> None:
+def print_errors(result: Mapping[str, Any], console: Console) -> None:
     """The run's state, error count and rate, and a row per error kind (first in every report)."""
     from drivebench.evaluator.report import _common as c
 
@@ -104,7 +106,7 @@ def print_errors(result: dict[str, Any], console: Console) -> None:
         console.print(escape(line), style=style, highlight=False, soft_wrap=True)
 
 
-def print_verdict(result: dict[str, Any], console: Console) -> None:
+def print_verdict(result: Mapping[str, Any], console: Console) -> None:
     """The verdict, then a row per gate (first in the summary; nothing for a file without a verdict)."""
     from drivebench.evaluator.report import verdict as v
 
@@ -135,7 +137,8 @@ def _gates_table(rows: list[list[str]]) -> Table:
     return table
 
 
-def print_summary(result: dict[str, Any], console: Console | None = None) -> None:
+def print_summary(result: RunResult | Mapping[str, Any], console: Console | None = None) -> None:
+    result = metrics_dict(result)
     from drivebench.evaluator.report import _common as c
     from drivebench.evaluator.report import verdict as v
 
@@ -182,7 +185,7 @@ def _right_table(title: str, header: list[str], rows: list[list[str]], text_cols
     return table
 
 
-def strata_table(result: dict[str, Any], stratum: str) -> Table:
+def strata_table(result: Mapping[str, Any], stratum: str) -> Table:
     """One stratum: a row per value with n and the main-K metrics."""
     from drivebench.evaluator.report import _common as c
 
@@ -196,7 +199,7 @@ def strata_table(result: dict[str, Any], stratum: str) -> Table:
     return table
 
 
-def strata_overview_table(result: dict[str, Any]) -> Table:
+def strata_overview_table(result: Mapping[str, Any]) -> Table:
     """Every stratum in one table: stratum, value, n, Hit Rate / Recall / Leak rate at the main K; groups too small
     to read are greyed and marked in a last column."""
     from drivebench.evaluator.report import _common as c
@@ -227,7 +230,7 @@ def strata_overview_table(result: dict[str, Any]) -> Table:
     return table
 
 
-def multi_hop_table(result: dict[str, Any]) -> Table | None:
+def multi_hop_table(result: Mapping[str, Any]) -> Table | None:
     """Multi-hop completeness, full-chain rate and per-position hit rate by hop count (None: no chains)."""
     from drivebench.evaluator.report import _common as c
 
@@ -238,7 +241,7 @@ def multi_hop_table(result: dict[str, Any]) -> Table | None:
     return _right_table(f"Multi-hop completeness by hop count (K={k})", c.HOP_HEADER, rows)
 
 
-def leak_table(result: dict[str, Any]) -> Table | None:
+def leak_table(result: Mapping[str, Any]) -> Table | None:
     """Leaked documents by secret level (None: no oracle, leaks not checked)."""
     from drivebench.evaluator.report import _common as c
 
@@ -263,7 +266,7 @@ def leak_table(result: dict[str, Any]) -> Table | None:
     return table
 
 
-def answer_leak_table(result: dict[str, Any]) -> Table | None:
+def answer_leak_table(result: Mapping[str, Any]) -> Table | None:
     """The facts the answers stated that their askers may not know (None: none, or not measured)."""
     from drivebench.evaluator.report import _common as c
 
@@ -275,7 +278,7 @@ def answer_leak_table(result: dict[str, Any]) -> Table | None:
     return table
 
 
-def citation_table(result: dict[str, Any]) -> Table | None:
+def citation_table(result: Mapping[str, Any]) -> Table | None:
     """The citation diagnosis matrix (None: the run has no answers)."""
     from drivebench.evaluator.report import _common as c
 
@@ -295,8 +298,11 @@ def citation_table(result: dict[str, Any]) -> Table | None:
     return table
 
 
-def print_details(result: dict[str, Any], console: Console | None = None, *, strata: bool = False) -> None:
+def print_details(
+    result: RunResult | Mapping[str, Any], console: Console | None = None, *, strata: bool = False
+) -> None:
     """Multi-hop, leak and citation tables when they apply; with ``strata`` every stratum too."""
+    result = metrics_dict(result)
     console = console or Console()
     for table in (
         multi_hop_table(result),
@@ -311,7 +317,7 @@ def print_details(result: dict[str, Any], console: Console | None = None, *, str
         console.print(strata_overview_table(result))
 
 
-def answer_outcomes_table(result: dict[str, Any]) -> Table | None:
+def answer_outcomes_table(result: Mapping[str, Any]) -> Table | None:
     """Answer outcomes: count, rate and CI per outcome (None: no ``answer_outcomes`` block); a block that was
     not measured is a table saying why, never an empty one."""
     from drivebench.evaluator.report.markdown import answer_outcome_rows

@@ -4,7 +4,6 @@ configuration), complete runs reused and partial ones resumed (``run_experiment`
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -127,8 +126,10 @@ def _complete(run_dir: Path, settings: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not metrics.is_file():
         return None
-    loaded = json.loads(metrics.read_text(encoding="utf-8"))
-    return loaded if isinstance(loaded, dict) and not loaded.get("partial") else None
+    from drivebench.evaluator.result import RunResult
+
+    loaded = RunResult.read(metrics)
+    return None if loaded.partial else loaded.to_dict()
 
 
 def run_experiment(
