@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from drivebench.cli.main import app
+from drivebench.evaluator.options import EvalOptions
 from drivebench.evaluator.runner import Interrupt
 from drivebench.experiments.grid import diagnose, metric_table, moved_most, parse_spec, run_experiment
 
@@ -243,7 +244,7 @@ def test_a_reused_index_answers_like_a_simulator_built_for_the_config(seed_grid:
     _, out, _ = seed_grid
     shared = json.loads((out / "seed" / "dense" / "metrics.json").read_text(encoding="utf-8"))
     sim = load_simulator("seed", config=SimConfig(pipeline="dense", embedder="hash"))
-    own = evaluate(sim, sim.corpus_dir / "evalset.jsonl", preflight=False).result
+    own = evaluate(sim, sim.corpus_dir / "evalset.jsonl", EvalOptions(preflight=False)).result
     key = "recall@10"
     assert {r["query_id"]: r[key] for r in shared["per_query"]} == {r["query_id"]: r[key] for r in own["per_query"]}
     bm25 = json.loads((out / "seed" / "bm25" / "metrics.json").read_text(encoding="utf-8"))

@@ -21,6 +21,7 @@ from drivebench.corpora.evalset_fit import (
     evalset_misfit,
 )
 from drivebench.errors import DrivebenchError
+from drivebench.evaluator.options import EvalOptions
 from drivebench.evaluator.preflight import other_asker, preflight
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, RunHit, load_evalset
@@ -92,7 +93,7 @@ def test_the_python_api_refuses_an_eval_set_of_another_corpus_before_sending_any
         return []
 
     with pytest.raises(EvalsetMismatchError) as caught:
-        evaluate(retriever, evalset, corpus=corpus)
+        evaluate(retriever, evalset, EvalOptions(corpus=corpus))
     assert asked == []  # not the preflight's query, not one query of the run
     err = caught.value
     assert isinstance(err, ValueError) and isinstance(err, DrivebenchError)  # documented: a ValueError
@@ -100,7 +101,7 @@ def test_the_python_api_refuses_an_eval_set_of_another_corpus_before_sending_any
     assert f"does not have: {', '.join(unknown[:SHOWN])} and {len(unknown) - SHOWN} more" in str(err)
     assert "this eval set fits seed" in str(err) and "--corpus seed" in str(err)
     # the same eval set against its own corpus is sent
-    evaluation = evaluate(retriever, evalset, corpus="seed", preflight=False)
+    evaluation = evaluate(retriever, evalset, EvalOptions(corpus="seed", preflight=False))
     assert len(asked) == len(load_evalset(evalset)) and evaluation.result["run_info"]["corpus"] == "seed"
 
 

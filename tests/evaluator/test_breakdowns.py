@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from drivebench.api import evaluate
 from drivebench.cli.main import app
+from drivebench.evaluator.options import EvalOptions
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report.html import render_html
 from drivebench.evaluator.report.markdown import render_markdown
@@ -184,9 +185,9 @@ def test_api_evaluate_by_and_an_unknown_tag_before_any_call() -> None:
         return [{"doc_id": "d1"}] if len(calls) % 2 else [{"doc_id": "d2"}]
 
     with pytest.raises(UnknownTagError, match=r"'mood'.*the eval set's tags: phrasing, team"):
-        evaluate(recall, queries, by=["mood"], preflight=False)
+        evaluate(recall, queries, EvalOptions(by=["mood"], preflight=False))
     assert calls == []  # the error comes before the first query is sent
-    ev = evaluate(recall, queries, by=["team"], preflight=False)
+    ev = evaluate(recall, queries, EvalOptions(by=["team"], preflight=False))
     strata = ev.result["strata"]
     assert ev.result["config"]["strata"]["tags"] == ["phrasing", "team"]
     assert (strata["phrasing"]["cross_language"]["n"], strata["phrasing"]["cross_language"]["small"]) == (4, True)

@@ -22,6 +22,7 @@ from drivebench.evaluator.evaluate import corpus_facts
 from drivebench.evaluator.gates import write_junit
 from drivebench.evaluator.history import HistoryStore
 from drivebench.evaluator.metrics.leak_bound import upper_bound
+from drivebench.evaluator.options import EvalOptions
 from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.evaluator.report import _common as c
 from drivebench.evaluator.report.html import render_html
@@ -66,7 +67,7 @@ def test_an_unfiltered_answer_context_leaks_facts_while_results_do_not(
     sim: Simulator, drivebench_faults: FaultSet, corpus_with_facts: Path, revenue_doc: str, tmp_path: Path
 ) -> None:
     drivebench_faults.enable("answer-unfiltered-context")
-    run = evaluate(sim, QUERIES, corpus=corpus_with_facts, answers=True, preflight=False, out=tmp_path)
+    run = evaluate(sim, QUERIES, EvalOptions(corpus=corpus_with_facts, answers=True, preflight=False, out=tmp_path))
     result = run.result
     section, counts = result["answer_leaks"], result["counts"]
     leaking = counts["queries_with_answer_leak"]
@@ -108,7 +109,7 @@ def test_an_unfiltered_answer_context_leaks_facts_while_results_do_not(
 def test_the_clean_simulator_leaks_no_fact_and_says_how_sure_that_is(
     sim: Simulator, corpus_with_facts: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    run = evaluate(sim, QUERIES, corpus=corpus_with_facts, answers=True, preflight=False)
+    run = evaluate(sim, QUERIES, EvalOptions(corpus=corpus_with_facts, answers=True, preflight=False))
     result = run.result
     assert result["counts"]["queries_with_answer_leak"] == 0 and result["metrics"]["answer_leak_rate"] == 0.0
     assert result["answer_leaks"]["upper_bound_95"] == pytest.approx(1 - 0.05 ** (1 / 4))
@@ -125,7 +126,7 @@ def test_the_clean_simulator_leaks_no_fact_and_says_how_sure_that_is(
 
 def test_answer_leaks_are_not_measured_without_facts_or_answers(sim: Simulator) -> None:
     assert sim.corpus_dir is not None
-    no_facts = evaluate(sim, QUERIES, corpus=sim.corpus_dir, answers=True, preflight=False).result
+    no_facts = evaluate(sim, QUERIES, EvalOptions(corpus=sim.corpus_dir, answers=True, preflight=False)).result
     assert no_facts["oracles"]["answer_leak"] == {"measured": False, "reason": "the corpus has no facts"}
     assert no_facts["metrics"]["answer_leak_rate"] is None and "queries_with_answer_leak" not in no_facts["counts"]
     assert c.answer_leak_sentence(no_facts) == "Answer leaks: not measured (the corpus has no facts)"
@@ -135,7 +136,7 @@ def test_answer_leaks_are_not_measured_without_facts_or_answers(sim: Simulator) 
 
 
 def test_recall_only_runs_do_not_measure_answer_leaks(sim: Simulator, corpus_with_facts: Path) -> None:
-    recall = evaluate(sim, QUERIES, corpus=corpus_with_facts, preflight=False).result
+    recall = evaluate(sim, QUERIES, EvalOptions(corpus=corpus_with_facts, preflight=False)).result
     assert recall["oracles"]["answer_leak"] == {
         "measured": False,
         "reason": "the run has no answers (run with --answers)",
@@ -147,17 +148,19 @@ def test_answer_leak_gates_in_fail_on(sim: Simulator, corpus_with_facts: Path) -
     run = evaluate(
         sim,
         QUERIES,
-        corpus=corpus_with_facts,
-        answers=True,
-        preflight=False,
-        fail_on=["queries_with_answer_leak>0", "answer_leak_rate>0.5"],
+        EvalOptions(
+            corpus=corpus_with_facts,
+            answers=True,
+            preflight=False,
+            fail_on=["queries_with_answer_leak>0", "answer_leak_rate>0.5"],
+        ),
     )
     assert [(g.expr, g.failed, g.value) for g in run.gates] == [
         ("queries_with_answer_leak>0", False, 0.0),
         ("answer_leak_rate>0.5", False, 0.0),
     ]
     no_answers = evaluate(
-        sim, QUERIES, corpus=corpus_with_facts, preflight=False, fail_on=["queries_with_answer_leak>0"]
+        sim, QUERIES, EvalOptions(corpus=corpus_with_facts, preflight=False, fail_on=["queries_with_answer_leak>0"])
     )
     (gate,) = no_answers.gates
     assert gate.failed and "was not measured" in gate.message  # a gate never passes on a figure that does not exist
@@ -167,7 +170,7 @@ def test_eval_score_judges_the_answers_of_a_run_file_against_the_corpus_facts(
     sim: Simulator, drivebench_faults: FaultSet, corpus_with_facts: Path, tmp_path: Path
 ) -> None:
     drivebench_faults.enable("answer-unfiltered-context")
-    evaluate(sim, QUERIES, corpus=corpus_with_facts, answers=True, preflight=False, out=tmp_path / "run")
+    evaluate(sim, QUERIES, EvalOptions(corpus=corpus_with_facts, answers=True, preflight=False, out=tmp_path / "run"))
     evalset = write_jsonl(tmp_path / "evalset.jsonl", QUERIES)
     args = ["eval", "score", "--run", str(tmp_path / "run"), "--evalset", str(evalset)]
     done = CliRunner().invoke(
@@ -196,7 +199,7 @@ def test_a_malformed_facts_file_is_a_usage_error_before_any_query(
         return []
 
     with pytest.raises(ValueError, match=r"facts\.jsonl:1"):
-        evaluate(target, QUERIES, corpus=broken, answers=True, preflight=False)
+        evaluate(target, QUERIES, EvalOptions(corpus=broken, answers=True, preflight=False))
     assert asked == []
     run = write_jsonl(tmp_path / "run.jsonl", [RunRecord(query_id=q.query_id, answer="x") for q in QUERIES])
     evalset = write_jsonl(tmp_path / "evalset.jsonl", QUERIES)

@@ -8,6 +8,7 @@ from typing import Any
 
 from drivebench.api import evaluate
 from drivebench.evaluator.evaluate import write_outputs
+from drivebench.evaluator.options import EvalOptions
 from drivebench.evaluator.report.outputs import write_reports
 from drivebench.evaluator.scoring import score
 from tests.support.evalrecords import make_query, make_record
@@ -26,7 +27,7 @@ def narrow_acl(query: str, principal: dict[str, Any], top_k: int, as_of: Any) ->
 
 
 def test_a_permitted_document_missing_from_a_short_list_is_withheld(tmp_path: Path) -> None:
-    evaluation = evaluate(narrow_acl, QUERIES, preflight=False)
+    evaluation = evaluate(narrow_acl, QUERIES, EvalOptions(preflight=False))
     section = evaluation.result["over_restriction"]
     assert section["measured"] is True and section["top_k"] == 10
     assert (section["queries_judged"], section["queries_not_judged"], section["queries_over_restricted"]) == (2, 1, 1)
@@ -34,7 +35,7 @@ def test_a_permitted_document_missing_from_a_short_list_is_withheld(tmp_path: Pa
     assert evaluation.result["counts"]["queries_over_restricted"] == 1
     assert [row["withheld"] for row in evaluation.result["per_query"]] == [["d1"], [], []]
     assert evaluation.passed  # not a gate by default
-    gated = evaluate(narrow_acl, QUERIES, preflight=False, fail_on=["queries_over_restricted>0"])
+    gated = evaluate(narrow_acl, QUERIES, EvalOptions(preflight=False, fail_on=["queries_over_restricted>0"]))
     assert gated.verdict["reasons"] == ["FAILED: queries_over_restricted = 1 is above 0"]  # type: ignore[index]
     md, html = write_reports(evaluation.result, write_outputs(evaluation, tmp_path / "run"))
     text = md.read_text(encoding="utf-8")
@@ -43,7 +44,7 @@ def test_a_permitted_document_missing_from_a_short_list_is_withheld(tmp_path: Pa
 
 
 def test_a_target_that_caps_its_lists_or_an_offline_run_is_not_measured() -> None:
-    capped = evaluate(lambda *_: ["d5"], QUERIES, preflight=False, fail_on=["queries_over_restricted>0"])
+    capped = evaluate(lambda *_: ["d5"], QUERIES, EvalOptions(preflight=False, fail_on=["queries_over_restricted>0"]))
     section = capped.result["over_restriction"]
     assert section["measured"] is False and "never returned more than 1 of the 10" in section["reason"]
     assert "queries_over_restricted" not in capped.result["counts"]  # never a 0 for a figure not measured

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from drivebench.api import evaluate, make_target
+from drivebench.api import EvalOptions, evaluate, make_target
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import load_evalset
 from drivebench.simulator.backend import Simulator
@@ -25,8 +25,8 @@ PROGRAM = (
     f"HEAVY = {HEAVY!r}\n"
     + """
 import json, sys
-from drivebench.api import evaluate
-evaluation = evaluate(sys.argv[1], sys.argv[2], token=sys.argv[3])
+from drivebench.api import EvalOptions, evaluate
+evaluation = evaluate(sys.argv[1], sys.argv[2], EvalOptions(token=sys.argv[3]))
 print(json.dumps({
     "loaded": sorted(m for m in HEAVY if m in sys.modules),
     "state": evaluation.result["status"]["state"],
@@ -77,8 +77,10 @@ def test_a_python_function_scores_equal_to_the_same_recall_over_http(drivebench_
         return sim.recall(who, query, top_k, as_of).hits  # RecallHit objects: doc_id, version_id, score
 
     queries = load_evalset(evalset_path(sim))
-    as_function = evaluate(recall, queries, corpus=sim.corpus_dir)
-    over_http = evaluate(drivebench_server.url, queries, corpus=sim.corpus_dir, token=sim.tokens.eval_token)
+    as_function = evaluate(recall, queries, EvalOptions(corpus=sim.corpus_dir))
+    over_http = evaluate(
+        drivebench_server.url, queries, EvalOptions(corpus=sim.corpus_dir, token=sim.tokens.eval_token)
+    )
     assert as_function.result["status"]["state"] == over_http.result["status"]["state"] == "ok"
     assert comparable(as_function.result) == comparable(over_http.result)
     assert as_function.result["oracles"]["leak"]["measured"] is True
@@ -102,7 +104,7 @@ def test_a_function_that_returns_no_hit_list_fails_the_run(
     drivebench_simulator: Simulator, returned: Any, kind: str
 ) -> None:
     queries = load_evalset(evalset_path(drivebench_simulator))[:3]
-    evaluation = evaluate(lambda *_: returned, queries, preflight=False)
+    evaluation = evaluate(lambda *_: returned, queries, EvalOptions(preflight=False))
     assert evaluation.result["errors"]["failed"] == 3
     assert list(evaluation.result["errors"]["by_kind"]) == [kind]
     assert evaluation.result["status"]["state"] == "failed"
@@ -117,7 +119,7 @@ def test_a_function_that_raises_is_an_error_and_ids_alone_are_hits(drivebench_si
             raise RuntimeError("index offline")
         return [g.doc_id for q in queries if q.query == query for g in q.gold]
 
-    evaluation = evaluate(flaky, queries, preflight=False, max_error_rate=0.5)
+    evaluation = evaluate(flaky, queries, EvalOptions(preflight=False, max_error_rate=0.5))
     errors = evaluation.result["errors"]
     assert errors["failed"] == 1 and errors["by_kind"]["other"]["count"] == 1
     assert "index offline" in errors["by_kind"]["other"]["sample"]

@@ -8,6 +8,7 @@ import pytest
 
 from drivebench.api import evaluate
 from drivebench.evaluator.gates import GateError
+from drivebench.evaluator.options import EvalOptions
 from tests.support.evalrecords import make_query
 
 QUERIES = [make_query(f"q{i}", ["d0001"], forbidden=["d0099"]) for i in range(4)]
@@ -18,7 +19,7 @@ def leaky(query: str, principal: dict[str, str | None], top_k: int, as_of: Any) 
 
 
 def test_a_leaking_run_fails_its_verdict_and_its_status_is_not_ok() -> None:
-    evaluation = evaluate(leaky, QUERIES, preflight=False)
+    evaluation = evaluate(leaky, QUERIES, EvalOptions(preflight=False))
     assert evaluation.result["counts"]["queries_with_leak"] == 4
     assert evaluation.result["status"]["state"] == "gates_failed"
     assert evaluation.verdict is not None and evaluation.verdict["state"] == "failed"
@@ -28,11 +29,11 @@ def test_a_leaking_run_fails_its_verdict_and_its_status_is_not_ok() -> None:
 
 
 def test_allow_leaks_and_fail_on_gates_are_judged_like_the_cli() -> None:
-    evaluation = evaluate(leaky, QUERIES, preflight=False, allow_leaks=True, fail_on=["hit_rate@10<0.5"])
+    evaluation = evaluate(leaky, QUERIES, EvalOptions(preflight=False, allow_leaks=True, fail_on=["hit_rate@10<0.5"]))
     assert evaluation.passed and evaluation.exit_code == 0
     assert evaluation.result["status"]["state"] == "ok"
     assert [(g.expr, g.failed, g.value) for g in evaluation.gates] == [("hit_rate@10<0.5", False, 1.0)]
-    failing = evaluate(leaky, QUERIES, preflight=False, allow_leaks=True, fail_on=["hit_rate@10<1.1"])
+    failing = evaluate(leaky, QUERIES, EvalOptions(preflight=False, allow_leaks=True, fail_on=["hit_rate@10<1.1"]))
     assert not failing.passed and failing.verdict["reasons"] == ["FAILED: hit_rate@10 = 1.00 is below 1.10"]
 
 
@@ -45,5 +46,5 @@ def test_a_bad_gate_raises_before_a_query_is_sent(expr: str) -> None:
         return []
 
     with pytest.raises(GateError):
-        evaluate(recall, QUERIES, preflight=False, fail_on=[expr])
+        evaluate(recall, QUERIES, EvalOptions(preflight=False, fail_on=[expr]))
     assert calls == []

@@ -27,6 +27,7 @@ from typer.testing import CliRunner
 from drivebench.api import evaluate
 from drivebench.cli.main import app
 from drivebench.evaluator.metrics.leak_bound import upper_bound
+from drivebench.evaluator.options import EvalOptions
 from drivebench.formats.evalset import EvalQuery, load_evalset
 from drivebench.server.process import start_in_thread
 from drivebench.simulator.backend import Simulator
@@ -113,7 +114,7 @@ def measure(
     sim: Simulator, url: str, profile: Path, corpus: Path, queries: list[EvalQuery], out: Path
 ) -> dict[str, Cell]:
     """Every leak metric of the simulator as its faults stand."""
-    run = evaluate(url, queries, corpus=corpus, token=sim.tokens.eval_token, answers=True, preflight=False)
+    run = evaluate(url, queries, EvalOptions(corpus=corpus, token=sim.tokens.eval_token, answers=True, preflight=False))
     assert run.result["counts"]["errors"] == 0, run.result["counts"]
     args = ["--target-profile", str(profile), "--corpus", str(corpus), "--out", str(out), "--answers"]
     sizes = ["--pairs", str(TRIALS), "--class-trials", str(TRIALS), "--queries-per-pair", "1", "--seed", "1"]
