@@ -94,6 +94,15 @@ def _acme_v3(language: str) -> Builder:
 # shared too (names, formats, the organisation).
 _SHARED_SOURCES = ("corpora/common", "corpora/render", "formats/corpus.py", "formats/evalset.py")
 _V1_SOURCES = ("corpora/generator", *_SHARED_SOURCES)
+# the seed's owned facts (corpora/seed/facts.toml) are checked against the text extracted from its files
+_SEED_SOURCES = (
+    "corpora/seed",
+    "corpora/render",
+    "extract",
+    "formats/corpus.py",
+    "formats/evalset.py",
+    "formats/facts.py",
+)
 # version 2 builds on version 1's story and plants overshares from its own spec
 _V2_SOURCES = ("corpora/acme2", "corpora/plants.py", "corpora/planted_overshares.json", *_V1_SOURCES)
 # version 3 keeps version 1's organisation, folder tree, grant rules and renderers (all in corpora/common) and
@@ -105,7 +114,7 @@ _REGISTRY: tuple[BuiltinCorpus, ...] = (
         "seed",
         1,
         _build_seed,
-        ("corpora/seed", "corpora/render", "formats/corpus.py", "formats/evalset.py"),
+        _SEED_SOURCES,
         "29 hand-written documents",
     ),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),
