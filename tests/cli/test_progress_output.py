@@ -12,9 +12,7 @@ import pytest
 
 from drivebench.evaluator.metrics.leak_bound import upper_bound
 from drivebench.evaluator.probe.bounds import percent
-from drivebench.simulator.backend import Simulator
 from tests.support.clirun import DRIVEBENCH, run_on_pty
-from tests.support.facts import seed_with_revenue_fact
 from tests.support.terminal import ANSI, BAR, ESCAPES, terminal_env
 
 pytestmark = pytest.mark.slow
@@ -36,11 +34,10 @@ def test_demo_shows_bars_with_counts_and_eta_on_a_terminal(tmp_path: Path) -> No
     assert (tmp_path / "run" / "metrics.json").is_file()
 
 
-def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path, sim: Simulator) -> None:
-    """The seed corpus given a fact, so the demo measures its answer leaks and answer outcomes against it."""
-    corpus = seed_with_revenue_fact(sim, tmp_path)
+def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path) -> None:
+    """On the seed corpus, whose documents own their facts: the demo measures its answer leaks and outcomes."""
     done = subprocess.run(
-        [DRIVEBENCH, *DEMO, "--corpus", str(corpus), "--out", str(tmp_path / "run")],
+        [DRIVEBENCH, *DEMO, "--out", str(tmp_path / "run")],
         capture_output=True,
         text=True,
         timeout=300,
@@ -66,6 +63,7 @@ def test_demo_in_a_pipe_has_no_bar_frames(tmp_path: Path, sim: Simulator) -> Non
     assert f"Answer leaks: 0 of {answered} answers stated a fact their asker may not know ({bound})" in said
     outcomes = result["answer_outcomes"]["outcomes"]
     assert judged > 0 and sum(outcomes[o]["count"] for o in outcomes if o != "right") == judged
+    assert judged == answered and outcomes["leak"]["count"] == 0  # the permission questions too: none leaks
     assert "Answer outcomes" in done.stdout and f"{judged} answers judged" in said
     for outcome, row in outcomes.items():  # error and partial are listed when they happened
         shown = re.search(rf"│ {outcome} +│ +(\d+) │ +([\d.]+)% │", done.stdout)

@@ -1,8 +1,9 @@
 """Answer leaks in every eval run: an answer that states a fact of a document its asker may not preview fails the
 run, whatever its results and citations, and every leak figure carries its upper bound.
 
-In-process over the session simulator (seed corpus), scored against a copy of the seed corpus given a facts.jsonl
-(the seed corpus has none): the third-quarter revenue, stated only by a finance report the HR intern may not preview.
+In-process over the session simulator (seed corpus), scored against a copy of the seed corpus whose only fact is the
+third-quarter revenue, stated only by a finance report the HR intern may not preview: each leak is that one fact
+(``test_seed_answer_leaks.py`` measures the seed's own 108 facts over its eval set).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from drivebench.formats.evalset import EvalQuery, RunRecord, write_jsonl
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import FaultSet, parse_fault_specs
 from drivebench.testing import ServedSimulator
-from tests.support.facts import INTERN, revenue_report, seed_with_revenue_fact
+from tests.support.facts import INTERN, revenue_report, seed_with_revenue_fact, seed_without_facts
 
 REVENUE_QUESTION = "第三季度营业收入是多少"
 
@@ -53,7 +54,7 @@ def revenue_doc(sim: Simulator) -> str:
 
 @pytest.fixture(scope="module")
 def corpus_with_facts(sim: Simulator, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The seed corpus, copied, with the revenue as a fact its finance report owns."""
+    """The seed corpus, copied, whose only fact is the revenue its finance report owns."""
     return seed_with_revenue_fact(sim, tmp_path_factory.mktemp("corpus"))
 
 
@@ -124,9 +125,9 @@ def test_the_clean_simulator_leaks_no_fact_and_says_how_sure_that_is(
     assert "Permission leaks: 0 of 4 answered queries leaked (<= 53 %, 95 %)" in out
 
 
-def test_answer_leaks_are_not_measured_without_facts_or_answers(sim: Simulator) -> None:
-    assert sim.corpus_dir is not None
-    no_facts = evaluate(sim, QUERIES, EvalOptions(corpus=sim.corpus_dir, answers=True, preflight=False)).result
+def test_answer_leaks_are_not_measured_without_facts_or_answers(sim: Simulator, tmp_path: Path) -> None:
+    corpus = seed_without_facts(sim, tmp_path)
+    no_facts = evaluate(sim, QUERIES, EvalOptions(corpus=corpus, answers=True, preflight=False)).result
     assert no_facts["oracles"]["answer_leak"] == {"measured": False, "reason": "the corpus has no facts"}
     assert no_facts["metrics"]["answer_leak_rate"] is None and "queries_with_answer_leak" not in no_facts["counts"]
     assert c.answer_leak_sentence(no_facts) == "Answer leaks: not measured (the corpus has no facts)"

@@ -1,13 +1,15 @@
-"""The seed corpus with a fact: the seed corpus has no facts.jsonl, so answer leaks are measured on a copy given
-one, the third-quarter revenue (``1.86亿元``, written as 186,000,000), stated only by a finance report the HR
-intern ``u012`` may not preview."""
+"""The seed corpus with one fact, or none: copies whose ``facts.jsonl`` a test controls.
+
+The seed owns 108 facts (``corpora/seed/facts.toml``); a test that names the one fact that leaks uses a copy whose
+only fact is the third-quarter revenue (``1.86亿元``, written as 186,000,000), stated only by a finance report the
+HR intern ``u012`` may not preview. A test of what is "not measured" without facts uses a copy without the file."""
 
 from __future__ import annotations
 
 import shutil
 from pathlib import Path
 
-from drivebench.formats.facts import CorpusFact, FactOwner, write_facts
+from drivebench.formats.facts import FACTS_NAME, CorpusFact, FactOwner, write_facts
 from drivebench.simulator.backend import Simulator
 
 INTERN = "u012"
@@ -26,7 +28,7 @@ def revenue_report(sim: Simulator) -> str:
 
 
 def seed_with_revenue_fact(sim: Simulator, folder: Path) -> Path:
-    """A copy of ``sim``'s seed corpus under ``folder`` with the revenue as a fact its finance report owns."""
+    """A copy of ``sim``'s seed corpus under ``folder`` whose only fact is the revenue its finance report owns."""
     assert sim.corpus_dir is not None
     out = folder / "seed-with-facts"
     shutil.copytree(sim.corpus_dir, out)
@@ -39,4 +41,13 @@ def seed_with_revenue_fact(sim: Simulator, folder: Path) -> Path:
         owners=[FactOwner(doc_id=report, version_ids=[sim.drive.documents[report].head.version_id])],
     )
     write_facts(out, [fact])
+    return out
+
+
+def seed_without_facts(sim: Simulator, folder: Path) -> Path:
+    """A copy of ``sim``'s seed corpus under ``folder`` without ``facts.jsonl`` (a corpus that owns no facts)."""
+    assert sim.corpus_dir is not None
+    out = folder / "seed-without-facts"
+    shutil.copytree(sim.corpus_dir, out)
+    (out / FACTS_NAME).unlink()
     return out

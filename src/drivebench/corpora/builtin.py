@@ -96,6 +96,16 @@ _SHARED_SOURCES = ("corpora/common", "corpora/render", "formats/corpus.py", "for
 # versions 2 and 3 keep only questions whose words the documents share (the tokenizer every BM25 here uses)
 _TOKENIZER_SOURCES = ("formats/tokens.py", "search/index/tokenize.py")
 _V1_SOURCES = ("corpora/generator", *_SHARED_SOURCES)
+# the seed's owned facts (corpora/seed/facts.toml) are checked against the text extracted from its files
+_SEED_SOURCES = (
+    "corpora/seed",
+    "corpora/render",
+    "extract",
+    "formats/corpus.py",
+    "formats/evalset.py",
+    "formats/facts.py",
+    "formats/query_length.py",
+)
 # version 2 builds on version 1's story and plants overshares from its own spec, checked on a real drive and its
 # permission model (so the drive and the Casbin model are its sources too)
 _V2_SOURCES = (
@@ -122,7 +132,7 @@ _REGISTRY: tuple[BuiltinCorpus, ...] = (
         "seed",
         1,
         _build_seed,
-        ("corpora/seed", "corpora/render", "formats/corpus.py", "formats/evalset.py", "formats/query_length.py"),
+        _SEED_SOURCES,
         "29 hand-written documents",
     ),
     BuiltinCorpus("acme-zh", 1, _acme_v1("zh"), _V1_SOURCES, "generated Chinese enterprise (frozen)"),

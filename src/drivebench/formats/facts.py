@@ -16,8 +16,8 @@ One fact per line::
 * ``current``: the first owner's current version states the value (false: only an older version does).
 
 A corpus without ``facts.jsonl`` does not say which documents own which facts: whatever is computed from
-them is "not measured" (``load_facts`` returns None), never 0. Built-in corpora from ``acme@3`` on write the
-file; ``seed`` and the frozen ``acme@1`` and ``acme@2`` do not.
+them is "not measured" (``load_facts`` returns None), never 0. ``seed`` and the built-in corpora from ``acme@3``
+on write the file; the frozen ``acme@1`` and ``acme@2`` do not.
 """
 
 from __future__ import annotations

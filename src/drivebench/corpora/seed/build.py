@@ -1,7 +1,7 @@
 """Build the hand-written seed corpus: ``build_seed(out_dir) -> Manifest``.
 
-Writes ``corpus.json`` (with the ``access`` ground truth), ``files/<doc_id>/v<n>.<ext>`` and
-``evalset.jsonl``. Everything is deterministic: no wall clock, fixed content, sorted output.
+Writes ``corpus.json`` (with the ``access`` ground truth), ``files/<doc_id>/v<n>.<ext>``, ``evalset.jsonl``
+and ``facts.jsonl`` (the facts each document owns, from ``facts.toml``: ``facts.py``). Everything is deterministic: no wall clock, fixed content, sorted output.
 
 Run ``python -m drivebench.corpora.seed.build OUT_DIR`` to build it from the shell.
 """
@@ -23,8 +23,10 @@ from drivebench.corpora.seed.content import (
     PROJECTS,
     USERS,
 )
+from drivebench.corpora.seed.facts import seed_facts
 from drivebench.corpora.seed.model import SeedDoc
 from drivebench.corpora.seed.queries import eval_queries
+from drivebench.extract import extract
 from drivebench.formats.corpus import (
     ACTIONS,
     EVALSET_NAME,
@@ -39,6 +41,7 @@ from drivebench.formats.corpus import (
     write_manifest,
 )
 from drivebench.formats.evalset import write_jsonl
+from drivebench.formats.facts import write_facts
 
 CORPUS_NAME = "seed"
 DESCRIPTION = (
@@ -193,13 +196,17 @@ def build_seed(out_dir: Path) -> Manifest:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     manifest = seed_manifest()
+    version_texts: dict[str, str] = {}  # what each file's text says, as the simulator will index it
     for doc in DOCS:
         for n, version in enumerate(doc.versions, 1):
             path = out / doc.file(n)
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(render(version.spec))
+            data = render(version.spec)
+            path.write_bytes(data)
+            version_texts[doc.version_id(n)] = extract(data, path.name).text
     write_manifest(manifest, out)
     write_jsonl(out / EVALSET_NAME, eval_queries())
+    write_facts(out, seed_facts(version_texts))
     return manifest
 
 
