@@ -23,11 +23,11 @@ def _shape_texts(shapes: Iterable[BaseShape]) -> Iterator[str]:
         if isinstance(shape, GroupShape):
             yield from _shape_texts(shape.shapes)
             continue
-        if getattr(shape, "has_text_frame", False) and shape.has_text_frame:  # type: ignore[attr-defined]
+        if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
             text = _clean(shape.text_frame.text)  # type: ignore[attr-defined]
             if text:
                 yield text
-        if getattr(shape, "has_table", False) and shape.has_table:  # type: ignore[attr-defined]
+        if getattr(shape, "has_table", False) and shape.has_table:
             for row in shape.table.rows:  # type: ignore[attr-defined]
                 line = " ".join(t for t in (_clean(c.text) for c in row.cells) if t)
                 if line:

@@ -81,7 +81,7 @@ def prepare(
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         result: list[tuple[str, str]] | Rejection = (
-            [(t, p) for t, p in cached["chunks"]]  # type: ignore[union-attr]
+            [(t, p) for t, p in cached["chunks"]]
             if "chunks" in cached
             else Rejection(doc.doc_id, version.version_id, *cached["rejected"])  # type: ignore[misc]
         )

@@ -228,7 +228,7 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         prefix = self.config.query_prefix if query else self.config.passage_prefix
         batch = [prefix + t for t in texts] if prefix else texts
         with self._lock:
-            return self.model.encode(  # type: ignore[no-any-return]
+            return self.model.encode(
                 batch,
                 batch_size=self.config.batch_size,
                 normalize_embeddings=self.config.normalize,

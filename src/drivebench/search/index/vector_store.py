@@ -132,7 +132,7 @@ def dense_search(store: ChunkStore, query: np.ndarray, mask: np.ndarray, k: int)
     backend = getattr(store, "vector_backend", None)
     if backend is None:
         return store.search(query, mask, k)
-    return backend.search(query, mask, k)  # type: ignore[no-any-return]
+    return backend.search(query, mask, k)
 
 
 def attach(
@@ -148,12 +148,12 @@ def attach(
     ``follow``: a read replica of ``data_dir``, which reads the writer's rows and never writes them."""
     parsed = parse_index_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "faiss":
-        store.vector_backend = None  # type: ignore[attr-defined]
+        store.vector_backend = None
         return
     from drivebench.search.index.milvus_store import MilvusVectors
 
     backend = MilvusVectors.open(store, parsed, data_dir, reconcile=reconcile, follow=follow)
-    store.vector_backend = backend  # type: ignore[attr-defined]
+    store.vector_backend = backend
 
 
 def release(store: ChunkStore) -> None:

@@ -112,7 +112,7 @@ class ClockOut(BaseModel):
 
 
 def _sim(request: Request) -> Simulator:
-    return request.app.state.sim  # type: ignore[no-any-return]
+    return request.app.state.sim
 
 
 @router.post("/reset", responses=_ERRORS, summary="Back to the loaded corpus state (documents, grants, clock, feed)")

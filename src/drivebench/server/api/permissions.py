@@ -263,7 +263,7 @@ def list_grants(
     status_code=201,
     response_model=GrantChangeOut,
     responses=_ERRORS,
-    summary="Add a grant on a path",  # type: ignore[arg-type]
+    summary="Add a grant on a path",
 )
 def add_grant(
     request: Request, body: GrantIn, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
@@ -295,7 +295,7 @@ def add_grant(
     "/grants/{grant_id}",
     response_model=GrantChangeOut,
     responses=_ERRORS,
-    summary="Remove a grant",  # type: ignore[arg-type]
+    summary="Remove a grant",
 )
 def remove_grant(
     request: Request, grant_id: GrantId, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
@@ -350,7 +350,7 @@ def effective(
             ActionOut(
                 action=a.action,
                 allowed=a.allowed,
-                reason=a.reason,  # type: ignore[arg-type]
+                reason=a.reason,
                 sources=[
                     SourceOut(
                         grant_id=s.grant_id,
