@@ -21,7 +21,7 @@ import copy
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -188,6 +188,16 @@ class Journal(Protocol):
 class DriveOperations:
     """Mixin for ``Drive``: all state-changing operations."""
 
+    # the attributes of Drive (set in Drive.__init__) these methods assign: declared here so that the type
+    # checker reads them as Drive's, not as new attributes of the mixin
+    failed: str | None
+    retention: Retention
+    _dirty: Dirty
+    _undo: Undo | None
+    _write_depth: int
+    _doc_seq: int
+    _folder_seq: int
+
     # ------------------------------------------------------------------ write protocol
     @contextlib.contextmanager
     def _write(self: Drive) -> Iterator[Dirty]:
@@ -303,7 +313,7 @@ class DriveOperations:
     # ------------------------------------------------------------------ grants
     def _check_subject(self: Drive, subject: str) -> None:
         kind, _, ident = subject.partition(":")
-        known = {
+        known: dict[str, Mapping[str, object]] = {
             "user": self.users,
             "dept": self.departments,
             "project": self.projects,
@@ -792,8 +802,11 @@ class DriveOperations:
         purge: list[str] = []
         with self.lock:
             for doc in self.documents.values():
-                trashed_long = doc.trashed_at is not None and r.trash_days is not None
-                if trashed_long and now - doc.trashed_at >= timedelta(days=r.trash_days):  # type: ignore[operator]
+                if (
+                    doc.trashed_at is not None
+                    and r.trash_days is not None
+                    and now - doc.trashed_at >= timedelta(days=r.trash_days)
+                ):
                     purge.append(doc.doc_id)
                     continue
                 vs = doc.versions

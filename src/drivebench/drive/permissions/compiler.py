@@ -121,6 +121,6 @@ def compile_drive(drive: Drive) -> CompiledPolicy:
     for f in sorted(drive.folders.values(), key=lambda f: f.folder_id):
         if f.parent_id is not None and not f.break_inheritance:
             out.g2.append((folder_obj(f.folder_id), folder_obj(f.parent_id)))
-    for d in sorted(drive.documents.values(), key=lambda d: d.doc_id):
-        out.g2.append((doc_obj(d.doc_id), folder_obj(d.folder_id)))
+    for doc in sorted(drive.documents.values(), key=lambda doc: doc.doc_id):
+        out.g2.append((doc_obj(doc.doc_id), folder_obj(doc.folder_id)))
     return out
