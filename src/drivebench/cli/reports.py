@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 from rich.markup import escape
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from drivebench.cli.common import console, err_console
@@ -286,7 +287,7 @@ def trend_cmd(
     known = [w for w in whens.values() if w]
     same_day = len({w.date() for w in known}) < len(known)
     table = Table(title=f"{metric} over {len(points)} run(s)", show_edge=False)
-    columns = [("Run", "right"), ("When", "left")]
+    columns: list[tuple[str, JustifyMethod]] = [("Run", "right"), ("When", "left")]
     columns += [("Line", "left")] if several else []
     columns += [("Evalset", "left")] if varied_evalset else []
     columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
@@ -528,8 +529,8 @@ def compare_tables(payload: dict[str, Any], width: int = 200) -> list[Table]:
             title = f"baseline = {payload['baseline']}  ·  Δ = run − baseline\n\n{title}"
         table = Table(title=title, title_justify="left", show_edge=False)
         for col, min_width in columns:
-            justify = "left" if col in ("Metric", "Run") else "right"
-            table.add_column(col, justify=justify, overflow="fold", min_width=min_width)  # type: ignore[arg-type]
+            justify: JustifyMethod = "left" if col in ("Metric", "Run") else "right"
+            table.add_column(col, justify=justify, overflow="fold", min_width=min_width)
         if numbered and i_fam == len(payload["families"]) - 1:
             table.caption = "  ".join(f"{run_name[c['run']]} = {c['run']}" for c in comparisons)
             table.caption_justify = "left"

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 import re
 from pathlib import PurePosixPath
+from typing import cast
 
 import ezdxf
 from ezdxf.document import Drawing
@@ -43,6 +44,11 @@ _NO_TEXT_BLOCKS = ("*D", "*MODEL_SPACE", "*PAPER_SPACE", "*T")  # dimension/tabl
 
 def _u(text: str) -> str:
     return ezdxf.decode_dxf_unicode(text).strip() if text else ""
+
+
+def _plain(mtext: str) -> str:
+    """MTEXT without its formatting codes, as one string (``split=False``; ezdxf types the result as str | list)."""
+    return cast(str, plain_mtext(mtext, split=False))
 
 
 def load_dxf(data: bytes) -> tuple[Drawing, list[str]]:
@@ -78,14 +84,14 @@ def _entity_text(entity: DXFEntity) -> str:
                     override = override.replace("<>", f"{entity.get_measurement():g}")  # type: ignore[attr-defined]
                 except Exception:
                     override = override.replace("<>", "")
-            return _u(plain_mtext(override))
+            return _u(_plain(override))
         return ""
     if kind in ("MULTILEADER", "MLEADER"):
         try:
             content = entity.context.mtext.default_content  # type: ignore[attr-defined]
         except AttributeError:
             return ""
-        return _u(plain_mtext(content)) if content else ""
+        return _u(_plain(content)) if content else ""
     return ""
 
 

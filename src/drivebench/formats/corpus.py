@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-FORMAT_ID = "drivebench-corpus/1"
+FORMAT_ID: Final = "drivebench-corpus/1"
 MANIFEST_NAME = "corpus.json"
 EVALSET_NAME = "evalset.jsonl"
 
@@ -265,9 +265,9 @@ def manifest_problems(m: Manifest) -> list[str]:
         if doc.folder not in folder_paths:
             problems.append(f"document {doc.doc_id}: unknown folder {doc.folder}")
         for mv in doc.moves:
-            for p in (mv.from_folder, mv.to_folder):
-                if p not in folder_paths:
-                    problems.append(f"document {doc.doc_id}: move names unknown folder {p}")
+            for folder in (mv.from_folder, mv.to_folder):
+                if folder not in folder_paths:
+                    problems.append(f"document {doc.doc_id}: move names unknown folder {folder}")
         if doc.moves and max(doc.moves, key=lambda m: m.at).to_folder != doc.folder:
             problems.append(f"document {doc.doc_id}: its last move does not end in its folder {doc.folder}")
     known_docs = set(doc_ids)

@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS changes (
   seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, at TEXT NOT NULL, doc_id TEXT, folder_id TEXT,
   version_id TEXT, grant_id TEXT, actor TEXT, detail TEXT);
 """
-_TABLES = ("kv", "departments", "users", "projects", "folders", "documents", "versions", "grants")
+_TABLES: tuple[str, ...] = ("kv", "departments", "users", "projects", "folders", "documents", "versions", "grants")
 _TABLES += ("removed_grants", "changes")
 
 
