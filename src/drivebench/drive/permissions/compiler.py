@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from drivebench.drive.history import PolicyView
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions.actions import allowed_by, denied_by
 from drivebench.drive.permissions.timeutil import bound
@@ -71,7 +72,7 @@ def user_sub(user_id: str) -> str:
     return f"user:{user_id}"
 
 
-def _expand_subject(drive: Drive, grant: GrantRec) -> list[tuple[str, str, str]]:
+def _expand_subject(drive: Drive | PolicyView, grant: GrantRec) -> list[tuple[str, str, str]]:
     """(subject, nbf, exp) triples for a grant; project grants expand to their valid members."""
     nbf, exp = grant.valid_from, grant.valid_until
     if not grant.subject.startswith("project:"):
@@ -89,7 +90,7 @@ def _expand_subject(drive: Drive, grant: GrantRec) -> list[tuple[str, str, str]]
     return out
 
 
-def compile_grant(drive: Drive, grant: GrantRec) -> list[PolicyLine]:
+def compile_grant(drive: Drive | PolicyView, grant: GrantRec) -> list[PolicyLine]:
     obj = doc_obj(grant.doc_id) if grant.doc_id is not None else folder_obj(grant.folder_id or "")
     acts: set[str] = set()
     for a in grant.actions:
@@ -101,7 +102,7 @@ def compile_grant(drive: Drive, grant: GrantRec) -> list[PolicyLine]:
     return lines
 
 
-def compile_drive(drive: Drive) -> CompiledPolicy:
+def compile_drive(drive: Drive | PolicyView) -> CompiledPolicy:
     out = CompiledPolicy()
     for gid in sorted(drive.grants):
         grant = drive.grants[gid]

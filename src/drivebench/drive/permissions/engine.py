@@ -70,6 +70,7 @@ import casbin
 import numpy as np
 
 from drivebench.drive.errors import UnknownPrincipal
+from drivebench.drive.history import PolicyView
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.compiler import (
     CompiledPolicy,
@@ -147,7 +148,11 @@ class PermissionEngine:
     ``role_principal``."""
 
     def __init__(
-        self, drive: Drive, compiled: CompiledPolicy | None = None, *, base: PermissionEngine | None = None
+        self,
+        drive: Drive | PolicyView,
+        compiled: CompiledPolicy | None = None,
+        *,
+        base: PermissionEngine | None = None,
     ) -> None:
         """Compile ``drive`` (or take ``compiled``). ``base``: an engine of the same drive whose documents,
         secret levels, ``g`` and ``g2`` links are those of ``compiled`` (only grants differ): its document

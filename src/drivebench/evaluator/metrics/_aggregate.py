@@ -96,7 +96,7 @@ def _value(cols: Columns, spec: Spec, rows: np.ndarray | slice) -> float | dict[
     return out
 
 
-def aggregate(cols: Columns, specs: Mapping[str, Spec], rows: np.ndarray | slice = slice(None)) -> dict:
+def aggregate(cols: Columns, specs: Mapping[str, Spec], rows: np.ndarray | slice = slice(None)) -> dict[str, Any]:
     """Every metric of ``specs`` over the selected rows."""
     return {name: _value(cols, spec, rows) for name, spec in specs.items()}
 

@@ -56,7 +56,7 @@ class FunctionTarget:
         self.fn = fn
         self.name = name or f"python:{getattr(fn, '__qualname__', type(fn).__name__)}"
         # a callable object is async when its __call__ is
-        call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else getattr(fn, "__call__", fn)
+        call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self._async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:
