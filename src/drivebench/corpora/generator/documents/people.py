@@ -184,7 +184,7 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         }
 
     payroll = s.sub("hr", "payroll", break_inheritance=True)
-    salary = new_doc(
+    salary_doc = new_doc(
         s,
         key="salary",
         kind="salary",
@@ -200,9 +200,9 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         facts=[sal_facts(x) for x in firsts],
     )
     for fact, ans in (("new_salary", "amount"), ("approver", "who")):
-        hook(s, M, salary, fact, ans)
+        hook(s, M, salary_doc, fact, ans)
 
-    out.docs = [*offers, onboarding, training, salary]
+    out.docs = [*offers, onboarding, training, salary_doc]
     params = {**common, "course": rows[0][0], "candidate": candidates[0]}
     _chains(
         s,
