@@ -7,7 +7,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from drivebench.corpora.acme3.base import BuilderBase
+from drivebench.corpora.acme3.products import ProductDocs
 from drivebench.corpora.generator.documents.base import ProjectSpace
 from drivebench.corpora.generator.model import CLOCK_START, day, office_time
 from drivebench.corpora.generator.names import story
@@ -15,7 +15,7 @@ from drivebench.corpora.generator.organisation import Person
 from drivebench.formats.corpus import Project, ProjectMember
 
 
-class ProjectDocs(BuilderBase):
+class ProjectDocs(ProductDocs):  # a project ends in its product (``self.product``); Builder's MRO is unchanged
     def project(self, i: int, root: str, rng: random.Random) -> None:
         s, org = self.s, self.s.org
         codenames = s.pool("project_codenames")
