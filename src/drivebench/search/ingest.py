@@ -83,7 +83,7 @@ def prepare(
         result: list[tuple[str, str]] | Rejection = (
             [(t, p) for t, p in cached["chunks"]]
             if "chunks" in cached
-            else Rejection(doc.doc_id, version.version_id, *cached["rejected"])  # type: ignore[misc]
+            else Rejection(doc.doc_id, version.version_id, *cached["rejected"])
         )
     else:
         result = _extract_chunks(drive, doc, version, extract_config, chunking)
