@@ -376,6 +376,7 @@ def run(
     done: list[Any] = []
     subset: dict[str, Any] | None = None  # --only-failed (or a resumed one): which queries, of which run
     started_at: str | None = None
+    recorded: dict[str, Any] = {}  # the run_config.json of --resume or --only-failed
     if resume is not None and only_failed is not None:
         usage_error("give --resume or --only-failed, not both")
     if resume is not None:
@@ -663,6 +664,7 @@ def score_cmd(
         step(0, n)
         if not isinstance(oracle, str):
             oracle = ProgressOracle(oracle, lambda done: step(min(done, n), n))
+        no_facts_why: dict[str, Any] = {"no_facts_reason": no_facts_reason} if no_facts_reason else {}
         result = score(
             queries,
             records,
@@ -670,7 +672,7 @@ def score_cmd(
             oracle=oracle,
             by=by,
             facts=facts,
-            **({"no_facts_reason": no_facts_reason} if no_facts_reason else {}),
+            **no_facts_why,
         )
         step(n, n)
     from drivebench.evaluator.catalog import Catalog

@@ -65,7 +65,7 @@ def principal_for(
     else:
         raise UnknownPrincipal("a service token must name the principal: give user_id or user_role")
     principal = Principal(p.subject, p.user_id, p.roles, p.department, p.clearance, True, token.subject)
-    entry = {"caller": token.subject, "as": p.subject, "at": drive.clock.now().isoformat()}
+    entry: dict[str, object] = {"caller": token.subject, "as": p.subject, "at": drive.clock.now().isoformat()}
     audit.append(entry)
     if len(audit) > 2 * AUDIT_KEEP:  # the newest AUDIT_KEEP (the log has every one), trimmed in batches
         del audit[:-AUDIT_KEEP]
