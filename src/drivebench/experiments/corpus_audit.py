@@ -166,10 +166,10 @@ def near_duplicates(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_JAC
         for rows in buckets.values():
             candidates.update((x, y) for i, x in enumerate(rows) for y in rows[i + 1 :])
     out = []
-    for x, y in sorted(candidates):
-        jac = len(sets[x] & sets[y]) / max(1, len(sets[x] | sets[y]))
+    for first, second in sorted(candidates):
+        jac = len(sets[first] & sets[second]) / max(1, len(sets[first] | sets[second]))
         if jac >= threshold:
-            out.append({"a": ids[x], "b": ids[y], "jaccard": round(jac, 3)})
+            out.append({"a": ids[first], "b": ids[second], "jaccard": round(jac, 3)})
     return out
 
 

@@ -56,7 +56,7 @@ class UserPatchIn(BaseModel):
     # not nullable in the schema: an explicit null would change nothing (so ``{}``-like bodies are refused)
     department: str = Field(default=None, min_length=1, max_length=256, description="A department id.")  # type: ignore[assignment]
     clearance: Level = None  # type: ignore[assignment]
-    roles: list[RoleName] = Field(default=None, max_length=MAX_ROLES, description="The user's roles, all of them.")
+    roles: list[RoleName] = Field(default=None, max_length=MAX_ROLES, description="The user's roles, all of them.")  # type: ignore[arg-type]
 
     @model_validator(mode="after")
     def _some_field(self) -> UserPatchIn:

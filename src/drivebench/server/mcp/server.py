@@ -142,7 +142,7 @@ class DriveMCPServer(MCPServer):
         self._register()
 
     # ------------------------------------------------------------------ who is calling
-    def caller(self, ctx: Context | None) -> TokenInfo:
+    def caller(self, ctx: Context | _ContextShim | None) -> TokenInfo:
         access = get_access_token()
         if access is None and ctx is not None:
             try:
