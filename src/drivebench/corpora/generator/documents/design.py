@@ -16,7 +16,7 @@ import random
 from datetime import datetime, timedelta
 
 from drivebench.corpora.generator.documents.base import LATEST, Scenario, hook, n_versions, new_doc, subject
-from drivebench.corpora.generator.model import Chain, DocPlan, UnitOutput
+from drivebench.corpora.generator.model import AnswerKind, Chain, DocPlan, UnitOutput
 from drivebench.corpora.generator.names import story
 
 M = "design"
@@ -351,12 +351,13 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         hook(s, M, review, fact, ans)
 
     out.docs = [asm, part1, part2, bom, contract, inspection, pack, review]
-    for kind, hops, fact, ans in (
+    chains: tuple[tuple[str, list[DocPlan], str, AnswerKind], ...] = (
         ("dwg_bom_supplier", [asm, bom], "supplier2", "org"),
         ("dwg_bom_contract", [asm, bom, contract], "amount", "amount"),
         ("part_bom_contract", [part1, bom, contract], "delivery", "date"),
         ("review_contract", [review, contract], "supplier_rep", "who"),
-    ):
+    )
+    for kind, hops, fact, ans in chains:
         texts = {k: v.format(**common) for k, v in T.CHAINS[kind].items()}  # drawings: by dims or part number
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))
     return out

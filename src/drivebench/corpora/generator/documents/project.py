@@ -20,7 +20,7 @@ from drivebench.corpora.generator.documents.base import (
     new_doc,
     subject,
 )
-from drivebench.corpora.generator.model import CLOCK_NOW, Chain, DocPlan, UnitOutput, day
+from drivebench.corpora.generator.model import CLOCK_NOW, AnswerKind, Chain, DocPlan, UnitOutput, day
 from drivebench.corpora.generator.names import story
 from drivebench.corpora.generator.organisation import Person
 from drivebench.formats.corpus import Project, ProjectMember
@@ -388,7 +388,7 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
 
     out.docs = [charter, plan, approval, minutes, review, weekly, delivery, budget]
     params = {**common, "week": str(week)}
-    chains: list[tuple[str, list[DocPlan], str, str]] = [
+    chains: list[tuple[str, list[DocPlan], str, AnswerKind]] = [
         ("code_plan_approval", [charter, plan, approval], "approver", "who"),
         ("plan_approval", [plan, approval], "approve_date", "date"),
         ("minutes_review", [minutes, review], "golive", "date"),
@@ -397,5 +397,5 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     ]
     for kind, hops, fact, ans in chains:
         texts = {k: v.format(**params) for k, v in T.CHAINS[kind].items()}
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))
     return out
