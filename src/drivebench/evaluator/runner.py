@@ -178,6 +178,6 @@ async def run_queries(
             rec = t.result()
             if rec is not None:
                 out.append(rec)
-        elif t.done() and not t.cancelled() and t.exception() is not None:
-            raise t.exception()  # type: ignore[misc]  # a bug in on_record or progress: not a target failure
+        elif t.done() and not t.cancelled() and (failure := t.exception()) is not None:
+            raise failure  # a bug in on_record or progress: not a target failure
     return out

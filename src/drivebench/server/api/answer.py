@@ -56,7 +56,7 @@ def answer_for(sim: Simulator, token: TokenInfo, req: AnswerRequest) -> AnswerRe
 @router.post(
     "/api/mcp/answer",
     response_model=AnswerResponse,
-    responses=_ERRORS,  # type: ignore[arg-type]
+    responses=_ERRORS,
     openapi_extra=body_schema(AnswerRequest),
     summary="Recall plus an extractive answer citing its sources",
 )
