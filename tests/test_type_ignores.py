@@ -11,7 +11,7 @@ import tokenize
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-CEILING = 34
+CEILING = 25
 # a comment that is a type: ignore (mypy's own reading: the comment starts with it, any spacing)
 IGNORE = re.compile(r"#\s*type:\s*ignore\b")
 WITH_CODE = re.compile(r"#\s*type:\s*ignore\[[a-z-]+(,\s*[a-z-]+)*\]")

@@ -53,6 +53,8 @@ from drivebench.formats.corpus import ACTIONS
 DEV_ID_KEY = hashlib.sha256(b"drivebench development id key").digest()
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from drivebench.drive.state import Drive
 
 CHANGE_KINDS = (
@@ -241,11 +243,11 @@ class DriveOperations:
             content_version=self.content_version,
         )
 
-    def _touch(self: Drive, record: object) -> None:
+    def _touch(self: Drive, record: DataclassInstance) -> None:
         """Call before changing a record in place: a failed write restores it."""
         undo = self._undo
         if undo is not None and id(record) not in undo.records:
-            saved = {f.name: getattr(record, f.name) for f in fields(record)}  # type: ignore[arg-type]
+            saved = {f.name: getattr(record, f.name) for f in fields(record)}
             undo.records[id(record)] = (record, copy.deepcopy(saved))
 
     def _rollback(self: Drive, undo: Undo | None) -> None:
@@ -287,10 +289,10 @@ class DriveOperations:
             self.release_blobs(dirty.blobs_released)
 
     # ------------------------------------------------------------------ change feed
-    def _record(self: Drive, kind: str, at: datetime | None = None, **kw: object) -> Change:
+    def _record(self: Drive, kind: str, at: datetime | None = None, **kw: str | None) -> Change:
         """Append a change-feed entry, at ``at`` (default: now; never after the clock)."""
         when = self.clock.now() if at is None else min(at, self.clock.now())
-        change = Change(seq=len(self.changes) + 1, kind=kind, at=when, **kw)  # type: ignore[arg-type]
+        change = Change(seq=len(self.changes) + 1, kind=kind, at=when, **kw)
         self.changes.append(change)
         self._dirty.changes.append(change)
         self._dirty.kv = True

@@ -109,8 +109,8 @@ class Simulator:
         self.drive.id_key = self.tokens.derive_key("drive-ids")
 
     @classmethod
-    def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
-        sim = cls(Drive.from_corpus(corpus_dir), config, **kw)  # type: ignore[arg-type]
+    def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: Any) -> Simulator:
+        sim = cls(Drive.from_corpus(corpus_dir), config, **kw)
         sim.corpus_dir = Path(corpus_dir)
         sim.ingest_all()
         return sim

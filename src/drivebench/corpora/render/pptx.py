@@ -14,6 +14,7 @@ from pptx import Presentation
 
 if TYPE_CHECKING:  # the class; pptx.Presentation is the function that opens one
     from pptx.presentation import Presentation as PresentationFile
+    from pptx.text.text import TextFrame
 from pptx.util import Emu, Pt
 
 from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
@@ -50,9 +51,9 @@ def _section_slide(prs: PresentationFile, section: Section) -> None:
         slide.notes_slide.notes_text_frame.text = section.notes
 
 
-def _fill(frame: object, paragraphs: list[str], size: Pt | None) -> None:
+def _fill(frame: TextFrame, paragraphs: list[str], size: Pt | None) -> None:
     for i, text in enumerate(paragraphs):
-        para = frame.paragraphs[0] if i == 0 else frame.add_paragraph()  # type: ignore[attr-defined]
+        para = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
         para.text = text
         if size is not None:
             for run in para.runs:
