@@ -403,7 +403,7 @@ def audit_corpus(
         if q.user_id is not None:
             principal = engine.user_principal(q.user_id)
         else:
-            principal = engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]
+            principal = engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]  # a query without user_id names a role
         at: datetime = as_utc(q.as_of) if q.as_of is not None else as_utc(manifest.clock.now)
         mask = sim.visible_chunks(principal, at)
         allowed_chunks = np.flatnonzero(mask)

@@ -100,7 +100,7 @@ class _Recorder(RerankingRetriever):
 
 def collect(sim: Simulator, queries: list[EvalQuery]) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Feature rows, labels and group sizes (one group per question with a gold document among its candidates)."""
-    recorder = _Recorder(sim.retriever, sim.folder_path_now)  # type: ignore[arg-type]
+    recorder = _Recorder(sim.retriever, sim.folder_path_now)  # type: ignore[arg-type]  # training runs without the reranker: a plain Retriever
     sim.retriever = recorder
     target = InProcessTarget(sim)
     xs: list[np.ndarray] = []

@@ -203,7 +203,7 @@ def ingest(
                 report_versions(target - state["versions"])
                 state["versions"] = target
 
-        on_encoded.state = state  # type: ignore[attr-defined]
+        on_encoded.state = state  # type: ignore[attr-defined]  # the progress state rides on the callback
         return on_encoded
 
     def finish(
@@ -216,7 +216,7 @@ def ingest(
             offset += n
             report.versions += 1
             report.chunks += n
-        report_versions(n_versions - on_encoded.state["versions"])  # type: ignore[attr-defined]
+        report_versions(n_versions - on_encoded.state["versions"])  # type: ignore[attr-defined]  # the progress state rides on the callback
 
     try:
         if len(groups) == 1:  # a write's sync: no thread to start

@@ -197,7 +197,7 @@ def _write_config(data_dir: Path, ports: dict[str, int]) -> tuple[Path, dict[str
     """Unpack the binary into ``data_dir/bin`` and write ``data_dir/configs/milvus.yaml`` with pinned ports;
     returns the executable and its environment."""
     milvus = _package()
-    config = milvus.MilvusServerConfig(data_dir=str(data_dir))  # type: ignore[attr-defined]
+    config = milvus.MilvusServerConfig(data_dir=str(data_dir))  # type: ignore[attr-defined]  # the milvus package, imported by name: a bare module
     for key, port in ports.items():
         if key not in ("metrics_port", "etcd_peer_port"):
             config.set(key, int(port))
