@@ -85,10 +85,12 @@ vector-packs: $(CORE_STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m benchmarks
 
-# ruff, then the import contracts of pyproject.toml ([tool.importlinter]: one direction of dependency)
+# ruff, the import contracts of pyproject.toml ([tool.importlinter]: one direction of dependency), mypy on src/
+# ([tool.mypy]; tests/test_type_ignores.py keeps the count of `type: ignore` from growing), then the manual
 lint: $(STAMP)
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mypy
 	$(MAKE) --no-print-directory docs
 
 # The manual (docs/, mkdocs.yml) as a site in site/; --strict: a broken link, anchor or nav entry is an error.
@@ -130,4 +132,4 @@ ui-screenshots: $(CORE_STAMP) browser cjk-font
 	$(BIN)/python scripts/ui_screenshots.py --out reports/ui-screenshots
 
 clean:
-	rm -rf $(VENV) .cache reports .pytest_cache site
+	rm -rf $(VENV) .cache reports .pytest_cache .mypy_cache site

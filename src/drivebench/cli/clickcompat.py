@@ -6,7 +6,7 @@ from __future__ import annotations
 try:
     from typer import _click as click
 except ImportError:  # pragma: no cover - typer < 0.25
-    import click  # type: ignore[no-redef]
+    import click  # type: ignore[no-redef]  # older Typers: the click package under the same name
 
 ClickException = click.exceptions.ClickException
 UsageError = click.exceptions.UsageError

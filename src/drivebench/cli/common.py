@@ -142,14 +142,14 @@ def build_progress(label: str, watch: list[Path]) -> Iterator[None]:
         err_console.print(f"{label}: {written[0]} files written in {time.monotonic() - started:.1f} s")
 
 
-def resolve_with_progress(name_or_path: str | Path, **kwargs: object) -> Path:
+def resolve_with_progress(name_or_path: str | Path, **kwargs: Any) -> Path:
     """``corpora.builtin.resolve_corpus`` with the build's progress when the corpus is not built yet."""
     from drivebench.corpora.builtin import corpus_cache_root, is_corpus_dir, resolve_corpus
 
     if is_corpus_dir(Path(name_or_path)):
-        return resolve_corpus(name_or_path, **kwargs)  # type: ignore[arg-type]
+        return resolve_corpus(name_or_path, **kwargs)
     with build_progress(f"building/locating corpus {name_or_path}", [corpus_cache_root()]):
-        return resolve_corpus(name_or_path, **kwargs)  # type: ignore[arg-type]
+        return resolve_corpus(name_or_path, **kwargs)
 
 
 def resolve_corpus_option(corpus: str | Path) -> Path:

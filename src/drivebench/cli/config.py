@@ -134,13 +134,17 @@ def _params(command: Command) -> dict[str, Parameter]:
     return out
 
 
-def _is_group(command: Command) -> bool:
-    return isinstance(getattr(command, "commands", None), dict)
+def _subcommands(command: Command) -> dict[str, Command] | None:
+    """A group's commands by name, None for a leaf command (the group class depends on Typer's version: it is
+    known by its ``commands``)."""
+    commands = getattr(command, "commands", None)
+    return commands if isinstance(commands, dict) else None
 
 
 def _leaves(command: Command) -> list[Command]:
-    if _is_group(command):
-        return [leaf for sub in command.commands.values() for leaf in _leaves(sub)]
+    subcommands = _subcommands(command)
+    if subcommands is not None:
+        return [leaf for sub in subcommands.values() for leaf in _leaves(sub)]
     return [command]
 
 
@@ -160,17 +164,18 @@ def _map_group(
     inherited: dict[str, tuple[Any, tuple[str, ...]]],
     config: ConfigFile,
 ) -> dict[str, Any]:
-    assert _is_group(group)
+    commands = _subcommands(group)
+    assert commands is not None
     shared = dict(inherited)
     subtables: dict[str, dict[str, Any]] = {}
     for key, value in table.items():
-        if key in group.commands and isinstance(value, dict):
+        if key in commands and isinstance(value, dict):
             subtables[key] = value
         elif any(key in _params(leaf) for leaf in _leaves(group)):
             shared[key] = (value, section)
         else:
             where = " ".join(("drivebench", *section)).strip()
-            known = sorted(group.commands)
+            known = sorted(commands)
             raise DrivebenchError(
                 f"unknown key {key!r} in [{'.'.join((*config.prefix, *section)) or 'top level'}]",
                 hint=f"`{where}` has the commands {', '.join(known)}; a key must be one of their option names",
@@ -178,9 +183,9 @@ def _map_group(
                 line=config.line_of(section, key),
             )
     out: dict[str, Any] = {}
-    for name, command in group.commands.items():
+    for name, command in commands.items():
         table_here = subtables.get(name, {})
-        if _is_group(command):
+        if _subcommands(command) is not None:
             sub = _map_group(ctx, command, table_here, (*section, name), shared, config)
         else:
             sub = _map_command(ctx, command, table_here, (*section, name), shared, config)

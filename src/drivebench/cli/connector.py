@@ -55,7 +55,7 @@ def connector(
     client_token = token if token is not None else secrets.token_urlsafe(32)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     index = ConnectorIndex()
-    syncer = Syncer(DriveClient(drive, drive_token), strategy, interval, index)  # type: ignore[arg-type]
+    syncer = Syncer(DriveClient(drive, drive_token), strategy, interval, index)  # type: ignore[arg-type]  # the strategy string is checked by Syncer (ValueError)
     try:
         syncer.start()
     except DriveError as exc:

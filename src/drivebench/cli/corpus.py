@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table
@@ -155,7 +156,7 @@ def _fmt(value: object) -> str:
     return "not measured" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
 
-def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
+def _print_audit(report: dict[str, Any]) -> None:
     label = report["corpus_version"] or report["corpus"]
     console.print(
         f"audit of {label}: {report['queries']} queries ({report['scored_queries']} with gold), "
@@ -221,7 +222,7 @@ def _print_audit(report: dict) -> None:  # type: ignore[type-arg]
     console.print(checks)
 
 
-def _print_composition(comp: dict) -> None:  # type: ignore[type-arg]
+def _print_composition(comp: dict[str, Any]) -> None:
     table = Table(title="composition of the eval set")
     table.add_column("figure")
     table.add_column("value", justify="right")

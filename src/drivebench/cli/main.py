@@ -72,7 +72,7 @@ def _debug_requested(args: Sequence[str]) -> bool:
 class RootGroup(TyperGroup):
     """The root command: runs the CLI with one error handler for every command below it."""
 
-    def main(  # type: ignore[override]
+    def main(  # type: ignore[override]  # Click's main, keywords narrowed
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,

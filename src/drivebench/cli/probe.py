@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -357,7 +358,7 @@ def _beyond(
                 run_cfg,
                 cfg.surfaces,
                 id_mapper=id_mapper,
-                progress=lambda task=task: bar.advance(task),
+                progress=partial(bar.advance, task),
             )
     return out
 

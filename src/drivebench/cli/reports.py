@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 
@@ -43,14 +44,19 @@ def history_path(value: str | Path | None) -> Path | None:
     (the nearest drivebench.toml, or pyproject.toml with [tool.drivebench], from the current directory upwards, or
     ``--config``), so runs started from any subfolder land in one file; without a config file it is
     ``reports/history.sqlite3`` under the current directory."""
-    from drivebench.evaluator.history import DEFAULT_HISTORY
-
     if value is None:
-        config = project_config()
-        return DEFAULT_HISTORY if config is None else config.parent / DEFAULT_HISTORY
+        return default_history_path()
     if str(value).strip().lower() in _OFF:
         return None
     return Path(value)
+
+
+def default_history_path() -> Path:
+    """``reports/history.sqlite3`` in the folder of the config file in force, else under the current directory."""
+    from drivebench.evaluator.history import DEFAULT_HISTORY
+
+    config = project_config()
+    return DEFAULT_HISTORY if config is None else config.parent / DEFAULT_HISTORY
 
 
 def project_config() -> Path | None:
@@ -152,7 +158,7 @@ def _load_ref(ref: str, history: Path | None, include_failed: bool = False) -> t
         except (OSError, ValueError) as exc:
             raise typer.BadParameter(str(exc)) from None
     else:
-        store = HistoryStore(history or history_path(None))
+        store = HistoryStore(history or default_history_path())
         if not store.path.exists():
             raise typer.BadParameter(f"{ref!r} is not a run directory, and there is no history at {store.path}")
         try:
@@ -213,7 +219,7 @@ def trend_cmd(
         trend_failures,
     )
 
-    path = history_path(history) or history_path(None)
+    path = history_path(history) or default_history_path()
     assert path is not None
     if not path.exists():
         raise typer.BadParameter(f"no history at {path}: run `drivebench demo` or `drivebench eval run` first")
@@ -286,7 +292,7 @@ def trend_cmd(
     known = [w for w in whens.values() if w]
     same_day = len({w.date() for w in known}) < len(known)
     table = Table(title=f"{metric} over {len(points)} run(s)", show_edge=False)
-    columns = [("Run", "right"), ("When", "left")]
+    columns: list[tuple[str, JustifyMethod]] = [("Run", "right"), ("When", "left")]
     columns += [("Line", "left")] if several else []
     columns += [("Evalset", "left")] if varied_evalset else []
     columns += [("Snap", "left"), ("Value", "right"), ("95% CI", "right"), ("Δ", "right"), ("Gap", "right")]
@@ -528,8 +534,8 @@ def compare_tables(payload: dict[str, Any], width: int = 200) -> list[Table]:
             title = f"baseline = {payload['baseline']}  ·  Δ = run − baseline\n\n{title}"
         table = Table(title=title, title_justify="left", show_edge=False)
         for col, min_width in columns:
-            justify = "left" if col in ("Metric", "Run") else "right"
-            table.add_column(col, justify=justify, overflow="fold", min_width=min_width)  # type: ignore[arg-type]
+            justify: JustifyMethod = "left" if col in ("Metric", "Run") else "right"
+            table.add_column(col, justify=justify, overflow="fold", min_width=min_width)
         if numbered and i_fam == len(payload["families"]) - 1:
             table.caption = "  ".join(f"{run_name[c['run']]} = {c['run']}" for c in comparisons)
             table.caption_justify = "left"
@@ -574,7 +580,7 @@ def history_cmd(
     from drivebench.evaluator.history import HistoryStore
     from drivebench.evaluator.report.terminal import fit_table
 
-    path = history_path(history) or history_path(None)
+    path = history_path(history) or default_history_path()
     assert path is not None
     if not path.exists():
         raise typer.BadParameter(f"no history at {path}")
@@ -587,8 +593,8 @@ def history_cmd(
         if json_out == "-":
             return
     table = Table(title=f"Runs in {path.resolve()}", show_edge=False)
-    columns = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set", "Snapshot", metric)
-    columns += ("Directory",)
+    columns: tuple[str, ...] = ("Run", "Status", "Verdict", "When", "Target", "Label", "Corpus", "Eval set")
+    columns += ("Snapshot", metric, "Directory")
     for col in columns:
         table.add_column(col, justify="right" if col in ("Run", metric) else "left", overflow="fold")
     for p in points:

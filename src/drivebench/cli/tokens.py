@@ -5,12 +5,23 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TypedDict
 
 import typer
 from rich.table import Table
 
 from drivebench.cli.common import console, err_console, resolve_corpus_option
 from drivebench.cli.options import CorpusOpt
+
+
+class TokenRow(TypedDict):
+    """One user's token as listed (and as written with --json)."""
+
+    user_id: str
+    roles: list[str]
+    department: str | None
+    token: str
+    scopes: list[str]
 
 
 def tokens(
@@ -47,7 +58,7 @@ def tokens(
     except (OSError, ValueError) as exc:
         raise typer.BadParameter(str(exc)) from None
     drive = Drive.from_manifest(load_manifest(resolve_corpus_option(corpus)))  # a build shows progress
-    rows = []
+    rows: list[TokenRow] = []
     for info in TokenRegistry(drive, secret).all():
         user = drive.users.get(info.subject)
         rows.append(

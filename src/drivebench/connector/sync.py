@@ -14,7 +14,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal
 
 from drivebench.connector.index import ConnectorIndex, DocEntry, chunk_texts
 from drivebench.evaluator.sync.drive_client import DriveClient, DriveError
@@ -57,7 +57,7 @@ class Syncer:
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ fetching
-    def _entry(self, f: dict, acl: set[str] | None = None) -> DocEntry:
+    def _entry(self, f: dict[str, Any], acl: set[str] | None = None) -> DocEntry:
         version = f["head"]["version_id"]
         chunks = self._content.get(version)
         if chunks is None:

@@ -59,7 +59,7 @@ def export_beir(corpus_dir: Path, out: Path, *, progress: Callable[[int, int], N
             text = extract((corpus_dir / head.file).read_bytes(), d.name).text
         except ExtractionError as exc:
             text = f"[not extractable: {exc.reason}]"
-        meta = {
+        meta: dict[str, Any] = {
             "file_type": d.file_type,
             "folder": d.folder,
             "secret_level": d.secret_level,
@@ -72,7 +72,7 @@ def export_beir(corpus_dir: Path, out: Path, *, progress: Callable[[int, int], N
     queries = load_evalset(corpus_dir / EVALSET_NAME) if (corpus_dir / EVALSET_NAME).is_file() else []
     rows = []
     for q in queries:
-        meta: dict[str, Any] = {"tags": q.tags}
+        meta = {"tags": q.tags}
         for key in ("user_id", "user_role", "department"):
             if getattr(q, key):
                 meta[key] = getattr(q, key)

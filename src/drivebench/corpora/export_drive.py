@@ -262,12 +262,12 @@ def _write(corpus_dir: Path, m: Manifest, files: list[_File], out: Path) -> dict
     for f in m.folders:
         (out / DRIVE_DIR / f.path.lstrip("/")).mkdir(parents=True, exist_ok=True)
     version_rows = []
-    for f in files:
-        target = out / f.rel
+    for file in files:
+        target = out / file.rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(f.src, target)
-        v = f.doc.versions[f.number - 1]
-        version_rows.append([f.doc.doc_id, v.version, v.version_id, f.rel, _iso(v.created_at), v.author, v.note])
+        shutil.copyfile(file.src, target)
+        v = file.doc.versions[file.number - 1]
+        version_rows.append([file.doc.doc_id, v.version, v.version_id, file.rel, _iso(v.created_at), v.author, v.note])
     paths = {d.doc_id: doc_path(d.folder, d.name) for d in m.documents}
     _write_csv(
         out / "folders.csv",

@@ -21,7 +21,7 @@ import copy
 import hashlib
 import hmac
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Protocol
@@ -53,6 +53,8 @@ from drivebench.formats.corpus import ACTIONS
 DEV_ID_KEY = hashlib.sha256(b"drivebench development id key").digest()
 
 if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
     from drivebench.drive.state import Drive
 
 CHANGE_KINDS = (
@@ -188,6 +190,16 @@ class Journal(Protocol):
 class DriveOperations:
     """Mixin for ``Drive``: all state-changing operations."""
 
+    # the attributes of Drive (set in Drive.__init__) these methods assign: declared here so that the type
+    # checker reads them as Drive's, not as new attributes of the mixin
+    failed: str | None
+    retention: Retention
+    _dirty: Dirty
+    _undo: Undo | None
+    _write_depth: int
+    _doc_seq: int
+    _folder_seq: int
+
     # ------------------------------------------------------------------ write protocol
     @contextlib.contextmanager
     def _write(self: Drive) -> Iterator[Dirty]:
@@ -231,11 +243,11 @@ class DriveOperations:
             content_version=self.content_version,
         )
 
-    def _touch(self: Drive, record: object) -> None:
+    def _touch(self: Drive, record: DataclassInstance) -> None:
         """Call before changing a record in place: a failed write restores it."""
         undo = self._undo
         if undo is not None and id(record) not in undo.records:
-            saved = {f.name: getattr(record, f.name) for f in fields(record)}  # type: ignore[arg-type]
+            saved = {f.name: getattr(record, f.name) for f in fields(record)}
             undo.records[id(record)] = (record, copy.deepcopy(saved))
 
     def _rollback(self: Drive, undo: Undo | None) -> None:
@@ -277,10 +289,10 @@ class DriveOperations:
             self.release_blobs(dirty.blobs_released)
 
     # ------------------------------------------------------------------ change feed
-    def _record(self: Drive, kind: str, at: datetime | None = None, **kw: object) -> Change:
+    def _record(self: Drive, kind: str, at: datetime | None = None, **kw: str | None) -> Change:
         """Append a change-feed entry, at ``at`` (default: now; never after the clock)."""
         when = self.clock.now() if at is None else min(at, self.clock.now())
-        change = Change(seq=len(self.changes) + 1, kind=kind, at=when, **kw)  # type: ignore[arg-type]
+        change = Change(seq=len(self.changes) + 1, kind=kind, at=when, **kw)
         self.changes.append(change)
         self._dirty.changes.append(change)
         self._dirty.kv = True
@@ -303,7 +315,7 @@ class DriveOperations:
     # ------------------------------------------------------------------ grants
     def _check_subject(self: Drive, subject: str) -> None:
         kind, _, ident = subject.partition(":")
-        known = {
+        known: dict[str, Mapping[str, object]] = {
             "user": self.users,
             "dept": self.departments,
             "project": self.projects,
@@ -792,8 +804,11 @@ class DriveOperations:
         purge: list[str] = []
         with self.lock:
             for doc in self.documents.values():
-                trashed_long = doc.trashed_at is not None and r.trash_days is not None
-                if trashed_long and now - doc.trashed_at >= timedelta(days=r.trash_days):  # type: ignore[operator]
+                if (
+                    doc.trashed_at is not None
+                    and r.trash_days is not None
+                    and now - doc.trashed_at >= timedelta(days=r.trash_days)
+                ):
                     purge.append(doc.doc_id)
                     continue
                 vs = doc.versions

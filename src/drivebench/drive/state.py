@@ -115,28 +115,28 @@ class Drive(DriveOperations):
             parent_path, _, name = f.path.rpartition("/")
             parent = drive.folder_by_path(parent_path or "/")
             drive._add_folder_node(name, parent.folder_id, f.break_inheritance, f.owner_department, f.kind)
-        for d in m.documents:
+        for doc in m.documents:
             versions = []
-            for v in d.versions:
+            for v in doc.versions:
                 data = (corpus_dir / v.file).read_bytes() if corpus_dir is not None else b""
                 blob = drive.put_blob(data)
                 versions.append(
                     VersionRec(v.version_id, v.version, blob, len(data), as_utc(v.created_at), v.author, v.note)
                 )
-            drive.documents[d.doc_id] = DocumentRec(
-                doc_id=d.doc_id,
-                name=d.name,
-                folder_id=drive.folder_by_path(d.folder).folder_id,
-                file_type=d.file_type,
-                secret_level=level_rank(d.secret_level),
-                created_at=as_utc(d.created_at),
+            drive.documents[doc.doc_id] = DocumentRec(
+                doc_id=doc.doc_id,
+                name=doc.name,
+                folder_id=drive.folder_by_path(doc.folder).folder_id,
+                file_type=doc.file_type,
+                secret_level=level_rank(doc.secret_level),
+                created_at=as_utc(doc.created_at),
                 versions=versions,
-                title=d.title,
-                owner=d.owner,
-                trashed_at=_opt_utc(d.trashed_at),
-                tags=dict(d.tags),
-                trash_spans=[TrashSpan(as_utc(d.trashed_at))] if d.trashed_at is not None else [],
-                placements=_placements(drive, d),
+                title=doc.title,
+                owner=doc.owner,
+                trashed_at=_opt_utc(doc.trashed_at),
+                tags=dict(doc.tags),
+                trash_spans=[TrashSpan(as_utc(doc.trashed_at))] if doc.trashed_at is not None else [],
+                placements=_placements(drive, doc),
             )
         for g in m.grants:
             drive.grants[g.grant_id] = GrantRec(

@@ -69,7 +69,7 @@ _FILENAME = re.compile(r"[^\s\[\]【】()（）<>\"'，,;；:：|]+\.([A-Za-z0-9
 
 def has_doc_extension(text: str) -> bool:
     m = re.search(r"\.([A-Za-z0-9]{1,8})\s*$", text)
-    return bool(m) and m.group(1).lower() in DOC_EXTENSIONS
+    return m is not None and m.group(1).lower() in DOC_EXTENSIONS
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,8 @@ def cited_statements(answer: str | None, catalog: Catalog, prefer: Collection[st
     body, refs = _split_reference_lines(text)
     out: list[Statement] = []
     for line in body.split("\n"):
-        start, pending, cites = 0, "", []
+        start, pending = 0, ""
+        cites: list[str] = []
         for m in _TOKEN.finditer(line):
             gap = line[start : m.start()]
             if gap.strip() and cites:  # new text after a marker group: the group closes its statement

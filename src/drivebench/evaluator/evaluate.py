@@ -196,6 +196,7 @@ def evaluate(
             "unmapped": stats.unmapped,
             "unmapped_versions": stats.unmapped_versions,
         }
+    no_facts_why: dict[str, Any] = {"no_facts_reason": no_facts_reason} if no_facts_reason else {}
     result = score(
         queries,
         records,
@@ -205,7 +206,7 @@ def evaluate(
         by=by,
         top_k=cfg.top_k,
         facts=facts,
-        **({"no_facts_reason": no_facts_reason} if no_facts_reason else {}),
+        **no_facts_why,
     )
     if mapping_info is not None:
         result["unmapped"]["mapping"] = mapping_info
@@ -219,7 +220,9 @@ def evaluate(
         mark_partial(result, len(records), total, interrupt)
     if scoring_progress is not None:
         scoring_progress(n, n)
-    snapshots = sorted({str(r.model_extra.get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")})
+    snapshots = sorted(
+        {str((r.model_extra or {}).get("snapshot")) for r in records if (r.model_extra or {}).get("snapshot")}
+    )
     info = {
         "target": getattr(target, "name", "unknown"),
         "started_at": started.isoformat(),

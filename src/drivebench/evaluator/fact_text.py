@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from decimal import Decimal, InvalidOperation
+from functools import partial
 
 _MONTHS = {
     name: i
@@ -111,7 +112,7 @@ def normalise(text: str) -> str:
     out = unicodedata.normalize("NFKC", text).casefold()
     out = _PERCENT_ZH.sub(r"\1%", out)
     for pattern, kind in _DATE_PATTERNS:
-        out = pattern.sub(lambda m, k=kind: _date(m, k), out)  # type: ignore[misc]
+        out = pattern.sub(partial(_date, kind=kind), out)
     out = _NUMBER.sub(_number, out)
     out = _CURRENCY.sub("", out)
     return _SPACE.sub("", out)

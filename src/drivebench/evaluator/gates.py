@@ -321,7 +321,12 @@ def _status_follows_verdict(result: dict[str, Any]) -> None:
 def stored_gates(result: Mapping[str, Any]) -> list[GateResult]:
     """The gates a metrics dict holds (``[]`` for one written before gates were stored)."""
     fields = ("expr", "failed", "value", "message", "name", "op", "threshold")
-    return [GateResult(**{k: g.get(k) for k in fields}) for g in result.get("gates") or [] if isinstance(g, Mapping)]
+    stored: list[GateResult] = []
+    for g in result.get("gates") or []:
+        if isinstance(g, Mapping):
+            values: dict[str, Any] = {k: g.get(k) for k in fields}
+            stored.append(GateResult(**values))
+    return stored
 
 
 def write_junit(

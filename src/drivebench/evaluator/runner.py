@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from drivebench.formats.evalset import EvalQuery, RunRecord
 from drivebench.formats.target import Target, TargetError
@@ -134,7 +135,11 @@ async def run_queries(
     rng = random.Random(cfg.seed)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    unwatch = interrupt._watch(lambda: loop.call_soon_threadsafe(stop.set)) if interrupt is not None else None
+
+    def wake() -> None:  # called from the thread that saw the interrupt
+        loop.call_soon_threadsafe(stop.set)
+
+    unwatch = interrupt._watch(wake) if interrupt is not None else None
     if interrupt is not None and interrupt.requested:
         stop.set()
 
@@ -154,7 +159,8 @@ async def run_queries(
     try:
         if tasks:
             everything = asyncio.gather(*tasks, return_exceptions=True)
-            await asyncio.wait({everything, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            either: set[asyncio.Future[Any]] = {everything, stopping}
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
             pending = [t for t in tasks if not t.done()]
             if pending:  # stopped: the requests in flight may finish within the grace period, then are cancelled
                 grace = interrupt.grace_s if interrupt is not None else 0.0
@@ -172,6 +178,6 @@ async def run_queries(
             rec = t.result()
             if rec is not None:
                 out.append(rec)
-        elif t.done() and not t.cancelled() and t.exception() is not None:
-            raise t.exception()  # type: ignore[misc]  # a bug in on_record or progress: not a target failure
+        elif t.done() and not t.cancelled() and (failure := t.exception()) is not None:
+            raise failure  # a bug in on_record or progress: not a target failure
     return out

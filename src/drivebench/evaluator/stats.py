@@ -21,6 +21,7 @@ All randomness comes from ``numpy.random.default_rng(seed)``: same inputs and se
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -30,7 +31,7 @@ PERMUTATIONS = 10_000
 _CHUNK_CELLS = 4_000_000  # rows x resamples materialised at once (~32 MB of float64)
 
 
-def _weight_chunks(n: int, resamples: int, rng: np.random.Generator):
+def _weight_chunks(n: int, resamples: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
     """Yield ``(b, n)`` float matrices of bootstrap multiplicities, ``resamples`` rows in total."""
     per = max(1, min(resamples, _CHUNK_CELLS // max(n, 1)))
     done = 0

@@ -166,10 +166,10 @@ def near_duplicates(texts: dict[str, str], threshold: float = NEAR_DUPLICATE_JAC
         for rows in buckets.values():
             candidates.update((x, y) for i, x in enumerate(rows) for y in rows[i + 1 :])
     out = []
-    for x, y in sorted(candidates):
-        jac = len(sets[x] & sets[y]) / max(1, len(sets[x] | sets[y]))
+    for first, second in sorted(candidates):
+        jac = len(sets[first] & sets[second]) / max(1, len(sets[first] | sets[second]))
         if jac >= threshold:
-            out.append({"a": ids[x], "b": ids[y], "jaccard": round(jac, 3)})
+            out.append({"a": ids[first], "b": ids[second], "jaccard": round(jac, 3)})
     return out
 
 
@@ -403,7 +403,7 @@ def audit_corpus(
         if q.user_id is not None:
             principal = engine.user_principal(q.user_id)
         else:
-            principal = engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]
+            principal = engine.role_principal(q.user_role, q.department)  # type: ignore[arg-type]  # a query without user_id names a role
         at: datetime = as_utc(q.as_of) if q.as_of is not None else as_utc(manifest.clock.now)
         mask = sim.visible_chunks(principal, at)
         allowed_chunks = np.flatnonzero(mask)

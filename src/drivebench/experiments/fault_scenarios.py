@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions import PermissionEngine
@@ -24,10 +25,13 @@ from drivebench.evaluator.oracle import DriveOracle
 from drivebench.formats.evalset import EvalQuery, GoldDoc
 from drivebench.simulator.faults.faultset import unit
 
+if TYPE_CHECKING:
+    from drivebench.simulator.backend import Simulator
 
-def current_policy_oracle(sim: object) -> DriveOracle:
+
+def current_policy_oracle(sim: Simulator) -> DriveOracle:
     """``may_preview(query, doc_id)`` under the drive's policy at the time this oracle is built."""
-    return DriveOracle(sim.drive)  # type: ignore[attr-defined]
+    return DriveOracle(sim.drive)
 
 
 @dataclass
@@ -37,10 +41,12 @@ class ScenarioResult:
     grants: list[str] = field(default_factory=list)  # grant ids added
 
 
-def revoke_gold_access(sim: object, queries: Sequence[EvalQuery], share: float = 1.0, seed: int = 0) -> ScenarioResult:
+def revoke_gold_access(
+    sim: Simulator, queries: Sequence[EvalQuery], share: float = 1.0, seed: int = 0
+) -> ScenarioResult:
     """Deny ``preview`` of one currently previewable gold document to the user of a share of the
     user queries (without ``as_of``). The queries are unchanged: their gold doc is now forbidden."""
-    drive = sim.drive  # type: ignore[attr-defined]
+    drive = sim.drive
     engine = PermissionEngine(drive)
     now = drive.clock.now()
     out = ScenarioResult(list(queries))
@@ -77,10 +83,10 @@ def revoke_gold_access(sim: object, queries: Sequence[EvalQuery], share: float =
     return out
 
 
-def publish_new_versions(sim: object, queries: Sequence[EvalQuery]) -> ScenarioResult:
+def publish_new_versions(sim: Simulator, queries: Sequence[EvalQuery]) -> ScenarioResult:
     """Re-save (same bytes) every gold document pinned to its current head version, as a new version,
     and re-pin those queries to the new head. Queries pinned to older versions are left alone."""
-    drive = sim.drive  # type: ignore[attr-defined]
+    drive = sim.drive
     heads = {d.doc_id: d.head.version_id for d in drive.documents.values()}
     to_bump = sorted(
         {

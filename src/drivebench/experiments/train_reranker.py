@@ -100,8 +100,8 @@ class _Recorder(RerankingRetriever):
 
 def collect(sim: Simulator, queries: list[EvalQuery]) -> tuple[np.ndarray, np.ndarray, list[int]]:
     """Feature rows, labels and group sizes (one group per question with a gold document among its candidates)."""
-    recorder = _Recorder(sim.retriever, sim.folder_path_now)  # type: ignore[arg-type]
-    sim.retriever = recorder  # type: ignore[assignment]
+    recorder = _Recorder(sim.retriever, sim.folder_path_now)  # type: ignore[arg-type]  # training runs without the reranker: a plain Retriever
+    sim.retriever = recorder
     target = InProcessTarget(sim)
     xs: list[np.ndarray] = []
     ys: list[np.ndarray] = []
@@ -191,9 +191,9 @@ def train(seeds: tuple[int, ...], out: Path) -> dict[str, Any]:
             label = f"acme-{lang}@3"
             extra = [p for lb, sd, p in train_sets if lb == label and sd == seed]
             fit += build(label, seed, [None, *extra])
-    for label, seed, path in train_sets:  # on a seed not in --seeds: its own build
-        if seed not in seeds:
-            fit += build(label, seed, [path])
+    for label, set_seed, path in train_sets:  # on a seed not in --seeds: its own build
+        if set_seed not in seeds:
+            fit += build(label, set_seed, [path])
     valid = [part for label, seed, path in valid_sets for part in build(label, seed, [path])]
 
     def stack(chosen: list[Data]) -> Any:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from drivebench.search.index.embedders import Embedder
@@ -16,7 +18,9 @@ class _RecordingCache(EmbeddingCache):
         super().__init__(None)
         self.texts: list[str] = []
 
-    def encode(self, embedder: Embedder, texts: list[str], on_encoded=None) -> np.ndarray:  # type: ignore[no-untyped-def]
+    def encode(
+        self, embedder: Embedder, texts: list[str], on_encoded: Callable[[int], None] | None = None
+    ) -> np.ndarray:
         self.texts.extend(texts)
         if on_encoded is not None:
             on_encoded(len(texts))

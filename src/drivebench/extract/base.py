@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 #: The strategies each file type accepts; the first one is the default.
 STRATEGIES: dict[str, tuple[str, ...]] = {
@@ -57,7 +58,7 @@ class ExtractConfig:
     @classmethod
     def from_pairs(cls, pairs: list[str]) -> ExtractConfig:
         """``["dxf=filename-only"]`` -> a config with those strategies; ValueError names an unknown type or strategy."""
-        values: dict[str, str] = {}
+        values: dict[str, Any] = {}  # each a strategy of STRATEGIES (checked): the field's literal type
         for pair in pairs:
             file_type, sep, strategy = pair.partition("=")
             if not sep or file_type not in STRATEGIES:
@@ -65,7 +66,7 @@ class ExtractConfig:
             if strategy not in STRATEGIES[file_type]:
                 raise ValueError(f"--extract {pair!r}: {file_type} strategies are {', '.join(STRATEGIES[file_type])}")
             values[file_type] = strategy
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**values)
 
 
 @dataclass

@@ -24,9 +24,9 @@ _P, _TBL, _SDT, _SDT_CONTENT = qn("w:p"), qn("w:tbl"), qn("w:sdt"), qn("w:sdtCon
 def _blocks(container: _Element, parent: object, tables: bool) -> Iterator[str]:
     for child in container.iterchildren():
         if child.tag == _P:
-            yield Paragraph(child, parent).text  # type: ignore[arg-type]
+            yield Paragraph(child, parent).text  # type: ignore[arg-type]  # python-docx wants its story-part protocol; any parent works
         elif child.tag == _TBL and tables:
-            yield from _table(Table(child, parent), tables)  # type: ignore[arg-type]
+            yield from _table(Table(child, parent), tables)  # type: ignore[arg-type]  # python-docx wants its story-part protocol; any parent works
         elif child.tag == _SDT:
             content = child.find(_SDT_CONTENT)
             if content is not None:

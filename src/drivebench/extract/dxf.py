@@ -24,10 +24,11 @@ from __future__ import annotations
 import io
 import re
 from pathlib import PurePosixPath
+from typing import cast
 
 import ezdxf
 from ezdxf.document import Drawing
-from ezdxf.entities import DXFEntity
+from ezdxf.entities import AttDef, Dimension, DXFEntity, Insert, MText, MultiLeader, Text
 from ezdxf.lldxf.tagger import binary_tags_loader
 from ezdxf.tools.codepage import toencoding
 from ezdxf.tools.text import plain_mtext
@@ -43,6 +44,11 @@ _NO_TEXT_BLOCKS = ("*D", "*MODEL_SPACE", "*PAPER_SPACE", "*T")  # dimension/tabl
 
 def _u(text: str) -> str:
     return ezdxf.decode_dxf_unicode(text).strip() if text else ""
+
+
+def _plain(mtext: str) -> str:
+    """MTEXT without its formatting codes, as one string (``split=False``; ezdxf types the result as str | list)."""
+    return cast(str, plain_mtext(mtext, split=False))
 
 
 def load_dxf(data: bytes) -> tuple[Drawing, list[str]]:
@@ -65,27 +71,28 @@ def load_dxf(data: bytes) -> tuple[Drawing, list[str]]:
 def _entity_text(entity: DXFEntity) -> str:
     kind = entity.dxftype()
     if kind == "TEXT":
-        return _u(entity.plain_text())  # type: ignore[attr-defined]
+        return _u(cast(Text, entity).plain_text())
     if kind == "MTEXT":
-        return _u(entity.plain_text(split=False))  # type: ignore[attr-defined]
+        return _u(cast(str, cast(MText, entity).plain_text(split=False)))  # split=False: one string
     if kind == "ATTDEF":
-        return " ".join(t for t in (_u(entity.dxf.get("prompt", "")), _u(entity.plain_text())) if t)  # type: ignore[attr-defined]
+        return " ".join(t for t in (_u(entity.dxf.get("prompt", "")), _u(cast(AttDef, entity).plain_text())) if t)
     if kind == "DIMENSION" or kind == "ARC_DIMENSION" or kind.endswith("DIMENSION"):
         override = entity.dxf.get("text", "")
         if override and override not in ("<>", " "):
             if "<>" in override:
                 try:
-                    override = override.replace("<>", f"{entity.get_measurement():g}")  # type: ignore[attr-defined]
+                    override = override.replace("<>", f"{cast(Dimension, entity).get_measurement():g}")
                 except Exception:
                     override = override.replace("<>", "")
-            return _u(plain_mtext(override))
+            return _u(_plain(override))
         return ""
     if kind in ("MULTILEADER", "MLEADER"):
         try:
-            content = entity.context.mtext.default_content  # type: ignore[attr-defined]
+            mtext = cast(MultiLeader, entity).context.mtext
         except AttributeError:
             return ""
-        return _u(plain_mtext(content)) if content else ""
+        content = mtext.default_content if mtext is not None else ""
+        return _u(_plain(content)) if content else ""
     return ""
 
 
@@ -114,7 +121,7 @@ class _Collector:
         if block is not None and depth < _MAX_BLOCK_DEPTH:
             for entity in block:
                 if entity.dxftype() == "INSERT":
-                    texts += [_u(a.dxf.text) for a in entity.attribs if _u(a.dxf.text)]  # type: ignore[attr-defined]
+                    texts += [_u(a.dxf.text) for a in cast(Insert, entity).attribs if _u(a.dxf.text)]
                     texts += self.block_texts(entity.dxf.name, depth + 1)
                 else:
                     text = _entity_text(entity)
@@ -131,7 +138,7 @@ class _Collector:
             for item in block:
                 if item.dxftype() == "ATTDEF":
                     prompts[item.dxf.tag] = _u(item.dxf.get("prompt", ""))
-        attribs = [(a.dxf.tag, _u(a.dxf.text)) for a in entity.attribs]  # type: ignore[attr-defined]
+        attribs = [(a.dxf.tag, _u(a.dxf.text)) for a in cast(Insert, entity).attribs]
         if _is_title_block(entity):
             for tag, value in attribs:
                 if value:

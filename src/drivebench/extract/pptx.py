@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import io
 from collections.abc import Iterable, Iterator
+from typing import cast
 
 from pptx import Presentation
+from pptx.shapes.autoshape import Shape
 from pptx.shapes.base import BaseShape
+from pptx.shapes.graphfrm import GraphicFrame
 from pptx.shapes.group import GroupShape
 
 from drivebench.extract.base import ExtractConfig, Part
@@ -23,12 +26,12 @@ def _shape_texts(shapes: Iterable[BaseShape]) -> Iterator[str]:
         if isinstance(shape, GroupShape):
             yield from _shape_texts(shape.shapes)
             continue
-        if getattr(shape, "has_text_frame", False) and shape.has_text_frame:  # type: ignore[attr-defined]
-            text = _clean(shape.text_frame.text)  # type: ignore[attr-defined]
+        if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
+            text = _clean(cast(Shape, shape).text_frame.text)
             if text:
                 yield text
-        if getattr(shape, "has_table", False) and shape.has_table:  # type: ignore[attr-defined]
-            for row in shape.table.rows:  # type: ignore[attr-defined]
+        if getattr(shape, "has_table", False) and shape.has_table:
+            for row in cast(GraphicFrame, shape).table.rows:
                 line = " ".join(t for t in (_clean(c.text) for c in row.cells) if t)
                 if line:
                     yield line

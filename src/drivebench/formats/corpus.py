@@ -31,11 +31,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 from pathlib import Path
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-FORMAT_ID = "drivebench-corpus/1"
+FORMAT_ID: Final = "drivebench-corpus/1"
 MANIFEST_NAME = "corpus.json"
 EVALSET_NAME = "evalset.jsonl"
 
@@ -261,15 +261,15 @@ def manifest_problems(m: Manifest) -> list[str]:
             problems.append(f"folder {f.path}: unknown owner_department {f.owner_department}")
     if len(set(doc_ids)) != len(doc_ids):
         problems.append("duplicate doc_id")
-    for d in m.documents:
-        if d.folder not in folder_paths:
-            problems.append(f"document {d.doc_id}: unknown folder {d.folder}")
-        for mv in d.moves:
-            for p in (mv.from_folder, mv.to_folder):
-                if p not in folder_paths:
-                    problems.append(f"document {d.doc_id}: move names unknown folder {p}")
-        if d.moves and max(d.moves, key=lambda m: m.at).to_folder != d.folder:
-            problems.append(f"document {d.doc_id}: its last move does not end in its folder {d.folder}")
+    for doc in m.documents:
+        if doc.folder not in folder_paths:
+            problems.append(f"document {doc.doc_id}: unknown folder {doc.folder}")
+        for mv in doc.moves:
+            for folder in (mv.from_folder, mv.to_folder):
+                if folder not in folder_paths:
+                    problems.append(f"document {doc.doc_id}: move names unknown folder {folder}")
+        if doc.moves and max(doc.moves, key=lambda m: m.at).to_folder != doc.folder:
+            problems.append(f"document {doc.doc_id}: its last move does not end in its folder {doc.folder}")
     known_docs = set(doc_ids)
     for g in m.grants:
         if g.path is not None and g.path not in folder_paths:

@@ -10,12 +10,13 @@ import os
 import re
 import tempfile
 from functools import cache
+from typing import Any
 
 _RUN = re.compile(r"[\u4e00-\u9fff]+|[A-Za-z0-9][A-Za-z0-9_.\-]*")
 
 
 @cache
-def _jieba():  # type: ignore[no-untyped-def]
+def _jieba() -> Any:  # the jieba module (untyped), configured once
     import jieba
 
     jieba.setLogLevel(logging.CRITICAL)

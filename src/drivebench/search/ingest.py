@@ -81,9 +81,9 @@ def prepare(
     cached = cache.get(key) if cache is not None else None
     if cached is not None:
         result: list[tuple[str, str]] | Rejection = (
-            [(t, p) for t, p in cached["chunks"]]  # type: ignore[union-attr]
+            [(t, p) for t, p in cached["chunks"]]
             if "chunks" in cached
-            else Rejection(doc.doc_id, version.version_id, *cached["rejected"])  # type: ignore[misc]
+            else Rejection(doc.doc_id, version.version_id, *cached["rejected"])
         )
     else:
         result = _extract_chunks(drive, doc, version, extract_config, chunking)
@@ -203,7 +203,7 @@ def ingest(
                 report_versions(target - state["versions"])
                 state["versions"] = target
 
-        on_encoded.state = state  # type: ignore[attr-defined]
+        on_encoded.state = state  # type: ignore[attr-defined]  # the progress state rides on the callback
         return on_encoded
 
     def finish(
@@ -216,7 +216,7 @@ def ingest(
             offset += n
             report.versions += 1
             report.chunks += n
-        report_versions(n_versions - on_encoded.state["versions"])  # type: ignore[attr-defined]
+        report_versions(n_versions - on_encoded.state["versions"])  # type: ignore[attr-defined]  # the progress state rides on the callback
 
     try:
         if len(groups) == 1:  # a write's sync: no thread to start

@@ -43,6 +43,7 @@ import tempfile
 import threading
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -196,7 +197,7 @@ def _write_config(data_dir: Path, ports: dict[str, int]) -> tuple[Path, dict[str
     """Unpack the binary into ``data_dir/bin`` and write ``data_dir/configs/milvus.yaml`` with pinned ports;
     returns the executable and its environment."""
     milvus = _package()
-    config = milvus.MilvusServerConfig(data_dir=str(data_dir))  # type: ignore[attr-defined]
+    config = milvus.MilvusServerConfig(data_dir=str(data_dir))  # type: ignore[attr-defined]  # the milvus package, imported by name: a bare module
     for key, port in ports.items():
         if key not in ("metrics_port", "etcd_peer_port"):
             config.set(key, int(port))
@@ -232,13 +233,13 @@ def _healthy(ports: dict[str, int]) -> bool:
         return False
 
 
-def _wait_ready(proc: subprocess.Popen[bytes], ready: object, log: Path, timeout: float, what: str) -> None:
+def _wait_ready(proc: subprocess.Popen[bytes], ready: Callable[[], bool], log: Path, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         code = proc.poll()
         if code is not None:
             raise MilvusServerError(f"{what} exited with code {code} while starting; its log ends:\n{_log_tail(log)}")
-        if ready():  # type: ignore[operator]
+        if ready():
             return
         time.sleep(0.2)
     raise MilvusServerError(f"{what} was not ready after {timeout:.0f} s; its log ends:\n{_log_tail(log)}")
@@ -335,7 +336,7 @@ def start_binary(
 class TcpRelay:
     """Relay every connection accepted on ``listener`` to a new connection made by ``connect()``, in threads."""
 
-    def __init__(self, listener: socket.socket, connect: object) -> None:
+    def __init__(self, listener: socket.socket, connect: Callable[[], socket.socket]) -> None:
         self.listener = listener
         self.connect = connect
         self._closed = False
@@ -349,7 +350,7 @@ class TcpRelay:
             except OSError:
                 return
             try:
-                upstream = self.connect()  # type: ignore[operator]
+                upstream = self.connect()
             except OSError:
                 client.close()
                 continue

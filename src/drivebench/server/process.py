@@ -256,7 +256,7 @@ def load_replica(spec: ReplicaSpec) -> Simulator:
 
         follower = Follower(Path(spec.data_dir), config)
         sim = follower.open()
-        sim.follower = follower  # type: ignore[attr-defined]
+        sim.follower = follower  # type: ignore[attr-defined]  # the replica's follower rides on the simulator it opened
     else:
         sim = load_simulator(spec.corpus, config=config)
     secret = read_secret_file(Path(spec.secret_file)) if spec.secret_file else resolve_secret(generate=False).secret

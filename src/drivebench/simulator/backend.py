@@ -109,8 +109,8 @@ class Simulator:
         self.drive.id_key = self.tokens.derive_key("drive-ids")
 
     @classmethod
-    def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: object) -> Simulator:
-        sim = cls(Drive.from_corpus(corpus_dir), config, **kw)  # type: ignore[arg-type]
+    def from_corpus(cls, corpus_dir: Path, config: SimConfig | None = None, **kw: Any) -> Simulator:
+        sim = cls(Drive.from_corpus(corpus_dir), config, **kw)
         sim.corpus_dir = Path(corpus_dir)
         sim.ingest_all()
         return sim
@@ -321,12 +321,12 @@ class Simulator:
         """Set the simulated clock (not before the latest change); retention runs on the new time."""
         from drivebench.simulator.persistence import lifecycle
 
-        return lifecycle.set_clock(self, now)["now"]  # type: ignore[no-any-return]
+        return lifecycle.set_clock(self, now)["now"]
 
     def advance_clock(self, delta: timedelta) -> datetime:
         from drivebench.simulator.persistence import lifecycle
 
-        return lifecycle.advance_clock(self, delta)["now"]  # type: ignore[no-any-return]
+        return lifecycle.advance_clock(self, delta)["now"]
 
     def stats(self) -> dict[str, Any]:
         """Counts, index_version, policy_version, the snapshot fingerprint, persistence state."""

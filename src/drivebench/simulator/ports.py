@@ -37,9 +37,11 @@ class AnswerSources(Protocol):
     hit's sentences), the current policy (what the principal could have been shown) and the faults that
     damage citations."""
 
-    drive: Drive
     store: ChunkStore
     faults: FaultSet
+
+    @property
+    def drive(self) -> Drive: ...
 
     @property
     def engine(self) -> PermissionEngine: ...

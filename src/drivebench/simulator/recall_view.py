@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -90,7 +90,7 @@ def withheld(sim: Simulator, principal: Principal, query: RecallQuery, got: set[
         if doc is None or h.doc_id in got:
             continue
         path = sim.drive.doc_path_at(doc, when)
-        base = {
+        base: dict[str, Any] = {
             "doc_id": doc.doc_id,
             "name": doc.placement_at(when)[1],
             "path": path,

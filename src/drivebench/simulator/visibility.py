@@ -146,9 +146,9 @@ class ChunkArrays:
         else:
             touched |= named
         for doc_id in touched:
-            d = documents.get(doc_id)
-            if d is not None:
-                self._derive(store, faults, d)
+            doc = documents.get(doc_id)
+            if doc is not None:
+                self._derive(store, faults, doc)
             else:  # purged: its chunks are dead; forget its spans
                 self.spans.pop(doc_id, None)
                 self.sigs.pop(doc_id, None)

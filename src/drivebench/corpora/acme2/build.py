@@ -49,7 +49,11 @@ def _scale(scale: str | int) -> int:
     return scale_count(scale, SCALES)
 
 
-def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"):  # type: ignore[no-untyped-def]
+# (manifest, queries, documents, generation report, planted overshares)
+Generated = tuple[Manifest, list[EvalQuery], list[DocPlan], dict[str, object], list[dict[str, Any]]]
+
+
+def generate(language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default") -> Generated:
     """(manifest, queries, docs, report) without writing anything."""
     data = load(language)  # a clear error for a language without acme@2 data
     other_lang = data["other_language"]
@@ -155,7 +159,9 @@ def _median(values: list[int]) -> float:
     return float(v[mid]) if len(v) % 2 else (v[mid - 1] + v[mid]) / 2
 
 
-def build_acme2(out_dir: Path, *, language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"):  # type: ignore[no-untyped-def]
+def build_acme2(
+    out_dir: Path, *, language: Literal["zh", "en"], seed: int = 7, scale: str | int = "default"
+) -> Manifest:
     """Generate ``acme-<language>@2`` into ``out_dir`` and return its manifest."""
     manifest, queries, docs, report, planted = generate(language, seed, scale)
     out = Path(out_dir)

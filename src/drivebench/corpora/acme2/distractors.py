@@ -169,12 +169,12 @@ def add_distractors(s: Scenario, docs: list[DocPlan], data: dict[str, Any], rng:
         # a look-alike: the same kind of document about a similarly named project, product, event or partner
         # (its name and code changed, every asked fact different)
         if rng.random() < SIMILAR_SHARE and any(head.facts.get(k) for k in SIMILAR_KEYS):
-            renames = {}
+            renames: dict[str, str] = {}
             for k in SIMILAR_KEYS:
                 value = head.facts.get(k)
                 if value and value not in renames:
-                    renames[value] = perturb(value, rng, []) if k in ("code", "model") else None
-                    renames[value] = renames[value] or words["similar_name"].format(name=value)
+                    renamed = perturb(value, rng, []) if k in ("code", "model") else None
+                    renames[value] = renamed or words["similar_name"].format(name=value)
             changes = {f: perturb(head.facts[f], rng, names) for f in asked if head.facts.get(f)}
             if all(changes.values()):
                 # longest first, so a product name is renamed before the model number inside it

@@ -94,7 +94,7 @@ def guest_grants(pairs: list[tuple[str, str]], s: Scenario, spec: list[dict[str,
             subject=Subject(kind="role", id=role),
             actions=["list"],
             effect="deny",
-            note="guests do not browse the public space",  # type: ignore[arg-type]
+            note="guests do not browse the public space",
         )
         for role in hidden
     ]
@@ -104,7 +104,7 @@ def guest_grants(pairs: list[tuple[str, str]], s: Scenario, spec: list[dict[str,
             path=folder,
             subject=Subject(kind="user", id=uid),
             actions=["preview"],
-            note="guest: one folder",  # type: ignore[arg-type]
+            note="guest: one folder",
         )
         for i, (uid, folder) in enumerate(pairs, 1)
     ]

@@ -109,7 +109,8 @@ class Gen:
         """Other story documents of the same entity stating ``fact`` at ``t``: (same value, other value)."""
         mine = self.facts_at(doc, t)
         ent = self.entity(mine)
-        same, other = [], []
+        same: list[DocPlan] = []
+        other: list[DocPlan] = []
         if ent is None or fact not in self.entity_facts:
             return same, other
         for d in self.story:
@@ -185,7 +186,7 @@ class Gen:
         return self.rng.choice(pool)
 
     def worded(
-        self, template_set: str, data: dict[str, Any], values: dict[str, str], subjects: list[str], gold: list[DocPlan]
+        self, template_set: str, data: dict[str, Any], values: dict[str, Any], subjects: list[str], gold: list[DocPlan]
     ) -> str | None:
         """The question of ``template_set`` over each description in ``subjects``; the one that echoes its
         gold documents' titles least (``TitleWords.echo``): people describe a document by what it is about,

@@ -124,8 +124,8 @@ class ProductDocs(BuilderBase):
             "date": self.date(drawn),
         }
         bom = self.doc("bom", "xlsx", drawings, self.fmt("bom", no=bom_no), "internal", designer, [(drawn, bf, "")])
-        bom_total = self.fact(bom, "total", [bom_no])
-        self.w.chains.append(Chain("project_bom_total", [charter, bom], bom_total, start))
+        bom_total_fact = self.fact(bom, "total", [bom_no])
+        self.w.chains.append(Chain("project_bom_total", [charter, bom], bom_total_fact, start))
 
     def contract(
         self,

@@ -7,7 +7,7 @@ import random
 from datetime import timedelta
 from typing import Any
 
-from drivebench.corpora.acme3.base import BuilderBase
+from drivebench.corpora.acme3.products import ProductDocs
 from drivebench.corpora.common.model import CLOCK_START, day, office_time
 from drivebench.corpora.common.names import story
 from drivebench.corpora.common.organisation import Person
@@ -15,7 +15,7 @@ from drivebench.corpora.common.scenario import ProjectSpace
 from drivebench.formats.corpus import Project, ProjectMember
 
 
-class ProjectDocs(BuilderBase):
+class ProjectDocs(ProductDocs):  # a project ends in its product (``self.product``); Builder's MRO is unchanged
     def project(self, i: int, root: str, rng: random.Random) -> None:
         s, org = self.s, self.s.org
         codenames = s.pool("project_codenames")

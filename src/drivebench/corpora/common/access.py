@@ -92,7 +92,8 @@ class AccessModel:
         self.folders = {f.path: f for f in folders}
         self.depts: dict[str, set[str]] = {}
         for u in self.users.values():
-            chain, cur = set(), u.department
+            chain: set[str] = set()
+            cur: str | None = u.department
             while cur is not None:
                 chain.add(cur)
                 cur = parent.get(cur)

@@ -43,7 +43,7 @@ def to_document(d: DocPlan) -> Document:
         name=d.name,
         folder=d.folder,
         file_type=d.file_type,
-        secret_level=d.secret_level,  # type: ignore[arg-type]
+        secret_level=d.secret_level,
         title=d.title,
         owner=d.owner,
         created_at=d.created_at,

@@ -66,12 +66,12 @@ class GrantList:
                 grant_id=f"g{len(self.grants) + 1:04d}",
                 path=path,
                 doc_id=doc_id,
-                subject=Subject(kind=kind, id=sid),  # type: ignore[arg-type]
+                subject=Subject(kind=kind, id=sid),
                 actions=actions,
                 effect=effect,
                 valid_from=valid_from,
                 valid_until=valid_until,
-                note=note,  # type: ignore[arg-type]
+                note=note,
             )
         )
 

@@ -79,7 +79,7 @@ class Scenario:
                 path=path,
                 owner_department=owner,
                 break_inheritance=break_inheritance,
-                kind=kind,  # type: ignore[arg-type]
+                kind=kind,
             )
         return path
 

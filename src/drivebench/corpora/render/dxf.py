@@ -181,7 +181,7 @@ def _write(doc: Drawing) -> bytes:
         original()
         _pin_header(doc)
 
-    doc._update_metadata = pinned  # type: ignore[method-assign]
+    doc._update_metadata = pinned  # type: ignore[method-assign]  # pins ezdxf's metadata timestamps (reproducible files)
     # ezdxf adds CLASS entries while iterating a set of entity types in use: fix their order.
     doc.classes.add_required_classes(doc.dxfversion)
     doc.classes.classes = OrderedDict(sorted(doc.classes.classes.items()))

@@ -8,8 +8,13 @@ slides: title = heading, paragraphs = bullets; a table is placed below the bulle
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING
 
 from pptx import Presentation
+
+if TYPE_CHECKING:  # the class; pptx.Presentation is the function that opens one
+    from pptx.presentation import Presentation as PresentationFile
+    from pptx.text.text import TextFrame
 from pptx.util import Emu, Pt
 
 from drivebench.corpora.render._fixed import DEFAULT_AUTHOR, FIXED_NAIVE
@@ -19,11 +24,12 @@ from drivebench.corpora.render.spec import DocSpec, Section
 _TITLE, _TITLE_AND_CONTENT, _TITLE_ONLY = 0, 1, 5
 
 
-def _section_slide(prs: Presentation, section: Section) -> None:
+def _section_slide(prs: PresentationFile, section: Section) -> None:
     layout = prs.slide_layouts[_TITLE_ONLY if section.table else _TITLE_AND_CONTENT]
     slide = prs.slides.add_slide(layout)
     slide.shapes.title.text = section.heading
     width, height = prs.slide_width, prs.slide_height
+    assert width is not None and height is not None  # python-pptx's default template sets the slide size
     left, top = Emu(int(width * 0.06)), Emu(int(height * 0.24))
     inner_w = Emu(int(width * 0.88))
     if section.table:
@@ -45,9 +51,9 @@ def _section_slide(prs: Presentation, section: Section) -> None:
         slide.notes_slide.notes_text_frame.text = section.notes
 
 
-def _fill(frame: object, paragraphs: list[str], size: Pt | None) -> None:
+def _fill(frame: TextFrame, paragraphs: list[str], size: Pt | None) -> None:
     for i, text in enumerate(paragraphs):
-        para = frame.paragraphs[0] if i == 0 else frame.add_paragraph()  # type: ignore[attr-defined]
+        para = frame.paragraphs[0] if i == 0 else frame.add_paragraph()
         para.text = text
         if size is not None:
             for run in para.runs:

@@ -71,7 +71,7 @@ def _document(doc: SeedDoc) -> Document:
         name=doc.name,
         folder=doc.folder,
         file_type=doc.file_type,
-        secret_level=doc.secret_level,  # type: ignore[arg-type]
+        secret_level=doc.secret_level,
         title=doc.title,
         owner=doc.owner,
         created_at=datetime.fromisoformat(doc.created_at),

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field, replace
 from casbin.rbac.role_manager import RoleManager as CasbinRoleManager
 
 from drivebench.drive.clock import bound
+from drivebench.drive.history import PolicyView
 from drivebench.drive.model import GrantRec
 from drivebench.drive.permissions.actions import allowed_by, denied_by
 from drivebench.drive.state import Drive
@@ -88,7 +89,7 @@ def user_sub(user_id: str) -> str:
     return f"user:{user_id}"
 
 
-def _expand_subject(drive: Drive, grant: GrantRec) -> list[tuple[str, str, str]]:
+def _expand_subject(drive: Drive | PolicyView, grant: GrantRec) -> list[tuple[str, str, str]]:
     """(subject, nbf, exp) triples for a grant; project grants expand to their valid members."""
     nbf, exp = grant.valid_from, grant.valid_until
     if not grant.subject.startswith("project:"):
@@ -106,7 +107,7 @@ def _expand_subject(drive: Drive, grant: GrantRec) -> list[tuple[str, str, str]]
     return out
 
 
-def compile_grant(drive: Drive, grant: GrantRec) -> list[PolicyLine]:
+def compile_grant(drive: Drive | PolicyView, grant: GrantRec) -> list[PolicyLine]:
     obj = doc_obj(grant.doc_id) if grant.doc_id is not None else folder_obj(grant.folder_id or "")
     acts: set[str] = set()
     for a in grant.actions:
@@ -118,7 +119,7 @@ def compile_grant(drive: Drive, grant: GrantRec) -> list[PolicyLine]:
     return lines
 
 
-def compile_drive(drive: Drive) -> CompiledPolicy:
+def compile_drive(drive: Drive | PolicyView) -> CompiledPolicy:
     out = CompiledPolicy()
     for gid in sorted(drive.grants):
         grant = drive.grants[gid]
@@ -138,8 +139,8 @@ def compile_drive(drive: Drive) -> CompiledPolicy:
     for f in sorted(drive.folders.values(), key=lambda f: f.folder_id):
         if f.parent_id is not None and not f.break_inheritance:
             out.g2.append((folder_obj(f.folder_id), folder_obj(f.parent_id)))
-    for d in sorted(drive.documents.values(), key=lambda d: d.doc_id):
-        out.g2.append((doc_obj(d.doc_id), folder_obj(d.folder_id)))
+    for doc in sorted(drive.documents.values(), key=lambda doc: doc.doc_id):
+        out.g2.append((doc_obj(doc.doc_id), folder_obj(doc.folder_id)))
     return out
 
 

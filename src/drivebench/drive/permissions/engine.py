@@ -71,6 +71,7 @@ import numpy as np
 
 from drivebench.drive.clock import to_us, within
 from drivebench.drive.errors import UnknownPrincipal
+from drivebench.drive.history import PolicyView
 from drivebench.drive.permissions.actions import ACTIONS
 from drivebench.drive.permissions.compiler import (
     BulkRoleManager,
@@ -147,25 +148,32 @@ class PermissionEngine:
     ``role_principal``."""
 
     def __init__(
-        self, drive: Drive, compiled: CompiledPolicy | None = None, *, base: PermissionEngine | None = None
+        self,
+        drive: Drive | PolicyView,
+        compiled: CompiledPolicy | None = None,
+        *,
+        base: PermissionEngine | None = None,
     ) -> None:
         """Compile ``drive`` (or take ``compiled``). ``base``: an engine of the same drive whose documents,
         secret levels, ``g`` and ``g2`` links are those of ``compiled`` (only grants differ): its document
         list, role managers and folder tree are reused instead of rebuilt (``after_grant_changes``)."""
         self.drive = drive
+        self.doc_index: dict[str, int]
+        self.levels: np.ndarray  # each document's secret level (int8), in doc_ids order
+        self.max_hierarchy_level: int
+        self.role_managers: dict[str, BulkRoleManager]
         with drive.lock:  # a consistent snapshot: version, policy and document levels together
             self.policy_version = drive.policy_version
             self.changes_seen = len(drive.changes)
             self.compiled = compiled if compiled is not None else compile_drive(drive)
             if base is None:
                 self.doc_ids: list[str] = sorted(drive.documents)
-                levels = [drive.documents[d].secret_level for d in self.doc_ids]
+                self.levels = np.array([drive.documents[d].secret_level for d in self.doc_ids], dtype=np.int8)
         if base is not None:
             self.doc_ids, self.doc_index, self.levels = base.doc_ids, base.doc_index, base.levels
             self.max_hierarchy_level, self.role_managers = base.max_hierarchy_level, base.role_managers
         else:
-            self.doc_index: dict[str, int] = {d: i for i, d in enumerate(self.doc_ids)}
-            self.levels = np.array(levels, dtype=np.int8)
+            self.doc_index = {d: i for i, d in enumerate(self.doc_ids)}
             names = {x for link in self.compiled.g for x in link} | {x for link in self.compiled.g2 for x in link}
             self.max_hierarchy_level = max(MAX_HIERARCHY, len(names) + 1)
             self.role_managers = {
@@ -179,6 +187,9 @@ class PermissionEngine:
         self.enforcers = _Enforcers(by_act, self.role_managers)  # built on first use (recall never needs one)
         self._full: casbin.Enforcer | None = None
         self._lock = threading.Lock()
+        self._folder_pos: dict[str, int]  # folder object -> position
+        self._doc_folder: np.ndarray  # each document's folder position (int64; len(_folder_pos): no folder)
+        self._below: dict[str, np.ndarray]  # folder object -> the positions of the folders that inherit from it
         if base is not None:
             self._folder_pos, self._doc_folder, self._below = base._folder_pos, base._doc_folder, base._below
         else:
@@ -210,7 +221,7 @@ class PermissionEngine:
                 return None
             if any(c.kind != "acl_changed" or not c.grant_id for c in changes):
                 return None
-            changed = {c.grant_id for c in changes}
+            changed = {c.grant_id for c in changes if c.grant_id}  # every one has a grant_id (checked above)
             old = previous.compiled
             by_grant: dict[str, list[PolicyLine]] = defaultdict(list)
             for line in old.p:

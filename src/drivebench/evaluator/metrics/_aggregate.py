@@ -96,7 +96,7 @@ def _value(cols: Columns, spec: Spec, rows: np.ndarray | slice) -> float | dict[
     return out
 
 
-def aggregate(cols: Columns, specs: Mapping[str, Spec], rows: np.ndarray | slice = slice(None)) -> dict:
+def aggregate(cols: Columns, specs: Mapping[str, Spec], rows: np.ndarray | slice = slice(None)) -> dict[str, Any]:
     """Every metric of ``specs`` over the selected rows."""
     return {name: _value(cols, spec, rows) for name, spec in specs.items()}
 
@@ -105,10 +105,11 @@ def confidence_intervals(
     cols: Columns, specs: Mapping[str, Spec], *, resamples: int, seed: int
 ) -> dict[str, list[float] | None]:
     """Percentile bootstrap CIs for every ``Mean``/``Ratio`` metric, sharing one set of query resamples."""
-    names = [name for name, spec in specs.items() if isinstance(spec, Mean | Ratio)]
+    averaged = {name: spec for name, spec in specs.items() if isinstance(spec, Mean | Ratio)}
+    names = list(averaged)
     if not names:
         return {}
-    pairs = [_num_den(cols, specs[name], slice(None)) for name in names]  # type: ignore[arg-type]
+    pairs = [_num_den(cols, spec, slice(None)) for spec in averaged.values()]
     nums = np.column_stack([p[0] for p in pairs])
     dens = np.column_stack([p[1] for p in pairs])
     cis = bootstrap_ratio_cis(nums, dens, resamples=resamples, seed=seed)

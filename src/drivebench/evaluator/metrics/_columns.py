@@ -11,6 +11,7 @@ import math
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from operator import attrgetter
 from typing import Any
 
@@ -370,7 +371,7 @@ def answer_leak(
             rows.append([])
             continue
         returned = [h.doc_id for h in al.hits[qi]]  # judged for result leaks already: their decisions are cached
-        found = answer_leaks(rec.answer, facts, lambda doc_id, q=q: oracle(q, doc_id), prefer=returned)
+        found = answer_leaks(rec.answer, facts, partial(oracle, q), prefer=returned)
         leaked[qi] = 1.0 if found else 0.0
         rows.append(
             [

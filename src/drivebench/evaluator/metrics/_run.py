@@ -64,19 +64,19 @@ def align(queries: Sequence[EvalQuery], run: Iterable[RunRecord]) -> Aligned:
     hits: list[list[RunHit]] = []
     errors = timeouts = 0
     for q in queries:
-        rec = by_id.get(q.query_id)
-        records.append(rec)
-        if rec is None:
+        matched = by_id.get(q.query_id)
+        records.append(matched)
+        if matched is None:
             status.append("missing")
             hits.append([])
-        elif rec.error is not None:
+        elif matched.error is not None:
             status.append("error")
             hits.append([])
             errors += 1
-            timeouts += is_timeout(rec.error)
+            timeouts += is_timeout(matched.error)
         else:
             status.append("ok")
-            hits.append(rec.results)
+            hits.append(matched.results)
     counts = {
         "queries": len(queries),
         "scored": status.count("ok"),

@@ -247,7 +247,9 @@ def classify(
     return Judged("abstained" if abstains(answer) else "missing", permission)
 
 
-def _rates(outcomes: Sequence[str], right: Sequence[bool], *, bootstrap: bool, resamples: int, seed: int) -> dict:
+def _rates(
+    outcomes: Sequence[str], right: Sequence[bool], *, bootstrap: bool, resamples: int, seed: int
+) -> dict[str, Any]:
     n = len(outcomes)
     out: dict[str, Any] = {"n": n, "small": n < SMALL_GROUP, "outcomes": {}}
     arr = np.array(outcomes, dtype=object)

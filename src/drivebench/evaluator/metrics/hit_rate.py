@@ -28,4 +28,4 @@ def hit_rate(ranked: Sequence[str], gold: Collection[str], k: int) -> float | No
 
 def hit_rate_batch(gains: np.ndarray, k: int) -> np.ndarray:
     """Per-query hit@K from a ``(queries, depth)`` gain matrix (gain > 0 = first occurrence of a gold doc)."""
-    return (gains[:, :k] > 0).any(axis=1).astype(np.float64)
+    return np.asarray((gains[:, :k] > 0).any(axis=1), dtype=np.float64)

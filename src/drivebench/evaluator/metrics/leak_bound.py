@@ -75,9 +75,15 @@ def trials_for(budget: float, confidence: float = 0.95) -> int:
     if not 0.0 < budget < 1.0:
         raise ValueError(f"budget must be strictly between 0 and 1, got {budget}")
     n = max(1, math.ceil(math.log(1.0 - confidence) / math.log1p(-budget)))
+
+    def bound(trials: int) -> float:
+        found = upper_bound(0, trials, confidence)
+        assert found is not None  # None only for no trials; here there is at least one
+        return found
+
     # the closed form and upper_bound round differently near an integer: settle on upper_bound's own answer
-    while n > 1 and upper_bound(0, n - 1, confidence) <= budget:  # type: ignore[operator]
+    while n > 1 and bound(n - 1) <= budget:
         n -= 1
-    while upper_bound(0, n, confidence) > budget:  # type: ignore[operator]
+    while bound(n) > budget:
         n += 1
     return n

@@ -112,4 +112,4 @@ def leak(ranked: Sequence[str], previewable: Callable[[str], bool], k: int) -> f
 
 def leak_batch(denied: np.ndarray, k: int) -> np.ndarray:
     """Per-query leak@K from a ``(queries, depth)`` boolean matrix (True = slot not previewable)."""
-    return denied[:, :k].any(axis=1).astype(np.float64)
+    return np.asarray(denied[:, :k].any(axis=1), dtype=np.float64)

@@ -44,4 +44,4 @@ def version_exact_hit(results: Sequence[Result], pins: Mapping[str, str | None],
 
 def any_batch(flags: np.ndarray, k: int) -> np.ndarray:
     """Per-query "some flagged slot in top K" from a ``(queries, depth)`` boolean matrix."""
-    return flags[:, :k].any(axis=1).astype(np.float64)
+    return np.asarray(flags[:, :k].any(axis=1), dtype=np.float64)

@@ -238,6 +238,8 @@ def requests_for(trial: Trial, target: HttpTarget, access: Access, surface: str,
             Sent(f"{qid}-control", trial, "control", surface, _body(target, trial.query, qid, top_k), token),
             Sent(f"{qid}-claim", trial, "claim", surface, _body(target, trial.query, qid, top_k, **claim), token),
         ]
+    first_token: str | None
+    second_token: str | None
     if trial.mode == "own tokens":
         body = _body(target, trial.query, qid, top_k)
         first_token, second_token = access.user_tokens[trial.first_user or ""], access.user_tokens[trial.user_id]

@@ -46,7 +46,7 @@ class Pair:
 
 
 def forbidden_pairs(gt: GroundTruth) -> list[tuple[str, str]]:
-    out = []
+    out: list[tuple[str, str]] = []
     docs = gt.engine.doc_ids
     trashed = {d for d in docs if gt.trashed(d)}
     for u in gt.users():

@@ -163,8 +163,8 @@ def table(
             if stack and i < len(header):
                 attr += f' data-label="{e(header[i])}"'
             cells.append(f"<td{attr}>{e(x)}</td>")
-        cls = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
-        body.append(f'<tr class="{e(cls)}">{"".join(cells)}</tr>' if cls else f"<tr>{''.join(cells)}</tr>")
+        row_class = row_classes[r] if row_classes is not None and r < len(row_classes) else ""
+        body.append(f'<tr class="{e(row_class)}">{"".join(cells)}</tr>' if row_class else f"<tr>{''.join(cells)}</tr>")
     return f'<div class="table-wrap"><table{tid}><thead><tr>{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>'
 
 

@@ -114,8 +114,8 @@ def sample_inputs(seed: int = 0, n_queries: int = 64) -> tuple[list[EvalQuery], 
             results.append({"doc_id": d, "version_id": version, "score": round(1.0 - rank / 20, 4), "rank": rank})
         answer = None
         if qi % 2 == 0:
-            top = [r["doc_id"] for r in results[:3]]
-            cites = [f"[[{top[0]}]]", f"[{catalog.get(top[1]).name}]"]  # type: ignore[union-attr]
+            top = [str(r["doc_id"]) for r in results[:3]]
+            cites = [f"[[{top[0]}]]", f"[{catalog.docs[top[1]].name}]"]
             if qi % 6 == 0:
                 cites.append("[[missing-file.pdf]]")
             if qi % 10 == 0 and len(gold_ids) > 1:

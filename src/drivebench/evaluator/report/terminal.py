@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rich import box
-from rich.console import Console, RenderableType
+from rich.console import Console, JustifyMethod, RenderableType
 from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
@@ -102,8 +102,8 @@ def print_errors(result: Mapping[str, Any], console: Console) -> None:
         console.print(_right_table("Failed queries by kind", c.ERROR_HEADER, rows, text_cols=1))
     line = c.unmapped_line(result)
     if line:
-        style = "yellow" if (result.get("unmapped") or {}).get("results") else None
-        console.print(escape(line), style=style, highlight=False, soft_wrap=True)
+        unmapped_style = "yellow" if (result.get("unmapped") or {}).get("results") else None
+        console.print(escape(line), style=unmapped_style, highlight=False, soft_wrap=True)
 
 
 def print_verdict(result: Mapping[str, Any], console: Console) -> None:
@@ -207,7 +207,8 @@ def strata_overview_table(result: Mapping[str, Any]) -> Table:
     k = c.main_k(result)
     note = c.has_small(result)
     table = Table(title=f"Strata (K={k})", caption=c.SMALL_NOTE if note else None)
-    for col, justify in (("Stratum", "left"), ("Value", "left"), ("n", "right")):
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("Stratum", "left"), ("Value", "left"), ("n", "right"))
+    for col, justify in columns:
         table.add_column(col, justify=justify)
     for col in (f"Hit Rate@{k}", f"Recall@{k}", f"MRR@{k}", f"Leak rate@{k}"):
         table.add_column(col, justify="right")

@@ -214,7 +214,7 @@ def plant(drive: DriveClient, run: str, cast: Cast, now: datetime) -> tuple[list
     grant(f, _user(x), ["preview"])
     grant(f, _user(y), ["preview"])
 
-    levels = {c.name: None for c in cases}
+    levels: dict[str, str | None] = {c.name: None for c in cases}
     x_level = next(SECRET_LEVELS.index(u["clearance"]) for u in drive.directory()["users"] if u["user_id"] == x)
     levels["clearance-below-level"] = SECRET_LEVELS[min(3, x_level + 1)]
     for i, (case, folder, _) in enumerate(uploads):
@@ -229,6 +229,7 @@ def plant(drive: DriveClient, run: str, cast: Cast, now: datetime) -> tuple[list
 
 async def run_conformance(runner: SyncRunner, scenario: Scenario) -> SyncRun:
     drive, deadline, poll = runner.drive, runner.config.deadline_s, runner.config.poll_s
+    assert drive is not None, "the conformance scenario plants its documents through the drive's API"
     out = runner.result = SyncRun(scenario.name, started_at=_iso())
     directory = await asyncio.to_thread(drive.directory)
     cast = choose_cast(directory)

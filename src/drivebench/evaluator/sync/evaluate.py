@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from drivebench.evaluator.gates import Gate
 from drivebench.evaluator.idmap import IdMapper
@@ -202,7 +202,7 @@ def run_sync(
             raise SyncSetupError(f"the drive cannot be used: {exc}") from exc
     user = preflight_user or "u001"
     if no_answers_why is None and answer_target is None:
-        answer_target = target if callable(getattr(target, "answer", None)) else None  # type: ignore[assignment]
+        answer_target = cast(AnswerTarget, target) if callable(getattr(target, "answer", None)) else None
     if answer_target is not None:
         no_answers_why = None
     runner = SyncRunner(

@@ -231,7 +231,8 @@ def member_removed(view: DriveView, used: set[str], run: str, i: int) -> Plan | 
 
 
 def _line(view: DriveView, dept: str) -> set[str]:
-    out, x = set(), dept
+    out: set[str] = set()
+    x: str | None = dept
     while x is not None and x not in out:
         out.add(x)
         x = (view.departments.get(x) or {}).get("parent")

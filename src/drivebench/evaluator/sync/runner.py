@@ -253,7 +253,9 @@ class SyncRunner:
         """Which queries return ``doc`` to ``user`` (with ``probe="answer"``: whose answers show it), the
         versions they report, and how many calls failed."""
         answers = await asyncio.gather(*(self._ask(user, q, probe) for q in queries))
-        found, versions, failed = [], set(), 0
+        found: list[str] = []
+        versions: set[str | None] = set()
+        failed = 0
         for q, resp in zip(queries, answers, strict=True):
             if resp is None:
                 failed += 1
@@ -266,6 +268,7 @@ class SyncRunner:
 
     # ------------------------------------------------------------------ one change
     def _queries(self, doc: str, view: DriveView) -> list[str]:
+        assert self.drive is not None, "planned changes need the drive's API"
         f = view.files[doc]
         out = [title_of(f["name"])]
         sentence = distinctive_sentence(self.drive.content(doc), f["name"])

@@ -55,7 +55,8 @@ class FunctionTarget:
             raise TypeError(f"a function target must be callable, got {type(fn).__name__}")
         self.fn = fn
         self.name = name or f"python:{getattr(fn, '__qualname__', type(fn).__name__)}"
-        call = fn.__call__ if not inspect.isfunction(fn) and not inspect.ismethod(fn) else fn  # a callable object
+        # a callable object is async when its __call__ is
+        call = fn if inspect.isfunction(fn) or inspect.ismethod(fn) else type(fn).__call__
         self._async = inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(call)
 
     async def recall(self, query: EvalQuery, top_k: int) -> TargetResponse:

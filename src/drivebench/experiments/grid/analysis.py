@@ -313,11 +313,11 @@ def analyse(run: ExperimentRun) -> dict[str, Any]:
         entry: dict[str, Any] = {"id": ds.id, "corpus": ds.corpus, "evalset": str(ds.evalset or ""), "runs": status}
         complete = [r for r in runs if r is not None and r.result is not None and r.state != "partial"]
         if len(complete) == len(spec.configs):
-            results = [r.result for r in runs]  # type: ignore[union-attr]
-            info = results[0].get("run_info") or {}  # type: ignore[union-attr]
+            results = [r.result for r in complete if r.result is not None]  # every run, in order
+            info = results[0].get("run_info") or {}
             entry.update(corpus_version=info.get("corpus_version"), evalset=info.get("evalset"))
-            entry["queries"] = len(results[0].get("per_query") or [])  # type: ignore[union-attr]
-            tables = metric_table(results, spec.configs, spec.seed)  # type: ignore[arg-type]
+            entry["queries"] = len(results[0].get("per_query") or [])
+            tables = metric_table(results, spec.configs, spec.seed)
             entry["headline_metrics"] = _headline_metrics(list(tables), spec.ks, spec.metrics)
             entry["metrics"] = tables
             entry["diagnosis"], entry["moved_most"] = diagnose(tables, spec.ks)

@@ -72,7 +72,7 @@ class IVFIndex:
         self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids.astype(np.int64))
 
     def remove(self, ids: np.ndarray) -> None:
-        self.index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))
+        self.index.remove_ids(np.ascontiguousarray(ids, dtype=np.int64))  # type: ignore[arg-type]  # faiss's stubs type the SWIG signature; its Python wrapper takes the numpy ids
 
     def search(self, query: np.ndarray, allowed: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Top-``k`` (scores, ids) among ids where ``allowed`` is True; ``min(k, allowed.sum())`` results."""
@@ -88,7 +88,8 @@ class IVFIndex:
         nprobe = min(self.nlist, max(1, math.ceil(self.nprobe * boost)))
         self.stats.searches += 1
         while True:
-            params = faiss.SearchParametersIVF(sel=selector, nprobe=nprobe)
+            params = faiss.SearchParametersIVF()
+            params.sel, params.nprobe = selector, nprobe
             scores, ids = self.index.search(q, want, params=params)
             keep = ids[0] >= 0  # unfilled slots come back as -1
             if int(keep.sum()) >= want or nprobe >= self.nlist:

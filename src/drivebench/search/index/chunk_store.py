@@ -159,7 +159,7 @@ class ChunkStore:
         with self.lock:
             ids = list(self.by_version.pop(version_id, []))
             if ids:
-                self.index.remove_ids(np.array(ids, dtype=np.int64))
+                self.index.remove_ids(np.array(ids, dtype=np.int64))  # type: ignore[arg-type]  # faiss's stubs type the SWIG signature; its Python wrapper takes the numpy ids
                 if self.ann is not None:
                     self.ann.remove(np.array(ids, dtype=np.int64))
                 self.alive[ids] = False
@@ -198,7 +198,7 @@ class ChunkStore:
         backend = self.vector_backend
         if backend is None:
             return self.search(query, mask, k)
-        return backend.search(query, mask, k)  # type: ignore[no-any-return]
+        return backend.search(query, mask, k)
 
     def search(self, query: np.ndarray, mask: np.ndarray, k: int) -> list[ChunkHit]:
         """Top-``k`` chunks by inner product among chunk ids where ``mask`` (and alive) is True: exact
@@ -220,6 +220,7 @@ class ChunkStore:
             else:
                 bits = np.packbits(allowed, bitorder="little")
                 selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
-                params = faiss.SearchParameters(sel=selector)
+                params = faiss.SearchParameters()
+                params.sel = selector
                 scores, ids = self.index.search(q, min(k, n_allowed), params=params)
         return [ChunkHit(int(i), float(s)) for s, i in zip(scores[0], ids[0], strict=True) if i >= 0]

@@ -209,7 +209,7 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         self._lock = threading.Lock()  # a torch module is not re-entrant under concurrent requests
 
     def _config_from_model(self, model_ref: str) -> EmbedderConfig:
-        prompts = dict(getattr(self.model, "prompts", None) or {})
+        prompts: dict[str, str] = dict(getattr(self.model, "prompts", None) or {})
         query = prompts.get("query", "")
         passage = prompts.get("passage", prompts.get("document", ""))
         if not query and not passage and "e5" in Path(model_ref).name.lower():
@@ -228,7 +228,7 @@ class SentenceTransformerEmbedder(BaseEmbedder):
         prefix = self.config.query_prefix if query else self.config.passage_prefix
         batch = [prefix + t for t in texts] if prefix else texts
         with self._lock:
-            return self.model.encode(  # type: ignore[no-any-return]
+            return self.model.encode(
                 batch,
                 batch_size=self.config.batch_size,
                 normalize_embeddings=self.config.normalize,

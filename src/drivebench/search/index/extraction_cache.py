@@ -12,8 +12,10 @@ import hashlib
 import json
 import sqlite3
 import threading
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from drivebench.resources import package_dir
 from drivebench.search.index.cache_db import connect
@@ -38,19 +40,20 @@ class ExtractionCache:
             self._conn = connect(path, "CREATE TABLE IF NOT EXISTS extraction (k TEXT PRIMARY KEY, v TEXT NOT NULL)")
 
     @staticmethod
-    def key(blob: str, name: str, settings: dict[str, object]) -> str:
+    def key(blob: str, name: str, settings: Mapping[str, object]) -> str:
         ext = Path(name).suffix.lower()
         spec = json.dumps(settings, sort_keys=True, default=str)
         return hashlib.sha256(f"{blob}|{ext}|{spec}|{extractor_fingerprint()}".encode()).hexdigest()
 
-    def get(self, key: str) -> dict[str, object] | None:
+    def get(self, key: str) -> dict[str, Any] | None:
+        """The stored JSON object (what ``put`` stored), None when absent."""
         if self._conn is None:
             return None
         with self._lock:
             row = self._conn.execute("SELECT v FROM extraction WHERE k = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put(self, key: str, value: dict[str, object]) -> None:
+    def put(self, key: str, value: Mapping[str, object]) -> None:
         if self._conn is None:
             return
         with self._lock:

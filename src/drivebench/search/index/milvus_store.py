@@ -215,7 +215,7 @@ class _TimedIterator:
 
     def next(self) -> list[dict[str, Any]]:
         with self.client.failures("query_iterator.next"):
-            return self.inner.next()  # type: ignore[no-any-return]
+            return self.inner.next()
 
     def close(self) -> None:
         with self.client.failures("query_iterator.close"):

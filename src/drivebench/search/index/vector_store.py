@@ -117,12 +117,12 @@ def attach(
     ``follow``: a read replica of ``data_dir``, which reads the writer's rows and never writes them."""
     parsed = parse_index_spec(spec) if isinstance(spec, str) else spec
     if parsed.kind == "faiss":
-        store.vector_backend = None  # type: ignore[attr-defined]
+        store.vector_backend = None
         return
     from drivebench.search.index.milvus_store import MilvusVectors
 
     backend = MilvusVectors.open(store, parsed, data_dir, reconcile=reconcile, follow=follow)
-    store.vector_backend = backend  # type: ignore[attr-defined]
+    store.vector_backend = backend
 
 
 def release(store: ChunkStore) -> None:

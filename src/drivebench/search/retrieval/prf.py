@@ -18,7 +18,7 @@ is never taken from text the principal may not see; the dense ranking fills ``to
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,7 +46,7 @@ def rm3_terms(texts: list[str], weights: list[float], query_terms: set[str]) -> 
     """``P(t|R)`` over the feedback texts (weights: their ``P(D|Q)``), the best ``FB_TERMS`` expansion terms
     (query terms are kept by the interpolation, not here), normalised to sum 1; ties by term."""
     total_w = sum(weights)
-    rel: Counter[str] = Counter()
+    rel: defaultdict[str, float] = defaultdict(float)
     if total_w <= 0:
         return {}
     for text, w in zip(texts, weights, strict=True):

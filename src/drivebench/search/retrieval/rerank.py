@@ -420,7 +420,7 @@ class RerankingRetriever:
         def query_vector(text: str) -> np.ndarray:
             return pending.result() if text == query else base._query_vector(text)
 
-        primed._query_vector = query_vector  # type: ignore[method-assign]
+        primed._query_vector = query_vector  # type: ignore[method-assign, assignment]  # an instance attribute shadows the method: this copy only
         return primed, pending
 
     def candidates(self, query: str, mask: np.ndarray, top_k: int) -> tuple[list[DocHit], np.ndarray]:

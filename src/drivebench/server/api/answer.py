@@ -45,7 +45,7 @@ def answer_for(sim: Simulator, token: TokenInfo, req: AnswerRequest) -> AnswerRe
     body_key = request_key("answer", req.model_dump_json())
     cached = sim.faults.shared_answer(body_key)
     if cached is not None:
-        return cached  # type: ignore[no-any-return]
+        return cached
     outcome, result = answering.answer_for(sim, token, recall_query(req), req.citation_style)
     response = answer_response(req, outcome, result, warnings)
     sim.faults.keep_shared_answer(body_key, response)
@@ -55,7 +55,7 @@ def answer_for(sim: Simulator, token: TokenInfo, req: AnswerRequest) -> AnswerRe
 @router.post(
     "/api/mcp/answer",
     response_model=AnswerResponse,
-    responses=_ERRORS,  # type: ignore[arg-type]
+    responses=_ERRORS,
     openapi_extra=body_schema(AnswerRequest),
     summary="Recall plus an extractive answer citing its sources",
 )

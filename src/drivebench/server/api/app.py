@@ -113,7 +113,7 @@ def create_app(sim: Simulator, *, recall_fast_path: bool = True) -> FastAPI:
         health["security"] = [{}, *health.get("security", [])]
         return schema
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's way to post-process the schema
     return app
 
 

@@ -81,12 +81,12 @@ class MintIn(BaseModel):
         extra="forbid", json_schema_extra={"oneOf": [{"required": ["expires_at"]}, {"required": ["ttl_seconds"]}]}
     )
     subject: str = Field(min_length=1, max_length=128, description="The user the token acts as (a user_id).")
-    expires_at: BoundedDatetime = Field(  # type: ignore[assignment]
+    expires_at: BoundedDatetime = Field(  # type: ignore[assignment]  # left out: None; not nullable in the schema
         default=None,
         description="When the token stops resolving, on the drive's clock (ISO 8601; without an offset: UTC); may "
         "be in the past: the token is then refused from the start.",
     )
-    ttl_seconds: Number = Field(  # type: ignore[assignment]
+    ttl_seconds: Number = Field(  # type: ignore[assignment]  # left out: None; not nullable in the schema
         default=None, ge=0, le=MAX_TTL_S, allow_inf_nan=False, description="Or: seconds from the drive's clock now."
     )
 
@@ -112,7 +112,7 @@ class ClockOut(BaseModel):
 
 
 def _sim(request: Request) -> Simulator:
-    return request.app.state.sim  # type: ignore[no-any-return]
+    return request.app.state.sim
 
 
 @router.post("/reset", responses=_ERRORS, summary="Back to the loaded corpus state (documents, grants, clock, feed)")

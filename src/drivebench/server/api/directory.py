@@ -54,9 +54,9 @@ class UserPatchIn(BaseModel):
         json_schema_extra={"examples": [{"department": "finance"}, {"clearance": "public"}], "minProperties": 1},
     )
     # not nullable in the schema: an explicit null would change nothing (so ``{}``-like bodies are refused)
-    department: str = Field(default=None, min_length=1, max_length=256, description="A department id.")  # type: ignore[assignment]
-    clearance: Level = None  # type: ignore[assignment]
-    roles: list[RoleName] = Field(default=None, max_length=MAX_ROLES, description="The user's roles, all of them.")  # type: ignore[assignment]
+    department: str = Field(default=None, min_length=1, max_length=256, description="A department id.")  # type: ignore[assignment]  # left out: None; not nullable
+    clearance: Level = None  # type: ignore[assignment]  # left out: None; not nullable in the schema
+    roles: list[RoleName] = Field(default=None, max_length=MAX_ROLES, description="The user's roles, all of them.")  # type: ignore[arg-type]  # left out: None; not nullable
 
     @model_validator(mode="after")
     def _some_field(self) -> UserPatchIn:

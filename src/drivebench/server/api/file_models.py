@@ -91,8 +91,8 @@ class PatchIn(BaseModel):
     """Rename (``name``) and/or move (``folder``: the destination folder's path); at least one of them."""
 
     model_config = ConfigDict(extra="forbid", json_schema_extra={"minProperties": 1})
-    name: str = Field(default=None, min_length=1, max_length=255, pattern=NAME_PATTERN)  # type: ignore[assignment]
-    folder: str = Field(default=None, min_length=1, max_length=4096, pattern=FOLDER_PATTERN)  # type: ignore[assignment]
+    name: str = Field(default=None, min_length=1, max_length=255, pattern=NAME_PATTERN)  # type: ignore[assignment]  # left out: None; not nullable in the schema
+    folder: str = Field(default=None, min_length=1, max_length=4096, pattern=FOLDER_PATTERN)  # type: ignore[assignment]  # left out: None; not nullable in the schema
 
     @model_validator(mode="after")
     def _something(self) -> PatchIn:

@@ -23,7 +23,7 @@ only the admin token may choose one.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.security import HTTPAuthorizationCredentials
@@ -46,7 +46,7 @@ Action = Literal["list", "preview", "download", "upload", "edit", "delete", "sha
 PathText = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=4096, pattern=r"^/")]
 GrantId = Annotated[str, StringConstraints(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 
-_ERRORS = {
+_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorResponse, "description": "Unknown subject, bad time range, bad request."},
     401: {"model": ErrorResponse, "description": "Missing or invalid bearer token."},
     403: {"model": ErrorResponse, "description": "The token may not do this on this path."},
@@ -118,8 +118,10 @@ class GrantIn(BaseModel):
     @model_validator(mode="after")
     def _check_times(self) -> GrantIn:
         try:
-            reversed_window = bool(self.valid_from and self.valid_until) and as_utc(self.valid_from) >= as_utc(
-                self.valid_until  # type: ignore[arg-type]
+            reversed_window = (
+                self.valid_from is not None
+                and self.valid_until is not None
+                and as_utc(self.valid_from) >= as_utc(self.valid_until)
             )
         except (OverflowError, ValueError):  # out of range: the drive answers 400 for it
             return self
@@ -240,7 +242,7 @@ def _principal_out(p: Principal) -> PrincipalOut:
 
 
 # ---------------------------------------------------------------------------- routes
-@router.get("/grants", response_model=GrantListOut, responses=_ERRORS, summary="Grants on a path")  # type: ignore[arg-type]
+@router.get("/grants", response_model=GrantListOut, responses=_ERRORS, summary="Grants on a path")
 def list_grants(
     request: Request,
     path: Annotated[str, Query(min_length=1, max_length=4096, pattern=r"^/", description="Folder or document path.")],
@@ -263,7 +265,7 @@ def list_grants(
     status_code=201,
     response_model=GrantChangeOut,
     responses=_ERRORS,
-    summary="Add a grant on a path",  # type: ignore[arg-type]
+    summary="Add a grant on a path",
 )
 def add_grant(
     request: Request, body: GrantIn, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
@@ -295,7 +297,7 @@ def add_grant(
     "/grants/{grant_id}",
     response_model=GrantChangeOut,
     responses=_ERRORS,
-    summary="Remove a grant",  # type: ignore[arg-type]
+    summary="Remove a grant",
 )
 def remove_grant(
     request: Request, grant_id: GrantId, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)
@@ -310,7 +312,7 @@ def remove_grant(
     return GrantChangeOut(grant=out, policy_version=_shown_version(token, sim.drive.policy_version))
 
 
-@router.get("/effective", response_model=EffectiveOut, responses=_ERRORS, summary="Effective permissions on a path")  # type: ignore[arg-type]
+@router.get("/effective", response_model=EffectiveOut, responses=_ERRORS, summary="Effective permissions on a path")
 def effective(
     request: Request,
     path: Annotated[str, Query(min_length=1, max_length=4096, pattern=r"^/", description="Folder or document path.")],
@@ -350,7 +352,7 @@ def effective(
             ActionOut(
                 action=a.action,
                 allowed=a.allowed,
-                reason=a.reason,  # type: ignore[arg-type]
+                reason=a.reason,
                 sources=[
                     SourceOut(
                         grant_id=s.grant_id,
@@ -372,7 +374,7 @@ def effective(
     )
 
 
-@router.post("/move", response_model=MoveOut, responses=_ERRORS, summary="Move a folder or document")  # type: ignore[arg-type]
+@router.post("/move", response_model=MoveOut, responses=_ERRORS, summary="Move a folder or document")
 def move(request: Request, body: MoveIn, credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> MoveOut:
     """Re-parent a folder (or move a document) into the folder ``to``. Access below it is re-evaluated at
     once: it stops inheriting from its old ancestors and inherits from the new ones."""

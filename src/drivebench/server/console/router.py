@@ -182,12 +182,12 @@ def signin(request: Request, token: str = Form(..., max_length=200), next: str =
         ctx = {"next": _safe_next(next), "error": "That token is not valid on this server.", "page": None}
         return html(request, "signin.html", ctx, 401)
     sid, _ = store.create(info.token)
-    response = RedirectResponse(_safe_next(next), status_code=303)
+    redirect = RedirectResponse(_safe_next(next), status_code=303)
     # https directly or through a proxy the server trusts (uvicorn's proxy headers: serve --forwarded-allow-ips)
     secure = request.url.scheme == "https"
     max_age = int(store.settings.lifetime_s)  # the browser forgets it when the server would refuse it anyway
-    response.set_cookie(COOKIE, sid, max_age=max_age, httponly=True, samesite="strict", path="/ui", secure=secure)
-    return response
+    redirect.set_cookie(COOKIE, sid, max_age=max_age, httponly=True, samesite="strict", path="/ui", secure=secure)
+    return redirect
 
 
 @router.post("/signout")

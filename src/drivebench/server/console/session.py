@@ -196,7 +196,7 @@ def sessions(request: Request) -> Sessions:
     state = request.app.state
     if not hasattr(state, "ui_sessions"):
         state.ui_sessions = Sessions(ConsoleSettings.from_env())
-    return state.ui_sessions  # type: ignore[no-any-return]
+    return state.ui_sessions
 
 
 @dataclass(frozen=True)

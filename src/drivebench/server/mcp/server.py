@@ -107,7 +107,7 @@ def _status_error(exc: Exception) -> tuple[str, int, str]:
     }
     for kind, code in status.items():
         if isinstance(exc, kind):
-            return exc.code, code, str(exc)  # type: ignore[attr-defined]
+            return exc.code, code, str(exc)
     if isinstance(exc, DriveError):
         return exc.code, 400, str(exc)
     return "internal-error", 500, f"{type(exc).__name__}: the call failed; the server is still up"
@@ -142,7 +142,7 @@ class DriveMCPServer(MCPServer):
         self._register()
 
     # ------------------------------------------------------------------ who is calling
-    def caller(self, ctx: Context | None) -> TokenInfo:
+    def caller(self, ctx: Context | _ContextShim | None) -> TokenInfo:
         access = get_access_token()
         if access is None and ctx is not None:
             try:
@@ -175,7 +175,7 @@ class DriveMCPServer(MCPServer):
         except Exception as exc:
             raise tool_error(*_status_error(exc)) from exc
 
-    async def _handle_call_tool(self, ctx: Any, params: CallToolRequestParams) -> Any:  # type: ignore[override]
+    async def _handle_call_tool(self, ctx: Any, params: CallToolRequestParams) -> Any:
         """Every tool result, errors included, with the active faults in ``_meta[FAULTS_META]`` (as at the call's
         start, like the HTTP header), so an MCP client records what it was measured against."""
         faults = self.sim.faults.header_value()
@@ -355,9 +355,7 @@ class DriveMCPServer(MCPServer):
         return documents.document_versions(self.sim, token, doc_id, self._who(principal_args))
 
     # ------------------------------------------------------------------ resource listing, per caller
-    async def _handle_list_resources(  # type: ignore[override]
-        self, ctx: Any, params: PaginatedRequestParams | None
-    ) -> ListResourcesResult:
+    async def _handle_list_resources(self, ctx: Any, params: PaginatedRequestParams | None) -> ListResourcesResult:
         try:
             token = self.caller(_ContextShim(ctx))
         except ToolError:

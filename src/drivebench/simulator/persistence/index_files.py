@@ -28,7 +28,7 @@ import shutil
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import faiss
 import numpy as np
@@ -210,7 +210,7 @@ class IndexFiles:
             if int(index.ntotal) != int(alive.sum()) or index.d != dim:
                 log.warning("index %s: %s vectors for %s live chunks: rebuilding", cur.name, index.ntotal, alive.sum())
                 return None
-            store.index = index
+            store.index = cast(faiss.IndexIDMap2, index)  # what ChunkStore.save serialised
             store.texts, store.parts = chunks["texts"], chunks["parts"]
             store.doc_ids, store.version_ids = chunks["doc_ids"], chunks["version_ids"]
             store.ordinals = [int(x) for x in chunks["ordinals"]]
@@ -218,7 +218,7 @@ class IndexFiles:
             by_version: dict[str, list[int]] = {}
             for i in np.flatnonzero(alive).tolist():
                 by_version.setdefault(store.version_ids[i], []).append(i)
-            store.by_version = by_version
+            store.by_version = dict(by_version)
             store.lexical.add(store.texts)  # positional: row i is chunk i, dead rows included (as before)
             store.lexical.compact()  # a bulk load leaves no spare capacity (the index was read whole)
             rejections = [Rejection(**r) for r in manifest.get("rejections", [])]

@@ -72,7 +72,7 @@ CREATE TABLE IF NOT EXISTS changes (
   seq INTEGER PRIMARY KEY, kind TEXT NOT NULL, at TEXT NOT NULL, doc_id TEXT, folder_id TEXT,
   version_id TEXT, grant_id TEXT, actor TEXT, detail TEXT);
 """
-_TABLES = ("kv", "departments", "users", "projects", "folders", "documents", "versions", "grants")
+_TABLES: tuple[str, ...] = ("kv", "departments", "users", "projects", "folders", "documents", "versions", "grants")
 _TABLES += ("removed_grants", "changes")
 
 
@@ -82,6 +82,11 @@ def _t(value: datetime | None) -> str | None:
 
 def _d(value: str | None) -> datetime | None:
     return None if value is None else datetime.fromisoformat(value)
+
+
+def _d_set(value: str) -> datetime:
+    """A NOT NULL time column."""
+    return datetime.fromisoformat(value)
 
 
 def _grant_json(g: GrantRec) -> str:
@@ -326,7 +331,7 @@ class DriveStore:
             q = self.conn.execute
             if self.is_empty():
                 raise StoreError(f"{self.path} holds no drive")
-            drive = Drive(self.kv("name"), self.kv("language"), SimClock(_d(self.kv("clock_now"))))  # type: ignore[arg-type]
+            drive = Drive(self.kv("name"), self.kv("language"), SimClock(_d_set(self.kv("clock_now"))))
             for did, name, parent in q("SELECT id, name, parent FROM departments ORDER BY id"):
                 drive.departments[did] = DepartmentRec(did, name, parent)
             for uid, name, dept, roles, clearance, email in q("SELECT * FROM users ORDER BY user_id"):
@@ -345,7 +350,7 @@ class DriveStore:
                 "SELECT * FROM versions ORDER BY doc_id, version"
             ):
                 versions.setdefault(did, []).append(
-                    VersionRec(vid, int(number), blob, int(size), _d(created), author, note, restored)  # type: ignore[arg-type]
+                    VersionRec(vid, int(number), blob, int(size), _d_set(created), author, note, restored)
                 )
             for row in q("SELECT * FROM documents ORDER BY doc_id"):
                 did, name, fid, ftype, level, created, title, owner, trashed, tags, placements, spans = row
@@ -355,20 +360,20 @@ class DriveStore:
                     folder_id=fid,
                     file_type=ftype,
                     secret_level=int(level),
-                    created_at=_d(created),  # type: ignore[arg-type]
+                    created_at=_d_set(created),
                     versions=versions.get(did, []),
                     title=title,
                     owner=owner,
                     trashed_at=_d(trashed),
                     tags=json.loads(tags),
                     placements=[Placement(_d(a), f, n) for a, f, n in json.loads(placements)],
-                    trash_spans=[TrashSpan(_d(a), _d(b)) for a, b in json.loads(spans)],  # type: ignore[arg-type]
+                    trash_spans=[TrashSpan(_d_set(a), _d(b)) for a, b in json.loads(spans)],
                 )
             for gid, body in q("SELECT grant_id, body FROM grants ORDER BY grant_id"):
                 drive.grants[gid] = _grant_from(body)
             drive.removed_grants = [_grant_from(body) for (body,) in q("SELECT body FROM removed_grants ORDER BY id")]
             drive.changes = [
-                Change(int(seq), kind, _d(at), did, fid, vid, gid, actor, detail)  # type: ignore[arg-type]
+                Change(int(seq), kind, _d_set(at), did, fid, vid, gid, actor, detail)
                 for seq, kind, at, did, fid, vid, gid, actor, detail in q("SELECT * FROM changes ORDER BY seq")
             ]
             drive.policy_version = int(self.kv("policy_version"))

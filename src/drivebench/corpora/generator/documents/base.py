@@ -103,7 +103,7 @@ def hook(s: Scenario, module: str, doc: DocPlan, fact: str, answer: str) -> None
             fact=fact,
             subject=content.format(**facts) if content else doc.subject,
             attr=attr,
-            answer=answer,  # type: ignore[arg-type]
+            answer=answer,  # type: ignore[arg-type]  # the scenario's strings are AnswerKind values
             alias_subject=alias_subject.format(**facts) if alias_subject else None,
             alias_attr=alias_attr.format(**facts) if alias_attr else None,
             content=content is not None,

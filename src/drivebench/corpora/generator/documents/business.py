@@ -11,7 +11,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from drivebench.corpora.common.model import CLOCK_START, Chain, DocPlan
+from drivebench.corpora.common.model import CLOCK_START, AnswerKind, Chain, DocPlan
 from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 
@@ -24,12 +24,12 @@ def _at(base: datetime, lo: int, hi: int, rng: random.Random) -> datetime:
 
 
 def _chains(
-    s: Scenario, out: UnitOutput, specs: list[tuple[str, list[DocPlan], str, str]], params: dict[str, str]
+    s: Scenario, out: UnitOutput, specs: list[tuple[str, list[DocPlan], str, AnswerKind]], params: dict[str, str]
 ) -> None:
     T = s.t(M)
     for kind, hops, fact, ans in specs:
         texts = {k: v.format(**params) for k, v in T.CHAINS[kind].items()}
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))
 
 
 def marketing_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from typing import cast
 
-from drivebench.corpora.common.model import Chain, DocPlan
+from drivebench.corpora.common.model import AnswerKind, Chain, DocPlan
 from drivebench.corpora.common.names import story
 from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
@@ -359,5 +360,5 @@ def design_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         ("review_contract", [review, contract], "supplier_rep", "who"),
     ):
         texts = {k: v.format(**common) for k, v in T.CHAINS[kind].items()}  # drawings: by dims or part number
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=cast(AnswerKind, ans), texts=texts))
     return out

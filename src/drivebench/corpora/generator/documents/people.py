@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
-from drivebench.corpora.common.model import Chain, DocPlan
+from drivebench.corpora.common.model import AnswerKind, Chain, DocPlan
 from drivebench.corpora.common.scenario import LATEST, Scenario
 from drivebench.corpora.generator.documents.base import UnitOutput, hook, n_versions, new_doc, subject
 
@@ -52,12 +52,12 @@ def _at(base: datetime, lo: int, hi: int, rng: random.Random) -> datetime:
 
 
 def _chains(
-    s: Scenario, out: UnitOutput, specs: list[tuple[str, list[DocPlan], str, str]], params: dict[str, str]
+    s: Scenario, out: UnitOutput, specs: list[tuple[str, list[DocPlan], str, AnswerKind]], params: dict[str, str]
 ) -> None:
     T = s.t(M)
     for kind, hops, fact, ans in specs:
         texts = {k: v.format(**params) for k, v in T.CHAINS[kind].items()}
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))
 
 
 def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
@@ -185,7 +185,7 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         }
 
     payroll = s.sub("hr", "payroll", break_inheritance=True)
-    salary = new_doc(
+    salary_doc = new_doc(
         s,
         key="salary",
         kind="salary",
@@ -201,9 +201,9 @@ def hr_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
         facts=[sal_facts(x) for x in firsts],
     )
     for fact, ans in (("new_salary", "amount"), ("approver", "who")):
-        hook(s, M, salary, fact, ans)
+        hook(s, M, salary_doc, fact, ans)
 
-    out.docs = [*offers, onboarding, training, salary]
+    out.docs = [*offers, onboarding, training, salary_doc]
     params = {**common, "course": rows[0][0], "candidate": candidates[0]}
     _chains(
         s,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from typing import cast
 
-from drivebench.corpora.common.model import CLOCK_NOW, Chain, DocPlan, day
+from drivebench.corpora.common.model import CLOCK_NOW, AnswerKind, Chain, DocPlan, day
 from drivebench.corpora.common.names import story
 from drivebench.corpora.common.organisation import Person
 from drivebench.corpora.common.scenario import LATEST, ProjectSpace, Scenario
@@ -390,5 +391,5 @@ def project_unit(s: Scenario, rng: random.Random, base: datetime) -> UnitOutput:
     ]
     for kind, hops, fact, ans in chains:
         texts = {k: v.format(**params) for k, v in T.CHAINS[kind].items()}
-        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=ans, texts=texts))  # type: ignore[arg-type]
+        out.chains.append(Chain(kind=kind, hops=hops, fact=fact, answer=cast(AnswerKind, ans), texts=texts))
     return out
