@@ -67,10 +67,12 @@ demo: $(CORE_STAMP)
 # Three pytest workers (pytest-xdist) on two cores: about a quarter of the suite waits on servers, processes and
 # sync intervals, and a third worker fills those waits (measured on 2 cores: 380 s against 440-460 s with two).
 # Each test file runs on one worker so its module fixtures are built once; the 25 slowest tests are listed at the
-# end. DRIVEBENCH_SOAK=1 runs the long crash and concurrency soaks.
+# end. The files go out in the suite's own order, the files with slow tests first (tests/conftest.py), not in
+# xdist's (most tests first), which started the few-test files that start servers last: a minute's tail.
+# DRIVEBENCH_SOAK=1 runs the long crash and concurrency soaks.
 PYTEST_WORKERS ?= 3
 test: browser $(STAMP)
-	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --durations=25
+	$(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # Without the tests marked slow (tests/conftest.py marks what starts a process or a server, builds a corpus or
 # loads a model).

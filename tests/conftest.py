@@ -92,7 +92,10 @@ def _modules_used(module: object) -> set[str]:
     return used
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> Iterator[None]:
+    """Marks the slow tests before ``-m`` selects (and pytest groups parametrized fixtures), orders the files
+    after."""
     heavy_module: dict[object, bool] = {}
     for item in items:
         module = getattr(item, "module", None)
@@ -101,6 +104,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         in_e2e = "e2e" in Path(str(item.path)).parts
         if in_e2e or heavy_module[module] or HEAVY_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    yield
+    heavy_files_first(items)
+
+
+def heavy_files_first(items: list[pytest.Item]) -> None:
+    """The files with a slow test run first, each file's tests in their own order. ``make test`` hands out files
+    in this order (``--dist loadfile --no-loadscope-reorder``): xdist's own order, most tests first, started the
+    few-test files that start servers and processes last, and the run waited a minute on one of them."""
+    heavy_files = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in heavy_files)  # stable: light files keep their order too
 
 
 @pytest.fixture(scope="session")
