@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from drivebench.evaluator.strata import SHARE_BUCKETS, SHARE_TOP, SMALL_GROUP
+from drivebench.evaluator.strata import DEFAULT_TAGS, SHARE_BUCKETS, SHARE_TOP, SMALL_GROUP, STRATA
 
 #: Metric families in report order: (family, label, one-line meaning).
 FAMILIES: tuple[tuple[str, str, str], ...] = (
@@ -39,19 +39,7 @@ FAMILIES: tuple[tuple[str, str, str], ...] = (
 FAMILY_LABEL = {name: label for name, label, _ in FAMILIES}
 FAMILY_HELP = {name: text for name, _, text in FAMILIES}
 
-STRATA_ORDER: tuple[str, ...] = (
-    "department",
-    "file_type",
-    "length",
-    "hops",
-    "role",
-    "kind",
-    "secret_level",
-    "visible_share",
-    "phrasing",
-    "style",
-    "noise",
-)
+STRATA_ORDER: tuple[str, ...] = (*STRATA, *DEFAULT_TAGS)  # built-in strata first, then the default tags
 STRATUM_LABEL = {
     "department": "Department",
     "file_type": "File type",

@@ -168,37 +168,27 @@ def _group_only_pair(view: DriveView, used: set[str]) -> tuple[str, str, dict[st
 
 
 def deny_added(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
-    found = _group_only_pair(view, used)
-    if found is None:
-        return None
-    u, d, via = found
-    path = view.path_of(d)
-    return Plan(
-        "deny-added",
-        "revoke",
-        [d],
-        [u],
-        f"deny preview to user {u} on {path} (allowed through {via['subject']})",
-        _op("add_grant", path, _user_subject(u), ["preview"], effect="deny"),
-    )
+    return _deny_alone(view, used, "deny-added")
 
 
 def answer_cache(view: DriveView, used: set[str], run: str, i: int) -> Plan | None:
     """The answer endpoint after a revocation: the user is answered from the document (asked through the
     answer endpoint, so a cache would hold the answer), then denied it alone (an explicit deny, as
     ``deny-added``); the answer must stop citing it, stating its facts or returning it."""
+    return _deny_alone(view, used, "answer-cache", answered_first=True)
+
+
+def _deny_alone(view: DriveView, used: set[str], kind: str, *, answered_first: bool = False) -> Plan | None:
+    """An explicit deny to one user on a document a group grant lets them preview."""
     found = _group_only_pair(view, used)
     if found is None:
         return None
     u, d, via = found
-    path = view.path_of(d)
+    said = f"deny preview to user {u} on {view.path_of(d)} (allowed through {via['subject']})"
+    if answered_first:
+        said += f", after {u} was answered from it"
     return Plan(
-        "answer-cache",
-        "revoke",
-        [d],
-        [u],
-        f"deny preview to user {u} on {path} (allowed through {via['subject']}), after {u} was answered from it",
-        _op("add_grant", path, _user_subject(u), ["preview"], effect="deny"),
+        kind, "revoke", [d], [u], said, _op("add_grant", view.path_of(d), _user_subject(u), ["preview"], effect="deny")
     )
 
 
