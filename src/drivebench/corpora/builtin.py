@@ -20,7 +20,8 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,8 +282,29 @@ def resolve_corpus(name_or_path: str | Path, *, seed: int | None = None, scale: 
         ) from None
     target = corpus_cache_root() / _cache_key(builtin, seed, scale)
     if not is_corpus_dir(target):
-        _build_into_cache(builtin, target, seed, scale)
+        with _build_lock(target):  # a second process waits for the first one's build instead of building too
+            if not is_corpus_dir(target):
+                _build_into_cache(builtin, target, seed, scale)
     return target
+
+
+@contextmanager
+def _build_lock(target: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``target``'s build (a lock file beside it) while it is built: parallel test
+    workers or servers starting together that need the same corpus build it once. Where ``fcntl`` does not
+    exist (Windows), no lock: each builds, and the first rename wins (``_build_into_cache``)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{target.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _build_into_cache(builtin: BuiltinCorpus, target: Path, seed: int | None, scale: str | int | None) -> None:
