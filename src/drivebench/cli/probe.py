@@ -330,12 +330,9 @@ def _beyond(
     the pair probe failed (a preflight, a target failing every request): they would fail the same way, slowly."""
     from drivebench.evaluator.probe import beyond
     from drivebench.evaluator.probe.queries import QueryBuilder
-    from drivebench.evaluator.runner import RunConfig
 
     access = beyond.Access({}, None, set(), "mcp") if mcp else beyond.Access.of(first, gt.users())
-    run_cfg = RunConfig(
-        top_k=cfg.top_k, concurrency=cfg.concurrency, attempts=cfg.attempts, backoff_base=cfg.backoff_base
-    )
+    run_cfg = cfg.run_config("recall")  # each class sets the surface it sends on
     out = {}
     for name, plan_class in ((beyond.BODY, beyond.plan_body), (beyond.CACHE, beyond.plan_cache)):
         plan = plan_class(gt, access, trials, seed)

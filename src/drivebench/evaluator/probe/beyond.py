@@ -295,14 +295,7 @@ async def send(
                 if not mine:
                     continue
                 queries = [EvalQuery(query_id=s.query_id, query=s.trial.query, user_id=s.trial.user_id) for s in mine]
-                run_cfg = RunConfig(
-                    top_k=cfg.top_k,
-                    concurrency=cfg.concurrency,
-                    mode=surface,
-                    attempts=cfg.attempts,
-                    backoff_base=cfg.backoff_base,
-                )
-                for rec in await run_queries(wrapper, queries, run_cfg, progress):
+                for rec in await run_queries(wrapper, queries, replace(cfg, mode=surface), progress):
                     records[rec.query_id] = rec
     finally:
         await wrapper.aclose()

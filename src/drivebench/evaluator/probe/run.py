@@ -43,6 +43,16 @@ class ProbeConfig:
     backoff_base: float = 0.1
     channel: str = "http"  # "http" or "mcp": how the surfaces are reached (leaks say "mcp-recall")
 
+    def run_config(self, surface: str) -> RunConfig:
+        """How the runner sends this probe's queries on ``surface``."""
+        return RunConfig(
+            top_k=self.top_k,
+            concurrency=self.concurrency,
+            mode=surface,
+            attempts=self.attempts,
+            backoff_base=self.backoff_base,
+        )
+
 
 @dataclass
 class Probe:
@@ -82,14 +92,7 @@ async def send(
     out: dict[str, RunRecord] = {}
     for surface in cfg.surfaces:
         mine = [p.query for p in probes if p.surface == surface]
-        run_cfg = RunConfig(
-            top_k=cfg.top_k,
-            concurrency=cfg.concurrency,
-            mode=surface,
-            attempts=cfg.attempts,
-            backoff_base=cfg.backoff_base,
-        )
-        for rec in await run_queries(target, mine, run_cfg, progress):
+        for rec in await run_queries(target, mine, cfg.run_config(surface), progress):
             out[rec.query_id] = rec
     return [out[p.query.query_id] for p in probes]
 
