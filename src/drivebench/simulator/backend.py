@@ -357,8 +357,10 @@ class Simulator:
         department: str | None = None,
     ) -> Principal:
         """Who a request acts as (``recall.principal_for``; an evaluate-as is appended to ``audit``)."""
-        named = user_id is not None or user_role is not None or department is not None
-        trust_body = self.faults.identity_from_body(named and not token.has("evaluate-as"))  # FAULT role-from-body
+        trust_body = False
+        if self.faults.touches_recall:  # FAULT role-from-body: the body names who acts (a clean server asks not)
+            named = user_id is not None or user_role is not None or department is not None
+            trust_body = self.faults.identity_from_body(named and not token.has("evaluate-as"))
         return recall.principal_for(
             self.policies,
             self.audit,
@@ -400,7 +402,7 @@ class Simulator:
         only ever non-empty under the leaky-acl fault: documents let through although the principal may not
         preview them. ``unfiltered`` is only ever true under the post-filter and answer-unfiltered-context
         faults: every document's current chunks, whoever asks."""
-        if self.faults.permission_outage():  # FAULT permission-outage: the check cannot be made
+        if self.faults.touches_recall and self.faults.permission_outage():  # FAULT permission-outage: no check
             raise RuntimeError("injected fault 'permission-outage': the permission engine is unreachable")
         now = self.drive.clock.now() if now is None else now
         engine = self.engine_at(at)

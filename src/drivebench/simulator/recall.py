@@ -269,7 +269,10 @@ def recall_as(
     current = host.engine
     recheck_now = pointintime.intersects_now(principal, at, now)
     when = at if query.as_of is not None else None  # names and paths as they were then
-    leaked = host.faults.leaky_acl_docs(host.policies, principal, query.query, at)  # FAULT leaky-acl; clean: empty
+    faults = host.faults if host.faults.touches_recall else None  # a clean recall asks no fault hook
+    leaked = frozenset[str]()
+    if faults is not None:  # FAULT leaky-acl: documents let through although hidden
+        leaked = faults.leaky_acl_docs(host.policies, principal, query.query, at)
     try:
         mask = host.visible_chunks(principal, at, doc_filter, leaked, now)
     except IndexUnavailable:  # Milvus did not take the rows' validity: 503 index-unavailable, nothing shown
@@ -277,7 +280,7 @@ def recall_as(
     except Exception as exc:  # fail closed
         raise PermissionCheckFailed(f"could not compute the visible set: {exc}") from exc
     top_k = query.top_k
-    fetch_k = host.faults.post_filter_fetch_k(top_k)  # FAULT post-filter; clean: None
+    fetch_k = None if faults is None else faults.post_filter_fetch_k(top_k)  # FAULT post-filter; clean: None
     if fetch_k is None:
         doc_hits = retriever.search(query.query, mask, top_k)
     else:  # a fixed-size top-k without the filter, then what the principal may not see is dropped: under-fills

@@ -28,6 +28,10 @@ Decisions are hashes (``unit``) of the fault's seed and what is decided about, n
 the same requests give the same faults. Request-level faults also hash the attempt number of a
 request key (the n-th identical request), so a retried request gets a fresh, still reproducible,
 draw whatever the interleaving of other requests.
+
+A recall asks the hooks of the faults that change a recall (``RECALL_FAULTS``) only while one of them is on
+(``FaultSet.touches_recall``, a plain attribute recomputed whenever the faults are switched): a clean recall
+calls nothing here.
 """
 
 from __future__ import annotations
@@ -61,6 +65,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("drivebench.faults")
 _MAX_ATTEMPT_KEYS = 100_000
+# the faults whose hooks a recall asks (recall.recall_as, Simulator.principal_for, Simulator.visible_chunks)
+RECALL_FAULTS = frozenset({"leaky-acl", "permission-outage", "post-filter", "role-from-body"})
 
 
 def unit(*parts: object) -> float:
@@ -108,6 +114,7 @@ class FaultSet:
         self._lock = threading.RLock()
         self._owner = owner
         self.generation = 0
+        self.touches_recall = False  # a fault of RECALL_FAULTS is on: the recall path asks its hooks
         self.injected: Counter[str] = Counter()
         self._attempts: Counter[tuple[str, str]] = Counter()
         self._stale_since: tuple[int, float] | None = None
@@ -140,6 +147,7 @@ class FaultSet:
             if new == old:
                 return
             self._faults = new
+            self.touches_recall = not RECALL_FAULTS.isdisjoint(new)
             self.generation += 1
             self._leak_cache.clear()
             self._answers.clear()
