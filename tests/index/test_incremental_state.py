@@ -21,7 +21,7 @@ def _assert_equal_to_a_rebuild(sim: Simulator) -> None:
         doc, start, end, trash = sim._chunk_arrays(engine)
         kept = sim._closed_trash
         fresh = ChunkArrays()
-        fresh.sync(sim.drive, sim.store, sim.faults, sim.index_version, engine)
+        fresh.sync(sim.drive, sim.store, sim.faults, sim._visibility_key(), engine)
     alive = sim.store.alive
     for got, want in ((doc, fresh.doc), (start, fresh.start), (end, fresh.end), (trash, fresh.trash)):
         np.testing.assert_array_equal(got[alive], want[alive])

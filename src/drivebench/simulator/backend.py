@@ -376,13 +376,23 @@ class Simulator:
         return pointintime.doc_lister(self.policies, principal)
 
     # ------------------------------------------------------------------ visibility masks
+    def _visibility_key(self) -> tuple[int, ...]:
+        """What the per-chunk arrays are derived from: the store's size, the drive's content version, the index
+        version (moves whenever the store changes in place), the faults' generation (stale-index decides which
+        versions count), the change feed's length."""
+        drive = self.drive
+        return (len(self.store), drive.content_version, self.index_version, self.faults.generation, len(drive.changes))
+
     def _chunk_arrays(self, engine: PermissionEngine) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per chunk: engine doc position, version start, version end (exclusive), doc trash time; kept up
-        to date incrementally (``retrieval.visibility``). Caller holds the store lock."""
+        to date incrementally (``simulator.visibility``), synced only when what they are derived from or the
+        engine's document list moved (a recall after no write touches them not). Caller holds the store lock."""
         arrays = self._masks_for
         if not isinstance(arrays, ChunkArrays):
             arrays = self._masks_for = ChunkArrays()
-        arrays.sync(self.drive, self.store, self.faults, self.index_version, engine)
+        key = self._visibility_key()
+        if key != arrays.key or engine.doc_ids is not arrays.doc_ids:
+            arrays.sync(self.drive, self.store, self.faults, key, engine)
         self._closed_trash = arrays.closed_trash
         return arrays.doc, arrays.start, arrays.end, arrays.trash
 

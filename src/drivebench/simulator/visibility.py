@@ -89,11 +89,11 @@ class ChunkArrays:
         self.updates = 0
 
     def sync(
-        self, drive: Drive, store: ChunkStore, faults: FaultSet, index_version: int, engine: PermissionEngine
+        self, drive: Drive, store: ChunkStore, faults: FaultSet, key: tuple[int, ...], engine: PermissionEngine
     ) -> None:
-        """Bring the arrays up to ``store`` and ``drive`` (caller holds ``store.lock``). ``index_version``
-        moves whenever the store changes in place; ``faults`` decides which versions count (stale-index)."""
-        key = (len(store), drive.content_version, index_version, faults.generation, len(drive.changes))
+        """Bring the arrays up to ``store`` and ``drive`` (caller holds ``store.lock``). ``key``: what they are
+        derived from (``Simulator._visibility_key``), which the caller compares with ``self.key`` first so that
+        a recall after no write calls nothing here; ``faults`` decides which versions count (stale-index)."""
         same_docs = self.doc_ids is engine.doc_ids
         if key == self.key and same_docs:
             return
