@@ -53,6 +53,7 @@ def test_an_engine_derived_after_grant_changes_equals_a_full_compile(org, data: 
             decided = full.enforce(p, doc_obj(doc_id), "preview", t, level)
             assert derived.enforce(p, doc_obj(doc_id), "preview", t, level) == decided
             assert derived.decide(p, doc_obj(doc_id), "preview", t, level) == decided
+            assert derived.decide_doc(p, doc_id, "preview", t, level) == decided
         engine = derived
 
 

@@ -32,7 +32,7 @@ def _two_at_once(sim: Simulator, users: tuple[str, str]) -> list[BaseException]:
 
 def test_two_recalls_are_inside_the_recheck_at_the_same_time(module_sim: Simulator, monkeypatch) -> None:
     engine = module_sim.engine
-    real = engine.decide
+    real = engine.decide_doc
     barrier = threading.Barrier(2, timeout=10)
     met: list[bool] = []
 
@@ -45,7 +45,7 @@ def test_two_recalls_are_inside_the_recheck_at_the_same_time(module_sim: Simulat
             barrier.wait()
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(engine, "decide", meeting)
+    monkeypatch.setattr(engine, "decide_doc", meeting)
     assert _two_at_once(module_sim, ("u001", "u008")) == []
     assert len(met) == 2 and not barrier.broken
 

@@ -376,7 +376,7 @@ def test_recheck_raising_answers_503_without_results(
     tiny_org_client: TestClient, tiny_org_sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the per-hit re-check (compiled, proven equal to enforce)
-    monkeypatch.setattr(tiny_org_sim.engine, "decide", _boom)
+    monkeypatch.setattr(tiny_org_sim.engine, "decide_doc", _boom)
     r = tiny_org_client.post(
         RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(tiny_org_sim, "alice")
     )
@@ -396,7 +396,7 @@ def test_fast_path_raising_answers_503_without_results(
 def test_recheck_denying_what_the_fast_path_allowed_answers_503(
     tiny_org_client: TestClient, tiny_org_sim: Simulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tiny_org_sim.engine, "decide", lambda *_a, **_k: False)
+    monkeypatch.setattr(tiny_org_sim.engine, "decide_doc", lambda *_a, **_k: False)
     r = tiny_org_client.post(
         RECALL, json={"query": "budget approval report", "top_k": 10}, headers=_h(tiny_org_sim, "alice")
     )

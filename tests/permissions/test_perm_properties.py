@@ -70,11 +70,13 @@ def test_fast_path_equals_enforce_equals_oracle(org, data: st.DataObject) -> Non
                     level = drive.documents[doc_id].secret_level
                     decided = engine.enforce(p, doc_obj(doc_id), act, t, level)
                     expected = ref_may(drive, p, "doc", doc_id, act, t)
-                    compiled = engine.decide(p, doc_obj(doc_id), act, t, level)  # recall's per-hit re-check
-                    assert bool(mask[i]) == decided == expected == compiled, (p.subject, doc_id, act, t)
+                    compiled = engine.decide(p, doc_obj(doc_id), act, t, level)
+                    by_id = engine.decide_doc(p, doc_id, act, t, level)  # recall's per-hit re-check
+                    assert bool(mask[i]) == decided == expected == compiled == by_id, (p.subject, doc_id, act, t)
                     assert look(doc_obj(doc_id)) == decided, (p.subject, doc_id, act, t)
                     # the re-check reads the level it is given: above clearance it refuses whatever the lines
                     assert not engine.decide(p, doc_obj(doc_id), act, t, p.clearance + 1)
+                    assert not engine.decide_doc(p, doc_id, act, t, p.clearance + 1)
             folder_id = data.draw(st.sampled_from(sorted(drive.folders)))
             act = data.draw(st.sampled_from(ACTIONS))
             decided = engine.enforce(p, folder_obj(folder_id), act, t)

@@ -81,6 +81,6 @@ def test_recheck_raising_answers_503(
     def boom(*_a: object, **_k: object) -> bool:
         raise RuntimeError("decision index unavailable")
 
-    monkeypatch.setattr(module_sim.engine, "decide", boom)
+    monkeypatch.setattr(module_sim.engine, "decide_doc", boom)
     r = module_client.post(RECALL, headers=h(module_sim, "u012"), json={"query": Q, "top_k": 10})
     assert r.status_code == 503 and "results" not in r.json()

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from drivebench.drive.errors import Forbidden, IndexUnavailable, PermissionCheckFailed, UnknownPrincipal
 from drivebench.drive.permissions import pointintime
-from drivebench.drive.permissions.compiler import doc_obj
 from drivebench.drive.permissions.engine import Principal
 
 if TYPE_CHECKING:
@@ -291,15 +290,14 @@ def recall_as(
     hits: list[RecallHit] = []
     for rank, h in enumerate(doc_hits, 1):
         doc = host.drive.doc(h.doc_id)
-        # Defense in depth: every hit re-checked by the compiled decision (engine.decide, proven equal
+        # Defense in depth: every hit re-checked by the compiled decision (engine.decide_doc, proven equal
         # to Casbin's enforce; shares nothing with the search mask), at `at` and, for a principal acting
         # as itself in the past, now too. FAULT leaky-acl: bypassed, deliberately, for leaked docs only.
         if doc.doc_id not in leaked:
             try:
-                obj = doc_obj(doc.doc_id)
-                allowed = engine.decide(principal, obj, "preview", at, doc.secret_level)
+                allowed = engine.decide_doc(principal, doc.doc_id, "preview", at, doc.secret_level)
                 if allowed and recheck_now:  # point in time: still previewable now
-                    allowed = current.decide(principal, obj, "preview", now, doc.secret_level)
+                    allowed = current.decide_doc(principal, doc.doc_id, "preview", now, doc.secret_level)
             except Exception as exc:
                 raise PermissionCheckFailed(f"the permission re-check failed for {doc.doc_id}: {exc}") from exc
             if not allowed:

@@ -12,9 +12,10 @@ Four decision verbs, all over the same compiled lines (objects are ``doc_obj(doc
   organisations, every action, against a reference oracle too),
   ``tests/permissions/test_perm_regressions.py::test_fast_path_equals_enforce_on_a_synthetic_thousand_document_drive``
   and ``::test_fast_path_for_other_actions_equals_enforce``.
-* ``decide`` -- **the independent re-check**: the compiled decision recall runs on every hit. Equal to
-  ``enforce`` by ``test_fast_path_equals_enforce_equals_oracle``; that it shares nothing with the mask (a
-  poisoned mask is caught: 503) by ``tests/security/test_recheck_independent.py``.
+* ``decide`` -- **the independent re-check**: the compiled decision; ``decide_doc``, the same for a document
+  by id, is what recall runs on every hit. Both equal to ``enforce`` by
+  ``test_fast_path_equals_enforce_equals_oracle``; that it shares nothing with the mask (a poisoned mask is
+  caught: 503) by ``tests/security/test_recheck_independent.py``.
 * ``enforce_full`` -- the reference again from one enforcer holding every line (for tests). Equal to
   ``enforce`` by ``test_fast_path_equals_enforce_equals_oracle``.
 
@@ -55,6 +56,11 @@ It shares nothing with the search-time mask but the role managers Casbin itself 
 positions, no bitmaps, no mask cache, so a bug or a corruption in the mask is caught by it (the recall
 answers 503). It takes no lock (the index is built once per engine, immutable afterwards), so recalls
 re-check in parallel; ``enforce`` itself stays behind ``CASBIN_LOCK`` and off the recall path.
+
+The names a request needs are resolved when the engine is compiled: every user's subject and its closure
+through ``g`` (``subjects_of``), every document's closure through ``g2`` (``decide_doc``); a request looks
+them up, so the compiler's naming and its role graphs stay off the recall path. They are the role managers'
+own ``ancestors`` (names compiled later, and role principals, are asked of the role managers).
 """
 
 from __future__ import annotations
@@ -166,6 +172,7 @@ class PermissionEngine:
             self.policy_version = drive.policy_version
             self.changes_seen = len(drive.changes)
             self.compiled = compiled if compiled is not None else compile_drive(drive)
+            user_ids = list(drive.users)
             if base is None:
                 self.doc_ids: list[str] = sorted(drive.documents)
                 self.levels = np.array([drive.documents[d].secret_level for d in self.doc_ids], dtype=np.int8)
@@ -190,10 +197,16 @@ class PermissionEngine:
         self._folder_pos: dict[str, int]  # folder object -> position
         self._doc_folder: np.ndarray  # each document's folder position (int64; len(_folder_pos): no folder)
         self._below: dict[str, np.ndarray]  # folder object -> the positions of the folders that inherit from it
+        self._user_subject: dict[str, str]  # user id -> its subject
+        self._subjects: dict[str, frozenset[str]]  # a user's subject -> subjects_of (``everyone`` included)
+        self._doc_objects: dict[str, frozenset[str]]  # document id -> object_ancestors(doc_obj(document id))
         if base is not None:
             self._folder_pos, self._doc_folder, self._below = base._folder_pos, base._doc_folder, base._below
+            self._user_subject, self._subjects = base._user_subject, base._subjects
+            self._doc_objects = base._doc_objects
         else:
             self._build_tree()
+            self._resolve_names(user_ids)
         self._fast: dict[str, _FastLines] = {}
         self._cache: OrderedDict[tuple[object, ...], tuple[np.ndarray, np.ndarray, np.ndarray]] = OrderedDict()
         self._cache_limit = max(16, CACHE_BYTES // max(1, len(self.doc_ids)))
@@ -251,7 +264,8 @@ class PermissionEngine:
     # ------------------------------------------------------------------ principals
     def user_principal(self, user_id: str) -> Principal:
         u = self.drive.user(user_id)
-        return Principal(user_sub(u.user_id), u.user_id, tuple(u.roles), u.department, u.clearance)
+        subject = self._user_subject.get(u.user_id) or user_sub(u.user_id)
+        return Principal(subject, u.user_id, tuple(u.roles), u.department, u.clearance)
 
     def role_principal(self, role: str, department: str | None = None) -> Principal:
         """A principal that holds one role (and department). Its clearance is the lowest clearance
@@ -308,12 +322,24 @@ class PermissionEngine:
     def decide(self, principal: Principal, obj: str, act: str, at: datetime, level: int = 0) -> bool:
         """``enforce``'s decision, compiled: the model's matcher and effect over the (subject, object)
         index of the same lines. O(|subjects| x |ancestors|); no lock; proven equal to ``enforce``."""
+        return self._decide(principal, self.role_managers["g2"].ancestors(obj), act, at, level)
+
+    def decide_doc(self, principal: Principal, doc_id: str, act: str, at: datetime, level: int = 0) -> bool:
+        """``decide(principal, doc_obj(doc_id), act, at, level)`` with the document's closure resolved at compile
+        (recall's re-check of every hit)."""
+        objects = self._doc_objects.get(doc_id)
+        if objects is None:  # a document the engine was not compiled with: only its own name reaches it
+            objects = self.role_managers["g2"].ancestors(doc_obj(doc_id))
+        return self._decide(principal, objects, act, at, level)
+
+    def _decide(self, principal: Principal, objects: frozenset[str], act: str, at: datetime, level: int) -> bool:
         if act not in self.enforcers:
             raise ValueError(f"unknown action {act!r}; known: {', '.join(ACTIONS)}")
         index = self._decisions.get(act) or self._decision_index(act)
         t = to_us(at)
-        subjects = self.role_managers["g"].ancestors(principal.subject) | {"everyone"}
-        objects = self.role_managers["g2"].ancestors(obj)
+        subjects = self._subjects.get(principal.subject)
+        if subjects is None:
+            subjects = self.role_managers["g"].ancestors(principal.subject) | {"everyone"}
         cleared = principal.clearance >= level
         allowed = False
         for s in subjects:
@@ -332,6 +358,9 @@ class PermissionEngine:
     # ------------------------------------------------------------------ closures (what Casbin's g/g2 see)
     def subjects_of(self, principal: Principal) -> frozenset[str]:
         """The principal's subject, ``everyone``, and every role/department it reaches through ``g``."""
+        resolved = self._subjects.get(principal.subject)
+        if resolved is not None:
+            return resolved
         with self._lock:
             return self.role_managers["g"].ancestors(principal.subject) | {"everyone"}
 
@@ -363,6 +392,14 @@ class PermissionEngine:
             for anc in g2.ancestors(f):
                 below[anc].append(i)
         self._below = {f: np.array(sorted(ids), dtype=np.int64) for f, ids in below.items()}
+
+    def _resolve_names(self, user_ids: list[str]) -> None:
+        """Every user's subject and ``subjects_of``, every document's ``object_ancestors``, off the role managers
+        once (what a request then looks up)."""
+        g, g2 = self.role_managers["g"], self.role_managers["g2"]
+        self._user_subject = {u: user_sub(u) for u in user_ids}
+        self._subjects = {s: g.ancestors(s) | {"everyone"} for s in self._user_subject.values()}
+        self._doc_objects = {d: g2.ancestors(doc_obj(d)) for d in self.doc_ids}
 
     def _fast_lines(self, act: str) -> _FastLines:
         fast = self._fast.get(act)
