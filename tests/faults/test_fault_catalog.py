@@ -15,6 +15,7 @@ from drivebench.simulator.faults import (
     request_key,
     unit,
 )
+from drivebench.simulator.faults.faultset import RECALL_FAULTS
 
 
 def test_every_fault_profile_exists() -> None:
@@ -97,6 +98,21 @@ def test_a_clean_fault_set_changes_nothing() -> None:
     versions: list = [object(), object()]
     assert faults.served_versions(versions, None) is versions  # type: ignore[arg-type]
     assert faults.injected == {}
+
+
+def test_touches_recall_follows_every_switch_of_the_faults() -> None:
+    # a recall asks the fault hooks only while it is on (a clean recall calls nothing in faultset.py)
+    faults = FaultSet([Fault.make("latency")])
+    assert faults.touches_recall is False
+    for name in sorted(RECALL_FAULTS):
+        faults.enable(name)
+        assert faults.touches_recall is True, name
+        faults.disable(name)
+        assert faults.touches_recall is False, name
+    assert FaultSet([Fault.make("post-filter")]).touches_recall is True
+    faults.enable("role-from-body")
+    faults.clear()
+    assert faults.touches_recall is False
 
 
 def test_cad_blind_switches_the_dxf_strategy_only() -> None:
