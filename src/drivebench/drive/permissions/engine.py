@@ -45,8 +45,9 @@ marks the folders below its object (``g2``) or its one document; a document is a
 allow reaches it, no deny does, and its secret level is within the principal's clearance. Masks are
 cached by (principal, clearance, policy version, the lines in force at t).
 
-``decide`` is the per-hit re-check search runs on every result (defense in depth). It is a
-*compiled decision*: Casbin's matcher evaluated term by term over an index of the same compiled lines,
+``decide`` (``decide_doc`` for a document by id) is the per-hit re-check recall runs on every result (defense
+in depth). It is a *compiled decision*: Casbin's matcher evaluated term by term over an index of the same
+compiled lines,
 keyed by (subject, object). For a request it looks up the lines of every (subject the principal reaches
 through ``g`` or ``everyone``) x (object or ancestor folder through ``g2``) pair, keeps those in force at
 ``t`` (``within``), and applies the model's effect: some allow whose clearance holds, and no deny. Cost:
