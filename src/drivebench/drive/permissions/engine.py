@@ -45,18 +45,17 @@ marks the folders below its object (``g2``) or its one document; a document is a
 allow reaches it, no deny does, and its secret level is within the principal's clearance. Masks are
 cached by (principal, clearance, policy version, the lines in force at t).
 
-``decide`` (``decide_doc`` for a document by id) is the per-hit re-check recall runs on every result (defense
-in depth). It is a *compiled decision*: Casbin's matcher evaluated term by term over an index of the same
-compiled lines,
-keyed by (subject, object). For a request it looks up the lines of every (subject the principal reaches
-through ``g`` or ``everyone``) x (object or ancestor folder through ``g2``) pair, keeps those in force at
-``t`` (``within``), and applies the model's effect: some allow whose clearance holds, and no deny. Cost:
-|subjects| x |ancestors| dict look-ups (tens), independent of the size of the policy and the corpus,
-where ``enforce`` scans every line of the action (2 ms at 200 lines, 40 ms at 10,000 documents).
-It shares nothing with the search-time mask but the role managers Casbin itself calls: no folder
-positions, no bitmaps, no mask cache, so a bug or a corruption in the mask is caught by it (the recall
-answers 503). It takes no lock (the index is built once per engine, immutable afterwards), so recalls
-re-check in parallel; ``enforce`` itself stays behind ``CASBIN_LOCK`` and off the recall path.
+``decide`` (``decide_doc`` for a document by id) is the per-hit re-check recall runs on every result (defense in
+depth). It is a *compiled decision*: Casbin's matcher evaluated term by term over an index of the same compiled
+lines, keyed by (subject, object). For a request it looks up the lines of every (subject the principal reaches
+through ``g`` or ``everyone``) x (object or ancestor folder through ``g2``) pair, keeps those in force at ``t``
+(``within``), and applies the model's effect: some allow whose clearance holds, and no deny. Cost: |subjects| x
+|ancestors| dict look-ups (tens), independent of the size of the policy and the corpus, where ``enforce`` scans
+every line of the action (2 ms at 200 lines, 40 ms at 10,000 documents). It shares nothing with the search-time
+mask but the role managers Casbin itself calls: no folder positions, no bitmaps, no mask cache, so a bug or a
+corruption in the mask is caught by it (the recall answers 503). It takes no lock (the index is built once per
+engine, immutable afterwards), so recalls re-check in parallel; ``enforce`` itself stays behind ``CASBIN_LOCK`` and
+off the recall path.
 
 The names a request needs are resolved when the engine is compiled: every user's subject and its closure
 through ``g`` (``subjects_of``), every document's closure through ``g2`` (``decide_doc``); a request looks
