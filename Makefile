@@ -30,10 +30,13 @@ $(BIN)/python:
 
 # Re-install only when the project's own dependency list changes. pip prints what it collects as it goes; while it
 # unpacks (silent for up to a minute) a line every $(PIP_TICK) s (10) says it works. A failed pip leaves no stamp.
+# The ticker kills its own sleep when stopped: an orphaned sleep holds make's output open, and make in a pipe
+# (a CI log) would end up to $(PIP_TICK) s after pip.
 # $(call pip_install,SPEC,WHAT,HOW LONG[,SHELL GUARD THAT MAY exit 0 FIRST])
 define pip_install
 	@set -o pipefail; $(4) echo "installing $(2) into $(VENV) (pip, $(3))"; start=$$SECONDS; \
-	( while sleep $(PIP_TICK); do echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
+	( trap 'kill $$nap 2>/dev/null; exit 0' TERM; \
+	  while :; do sleep $(PIP_TICK) & nap=$$!; wait $$nap; echo "  ... pip is still installing ($$((SECONDS - start)) s)"; done ) & ticker=$$!; \
 	$(PIP_INSTALL) -e '$(1)' 2>&1 | { grep -v "^WARNING: Location .* is ignored" || true; }; status=$$?; \
 	kill $$ticker; exit $$status
 endef
