@@ -13,8 +13,10 @@ the compiler or the actions module: it is the oracle ``enforce`` and the fast pa
 from __future__ import annotations
 
 import os
+from collections.abc import Hashable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 import numpy as np
 from hypothesis import HealthCheck, settings
@@ -109,9 +111,37 @@ class Org:
     texts: dict[str, list[str]] = field(default_factory=dict)  # doc_id -> text per version
 
 
+# Building a strategy costs more than drawing from it (hypothesis validates it and computes its labels each
+# time), and ``orgs`` draws a few hundred values per organisation: the strategies are built once per distinct
+# argument. Same elements in the same order, so the same draws as building them on the spot.
+@lru_cache(maxsize=4096)
+def _sampled(items: tuple[Hashable, ...]) -> st.SearchStrategy:
+    return st.sampled_from(items)
+
+
+@lru_cache(maxsize=4096)
+def _none_or_sampled(items: tuple[Hashable, ...]) -> st.SearchStrategy:
+    return st.one_of(st.none(), st.sampled_from(items))
+
+
+@lru_cache(maxsize=256)
+def _integers(lo: int, hi: int) -> st.SearchStrategy:
+    return st.integers(lo, hi)
+
+
+@lru_cache(maxsize=256)
+def _unique_lists(items: tuple[Hashable, ...], min_size: int, max_size: int) -> st.SearchStrategy:
+    return st.lists(st.sampled_from(items), min_size=min_size, max_size=max_size, unique=True)
+
+
+_WORD_LISTS = st.lists(st.sampled_from(WORDS), min_size=3, max_size=12)
+_TRASHED_AT = st.one_of(st.none(), st.none(), st.sampled_from(TIMES))
+_SUBJECT_KINDS = st.sampled_from(("user", "role", "department", "project", "everyone"))
+
+
 def _window(draw: st.DrawFn) -> tuple[datetime | None, datetime | None]:
-    lo = draw(st.one_of(st.none(), st.sampled_from(TIMES)))
-    hi = draw(st.one_of(st.none(), st.sampled_from(TIMES)))
+    lo = draw(_none_or_sampled(tuple(TIMES)))
+    hi = draw(_none_or_sampled(tuple(TIMES)))
     if lo is not None and hi is not None and lo >= hi:
         hi = None
     return lo, hi
@@ -127,10 +157,10 @@ def orgs(
     max_grants: int = 12,
     max_projects: int = 2,
 ) -> Org:
-    n_depts = draw(st.integers(1, max_depts))
+    n_depts = draw(_integers(1, max_depts))
     depts = []
     for i in range(n_depts):
-        parent = None if i == 0 else draw(st.one_of(st.none(), st.sampled_from([f"d{j}" for j in range(i)])))
+        parent = None if i == 0 else draw(_none_or_sampled(tuple(f"d{j}" for j in range(i))))
         depts.append(Department(id=f"d{i}", name=f"dept {i}", parent=parent))
     dept_ids = [d.id for d in depts]
 
@@ -138,84 +168,81 @@ def orgs(
         User(
             user_id=f"u{i}",
             name=f"user {i}",
-            department=draw(st.sampled_from(dept_ids)),
-            roles=draw(st.lists(st.sampled_from(ROLES), max_size=2, unique=True)),
-            clearance=draw(st.sampled_from(SECRET_LEVELS)),
+            department=draw(_sampled(tuple(dept_ids))),
+            roles=draw(_unique_lists(ROLES, 0, 2)),
+            clearance=draw(_sampled(tuple(SECRET_LEVELS))),
         )
-        for i in range(draw(st.integers(1, max_users)))
+        for i in range(draw(_integers(1, max_users)))
     ]
     user_ids = [u.user_id for u in users]
 
     projects = []
-    for p in range(draw(st.integers(0, max_projects))):
+    for p in range(draw(_integers(0, max_projects))):
         members = []
-        for uid in draw(st.lists(st.sampled_from(user_ids), max_size=3, unique=True)):
+        for uid in draw(_unique_lists(tuple(user_ids), 0, 3)):
             lo, hi = _window(draw)
             members.append(ProjectMember(user_id=uid, valid_from=lo, valid_until=hi))
         projects.append(Project(id=f"p{p}", name=f"project {p}", members=members))
 
     paths = ["/"]
     breaks: dict[str, bool] = {"/": False}
-    for _ in range(draw(st.integers(0, max_folders))):
-        parent = draw(st.sampled_from(paths))
+    for _ in range(draw(_integers(0, max_folders))):
+        parent = draw(_sampled(tuple(paths)))
         taken = {p.rsplit("/", 1)[1] for p in paths if p != "/" and (p.rsplit("/", 1)[0] or "/") == parent}
         free = [n for n in FOLDER_NAMES if n not in taken]
         if not free:
             continue
-        path = ("" if parent == "/" else parent) + "/" + draw(st.sampled_from(free))
+        path = ("" if parent == "/" else parent) + "/" + draw(_sampled(tuple(free)))
         paths.append(path)
-        breaks[path] = draw(st.integers(0, 4)) == 0
+        breaks[path] = draw(_integers(0, 4)) == 0
     folders = [Folder(path=p, break_inheritance=breaks[p]) for p in paths]
 
     docs, texts = [], {}
-    for i in range(draw(st.integers(1, max_docs))):
+    for i in range(draw(_integers(1, max_docs))):
         doc_id = f"x{i:02d}"
-        n_versions = draw(st.integers(1, 2))
-        created = [CREATED] + ([draw(st.sampled_from(TIMES[1:]))] if n_versions == 2 else [])
+        n_versions = draw(_integers(1, 2))
+        created = [CREATED] + ([draw(_sampled(tuple(TIMES[1:])))] if n_versions == 2 else [])
         versions = [
             Version(version_id=f"{doc_id}-v{n}", version=n, file=f"files/{doc_id}/v{n}.md", created_at=at)
             for n, at in enumerate(created, 1)
         ]
-        texts[doc_id] = [
-            f"{doc_id} v{n} " + " ".join(draw(st.lists(st.sampled_from(WORDS), min_size=3, max_size=12)))
-            for n in range(1, n_versions + 1)
-        ]
+        texts[doc_id] = [f"{doc_id} v{n} " + " ".join(draw(_WORD_LISTS)) for n in range(1, n_versions + 1)]
         docs.append(
             Document(
                 doc_id=doc_id,
                 name=f"{doc_id}.md",
-                folder=draw(st.sampled_from(paths)),
+                folder=draw(_sampled(tuple(paths))),
                 file_type="md",
-                secret_level=draw(st.sampled_from(SECRET_LEVELS)),
+                secret_level=draw(_sampled(tuple(SECRET_LEVELS))),
                 created_at=CREATED,
                 versions=versions,
-                trashed_at=draw(st.one_of(st.none(), st.none(), st.sampled_from(TIMES))),
+                trashed_at=draw(_TRASHED_AT),
             )
         )
     doc_ids = [d.doc_id for d in docs]
 
     grants = []
-    for i in range(draw(st.integers(0, max_grants))):
-        kind = draw(st.sampled_from(("user", "role", "department", "project", "everyone")))
+    for i in range(draw(_integers(0, max_grants))):
+        kind = draw(_SUBJECT_KINDS)
         if kind == "project" and not projects:
             kind = "everyone"
         ident = {
-            "user": lambda: draw(st.sampled_from(user_ids)),
-            "role": lambda: draw(st.sampled_from((*ROLES, GHOST_ROLE))),
-            "department": lambda: draw(st.sampled_from(dept_ids)),
-            "project": lambda: draw(st.sampled_from([p.id for p in projects])),
+            "user": lambda: draw(_sampled(tuple(user_ids))),
+            "role": lambda: draw(_sampled((*ROLES, GHOST_ROLE))),
+            "department": lambda: draw(_sampled(tuple(dept_ids))),
+            "project": lambda: draw(_sampled(tuple(p.id for p in projects))),
             "everyone": lambda: None,
         }[kind]()
-        on_doc = draw(st.integers(0, 3)) == 0
+        on_doc = draw(_integers(0, 3)) == 0
         lo, hi = _window(draw)
         grants.append(
             Grant(
                 grant_id=f"g{i:02d}",
-                path=None if on_doc else draw(st.sampled_from(paths)),
-                doc_id=draw(st.sampled_from(doc_ids)) if on_doc else None,
+                path=None if on_doc else draw(_sampled(tuple(paths))),
+                doc_id=draw(_sampled(tuple(doc_ids))) if on_doc else None,
                 subject=Subject(kind=kind, id=ident),
-                actions=draw(st.lists(st.sampled_from(ACTIONS), min_size=1, max_size=2, unique=True)),
-                effect="deny" if draw(st.integers(0, 3)) == 0 else "allow",
+                actions=draw(_unique_lists(ACTIONS, 1, 2)),
+                effect="deny" if draw(_integers(0, 3)) == 0 else "allow",
                 valid_from=lo,
                 valid_until=hi,
             )
