@@ -105,7 +105,9 @@ def test_schemathesis_finds_no_server_error_and_no_contract_violation(module_sim
 
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
-CLI_EXAMPLES = int(os.environ.get("DRIVEBENCH_FUZZ_EXAMPLES", "60"))  # per operation and phase; ~5,600 cases in all
+# The run costs schemathesis's own CPU (measured 62 of 79 CPU-s; the two servers 18), about in proportion to
+# the cases: 48 per operation and phase keep the promised 5,000 with a margin (60 made 6,566).
+CLI_EXAMPLES = int(os.environ.get("DRIVEBENCH_FUZZ_EXAMPLES", "48"))  # per operation and phase; ~5,800 cases in all
 CLI_MIN_TOTAL = 5000
 
 
