@@ -365,7 +365,8 @@ def audit_corpus(
     pipelines = tuple(pipelines)
     sim = Simulator.from_corpus(corpus_dir, SimConfig(pipeline="bm25", embedder=embedder))
     store = sim.store
-    retrievers = {p: Retriever(store, sim.embedder, p) for p in pipelines}
+    packs = sim.cache.packs  # the packaged vectors: the built-in eval sets' questions are packed too
+    retrievers = {p: Retriever(store, sim.embedder, p, query_packs=packs) for p in pipelines}
     live = [d for d in manifest.documents]
     titles = _DocIndex([d.doc_id for d in live], [f"{d.title} {d.name}" for d in live])
     chunk_docs = np.array(store.doc_ids, dtype=object)
@@ -390,11 +391,11 @@ def audit_corpus(
         [d.doc_id for d in alive_docs],
         [_doc_text([store.texts[c] for c in store.by_version.get(d.versions[-1].version_id, [])]) for d in alive_docs],
     )
-    whole_dense = retrievers.get("dense") or Retriever(store, sim.embedder, "dense")
+    whole_dense = retrievers.get("dense") or Retriever(store, sim.embedder, "dense", query_packs=packs)
     mask_all = np.ones(len(store.texts), dtype=bool)
     # every query is known: encode them all ahead in full batches (dense, hybrid and the whole-corpus dense
-    # check then share one vector per query)
-    whole_dense.query_batcher.prime([q.query for q in queries])
+    # check then share one vector per query); a built-in eval set's questions come from its query pack
+    whole_dense.query_batcher.prime([q.query for q in queries], packs)
 
     for n, q in enumerate(queries, 1):
         if progress:
