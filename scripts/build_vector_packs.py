@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from importlib import metadata
 
 from drivebench.corpora.vectors import PACKED_CORPORA, pack_path
 from drivebench.experiments.vector_packs import corpus_passages, corpus_queries
@@ -50,8 +51,6 @@ def main(argv: list[str] | None = None) -> int:
                 f" fingerprint and kind {'ok' if right else 'differ'}"
             )
             continue
-        from importlib import metadata
-
         if kind == "query":  # questions are few and asked once each: no cache, the model's vectors directly
             vectors = embedder.encode(texts, kind="query")
             source = f"{corpus}'s eval-set questions at its default seed and scale; {embedder.fingerprint}; drivebench {metadata.version('drivebench')}"
