@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -345,6 +347,22 @@ def _lint_material(
     return gold_text, dict(readable)
 
 
+@contextmanager
+def _search_threads() -> Iterator[None]:
+    """FAISS on one thread while the audit runs (``DRIVEBENCH_FAISS_THREADS`` overrides, as for the server), the
+    previous setting restored after. The audit makes about three searches per question, each one query over a
+    thousand chunks, where an OpenMP team costs more than it saves (the server's reasoning, server/process.py;
+    measured on 2 busy cores: a repeated audit of acme-zh@3 5.2 s with 2 threads, 1.9 s with one)."""
+    import faiss
+
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(int(os.environ.get("DRIVEBENCH_FAISS_THREADS", "1")))
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
+
+
 def audit_corpus(
     corpus_dir: Path,
     *,
@@ -353,6 +371,17 @@ def audit_corpus(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The difficulty report of ``corpus_dir``'s eval set (see the module docstring)."""
+    with _search_threads():
+        return _audit(Path(corpus_dir), embedder=embedder, pipelines=pipelines, progress=progress)
+
+
+def _audit(
+    corpus_dir: Path,
+    *,
+    embedder: str | None,
+    pipelines: Iterable[str],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
     from drivebench.drive.clock import as_utc
     from drivebench.experiments.gold_lint import LintInput, lint_gold
     from drivebench.search.retrieval.pipelines import Retriever
