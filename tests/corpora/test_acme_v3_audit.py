@@ -82,6 +82,7 @@ def test_the_linter_runs_on_every_other_builtin(label: str) -> None:
     assert not checks["gold lint: contradictions"]["ok"] and checks["gold lint: contradictions"]["value"] is None
 
 
+@pytest.mark.slow
 def test_the_audit_searches_on_one_faiss_thread_and_restores_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
     """Its many single-query searches run on one FAISS thread (an OpenMP team made them 2-3x slower on 2 busy
     cores), and the process's setting is back afterwards."""
