@@ -80,3 +80,32 @@ def test_the_linter_runs_on_every_other_builtin(label: str) -> None:
     assert lint["not_linted_by_reason"].get("no_anchors", 0) + lint["permission_only"] == report["queries"]
     checks = {c["check"]: c for c in report["acceptance"]}
     assert not checks["gold lint: contradictions"]["ok"] and checks["gold lint: contradictions"]["value"] is None
+
+
+@pytest.mark.slow
+def test_the_audit_searches_on_one_faiss_thread_and_restores_the_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its many single-query searches run on one FAISS thread (an OpenMP team made them 2-3x slower on 2 busy
+    cores), and the process's setting is back afterwards."""
+    import faiss
+
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.experiments.corpus_audit import audit_corpus
+    from drivebench.search.index.chunk_store import ChunkStore
+
+    seen: list[int] = []
+    search = ChunkStore.search
+
+    def counting(self: ChunkStore, query, mask, k):  # type: ignore[no-untyped-def]
+        seen.append(faiss.omp_get_max_threads())
+        return search(self, query, mask, k)
+
+    monkeypatch.setattr(ChunkStore, "search", counting)
+    monkeypatch.delenv("DRIVEBENCH_FAISS_THREADS", raising=False)
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(2)
+    try:
+        audit_corpus(resolve_corpus("seed"), embedder="hash", pipelines=("dense",))
+        assert seen and set(seen) == {1}
+        assert faiss.omp_get_max_threads() == 2
+    finally:
+        faiss.omp_set_num_threads(before)

@@ -10,6 +10,7 @@ import itertools
 import re
 import zipfile
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -53,11 +54,24 @@ def default(request: pytest.FixtureRequest) -> Built:
     return _load(resolve_corpus(f"acme-{request.param}@1"))
 
 
+@pytest.fixture(scope="module")
+def small_build(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Built]:
+    """One small build per language for the module, made on first use (the languages test reads both)."""
+    built: dict[str, Built] = {}
+
+    def get(language: str) -> Built:
+        if language not in built:
+            out = tmp_path_factory.mktemp(f"acme-{language}-small")
+            build_acme(out, language=language, scale="small")  # type: ignore[arg-type]
+            built[language] = _load(out)
+        return built[language]
+
+    return get
+
+
 @pytest.fixture(scope="module", params=["zh", "en"])
-def small(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    out = tmp_path_factory.mktemp(f"acme-{request.param}-small")
-    build_acme(out, language=request.param, scale="small")
-    return _load(out)
+def small(request: pytest.FixtureRequest, small_build: Callable[[str], Built]) -> Built:
+    return small_build(request.param)
 
 
 def _tree(path: Path) -> dict[str, bytes]:
@@ -86,9 +100,8 @@ def test_other_seed_other_corpus(small: Built, tmp_path: Path) -> None:
     assert (tmp_path / EVALSET_NAME).read_bytes() != (small.path / EVALSET_NAME).read_bytes()
 
 
-def test_languages_share_one_scenario(tmp_path: Path) -> None:
-    zh = build_acme(tmp_path / "zh", language="zh", scale="small")
-    en = build_acme(tmp_path / "en", language="en", scale="small")
+def test_languages_share_one_scenario(small_build: Callable[[str], Built]) -> None:
+    zh, en = small_build("zh").manifest, small_build("en").manifest
     assert [(d.doc_id, d.file_type, len(d.versions), d.secret_level) for d in zh.documents] == [
         (d.doc_id, d.file_type, len(d.versions), d.secret_level) for d in en.documents
     ]

@@ -114,9 +114,9 @@ def test_names_and_versions_resolve() -> None:
 
 def test_resolve_caches_each_version_apart_and_reports_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DRIVEBENCH_CACHE", str(tmp_path))
-    one = resolve_corpus("acme-en@1", scale="small")
-    assert one.name.startswith("acme-en@1-seeddefault-small-")
-    assert resolve_corpus("acme-en@1", scale="small") == one  # cached
+    one = resolve_corpus("acme-en@1", scale=40)  # 40 documents: the caching is the point, not the corpus
+    assert one.name.startswith("acme-en@1-seeddefault-40-")
+    assert resolve_corpus("acme-en@1", scale=40) == one  # cached
     assert corpus_version(one) == "acme-en@1"
     assert "corpus_version" not in json.loads((one / MANIFEST_NAME).read_text(encoding="utf-8"))
     with pytest.raises(KeyError, match="neither a corpus directory"):

@@ -99,20 +99,31 @@ def _embedder_info(embedder: str) -> dict[str, Any]:
 
 
 def _packs_info() -> dict[str, Any]:
-    """The packaged passage vectors an embedder with a matching fingerprint would use (index.vector_packs)."""
+    """The packaged vectors an embedder with a matching fingerprint would use (index.vector_packs): passage packs
+    (and unreadable files) under ``packs``, the eval-set question packs under ``query_packs``."""
     from drivebench.corpora.vectors import PACK_DIR
     from drivebench.search.index.vector_packs import ENV, default_pack_dirs, read_pack
 
     dirs = default_pack_dirs([PACK_DIR])
     packs: list[dict[str, Any]] = []
+    query_packs: list[dict[str, Any]] = []
     for directory in dirs:
         for path in sorted(directory.glob("*.npz")) if directory.is_dir() else []:
             try:
                 pack = read_pack(path)
-                packs.append({"file": str(path), "fingerprint": pack.fingerprint, "passages": len(pack)})
+                if pack.kind == "query":
+                    query_packs.append({"file": str(path), "fingerprint": pack.fingerprint, "questions": len(pack)})
+                else:
+                    packs.append({"file": str(path), "fingerprint": pack.fingerprint, "passages": len(pack)})
             except ValueError as exc:
                 packs.append({"file": str(path), "error": str(exc)})
-    return {"enabled": bool(dirs), "switch": ENV, "directories": [str(d) for d in dirs], "packs": packs}
+    return {
+        "enabled": bool(dirs),
+        "switch": ENV,
+        "directories": [str(d) for d in dirs],
+        "packs": packs,
+        "query_packs": query_packs,
+    }
 
 
 def _secret_info() -> dict[str, Any]:
@@ -208,6 +219,7 @@ def info(
             else f"{Path(p['file']).name} (unreadable: ignored)"
             for p in packs["packs"]
         )
+        + "".join(f"; {Path(p['file']).name} ({p['questions']} questions)" for p in packs["query_packs"])
         or "none found"
         if packs["enabled"]
         else f"off ({packs['switch']}=0)",

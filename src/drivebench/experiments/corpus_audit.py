@@ -45,10 +45,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import zlib
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -345,6 +347,22 @@ def _lint_material(
     return gold_text, dict(readable)
 
 
+@contextmanager
+def _search_threads() -> Iterator[None]:
+    """FAISS on one thread while the audit runs (``DRIVEBENCH_FAISS_THREADS`` overrides, as for the server), the
+    previous setting restored after. The audit makes about three searches per question, each one query over a
+    thousand chunks, where an OpenMP team costs more than it saves (the server's reasoning, server/process.py;
+    measured on 2 busy cores: a repeated audit of acme-zh@3 5.2 s with 2 threads, 1.9 s with one)."""
+    import faiss
+
+    previous = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(int(os.environ.get("DRIVEBENCH_FAISS_THREADS", "1")))
+    try:
+        yield
+    finally:
+        faiss.omp_set_num_threads(previous)
+
+
 def audit_corpus(
     corpus_dir: Path,
     *,
@@ -353,6 +371,17 @@ def audit_corpus(
     progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
     """The difficulty report of ``corpus_dir``'s eval set (see the module docstring)."""
+    with _search_threads():
+        return _audit(Path(corpus_dir), embedder=embedder, pipelines=pipelines, progress=progress)
+
+
+def _audit(
+    corpus_dir: Path,
+    *,
+    embedder: str | None,
+    pipelines: Iterable[str],
+    progress: Callable[[int, int], None] | None,
+) -> dict[str, Any]:
     from drivebench.drive.clock import as_utc
     from drivebench.experiments.gold_lint import LintInput, lint_gold
     from drivebench.search.retrieval.pipelines import Retriever
@@ -365,7 +394,8 @@ def audit_corpus(
     pipelines = tuple(pipelines)
     sim = Simulator.from_corpus(corpus_dir, SimConfig(pipeline="bm25", embedder=embedder))
     store = sim.store
-    retrievers = {p: Retriever(store, sim.embedder, p) for p in pipelines}
+    packs = sim.cache.packs  # the packaged vectors: the built-in eval sets' questions are packed too
+    retrievers = {p: Retriever(store, sim.embedder, p, query_packs=packs) for p in pipelines}
     live = [d for d in manifest.documents]
     titles = _DocIndex([d.doc_id for d in live], [f"{d.title} {d.name}" for d in live])
     chunk_docs = np.array(store.doc_ids, dtype=object)
@@ -390,11 +420,11 @@ def audit_corpus(
         [d.doc_id for d in alive_docs],
         [_doc_text([store.texts[c] for c in store.by_version.get(d.versions[-1].version_id, [])]) for d in alive_docs],
     )
-    whole_dense = retrievers.get("dense") or Retriever(store, sim.embedder, "dense")
+    whole_dense = retrievers.get("dense") or Retriever(store, sim.embedder, "dense", query_packs=packs)
     mask_all = np.ones(len(store.texts), dtype=bool)
     # every query is known: encode them all ahead in full batches (dense, hybrid and the whole-corpus dense
-    # check then share one vector per query)
-    whole_dense.query_batcher.prime([q.query for q in queries])
+    # check then share one vector per query); a built-in eval set's questions come from its query pack
+    whole_dense.query_batcher.prime([q.query for q in queries], packs)
 
     for n, q in enumerate(queries, 1):
         if progress:

@@ -1,5 +1,6 @@
-"""The passages the simulator embeds when it loads a built-in corpus: what ``make vector-packs``
-(``scripts/build_vector_packs.py``) encodes into ``drivebench.corpora.vectors`` and what the pack test checks."""
+"""The passages the simulator embeds when it loads a built-in corpus, and the questions of its eval set: what
+``make vector-packs`` (``scripts/build_vector_packs.py``) encodes into ``drivebench.corpora.vectors`` and what
+the pack test checks."""
 
 from __future__ import annotations
 
@@ -40,3 +41,12 @@ def corpus_passages(corpus: str) -> list[str]:
     sim.cache = recorder
     sim.ingest_all()
     return list(dict.fromkeys(recorder.texts))
+
+
+def corpus_queries(corpus: str) -> list[str]:
+    """Every distinct question of ``corpus``'s eval set, in order (what ``demo`` and ``corpus audit`` encode)."""
+    from drivebench.corpora.builtin import resolve_corpus
+    from drivebench.formats.corpus import EVALSET_NAME
+    from drivebench.formats.evalset import load_evalset
+
+    return list(dict.fromkeys(q.query for q in load_evalset(resolve_corpus(corpus) / EVALSET_NAME)))

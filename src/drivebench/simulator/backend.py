@@ -496,7 +496,9 @@ class Simulator:
     def make_retriever(self, pipeline: str, rerank: str | None) -> Retriever | RerankingRetriever:
         """``pipeline`` over this index, followed by the ``rerank`` model when given (its folder evidence from
         this drive: ``folder_path_now``)."""
-        return with_rerank(Retriever(self.store, self.embedder, pipeline), rerank, self.folder_path_now)
+        # the packaged vectors answer the built-in eval sets' questions too (off with use_cache=False, like them)
+        base = Retriever(self.store, self.embedder, pipeline, query_packs=self.cache.packs)
+        return with_rerank(base, rerank, self.folder_path_now)
 
     @property
     def reranker(self) -> str | None:

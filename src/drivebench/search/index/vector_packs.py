@@ -8,7 +8,11 @@ A pack is one ``.npz`` file in ``corpora/vectors/`` (``drivebench.corpora.vector
 * ``digests``: ``uint8[N, 32]``, sha256 of each passage text, sorted (the embedding cache's key, without the
   fingerprint);
 * ``vectors``: ``float32[N, dim]``, the embedder's passage vectors, byte-for-byte what it returned;
-* ``source``: a line saying which corpora, scale and package made it (for humans).
+* ``source``: a line saying which corpora, scale and package made it (for humans);
+* ``kind``: ``passage`` (absent in older packs: passage) or ``query``: what the vectors embed. The embedders
+  encode a query and a passage of the same text differently (e5's ``query: `` and ``passage: `` prefixes), so a
+  lookup names its kind and reads only packs of that kind: a query vector never serves as a passage vector.
+  The query packs hold the built-in corpora's eval-set questions (what ``corpus audit`` and ``demo`` ask).
 
 Trust, not faith: before the first vector of a pack is served in a process, the real embedder re-encodes
 ``VERIFY_SAMPLE`` of the requested passages that the pack holds and every one must match
@@ -33,6 +37,7 @@ import numpy as np
 
 ENV = "DRIVEBENCH_VECTOR_PACKS"
 VERIFY_SAMPLE = 3  # passages re-encoded before a pack is trusted (about 0.2 s with e5 here)
+KINDS = ("passage", "query")
 MIN_COSINE = 0.999  # the same engine on another CPU may differ in the last bits; a wrong pack is far off
 
 
@@ -58,6 +63,7 @@ class VectorPack:
     digests: np.ndarray  # uint8 [N, 32], sorted lexicographically
     vectors: np.ndarray  # float32 [N, dim]
     source: str = ""
+    kind: str = "passage"  # one of KINDS
     _keys: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -73,8 +79,12 @@ class VectorPack:
         return row if row < len(self._keys) and self.digests[row].tobytes() == digest else -1
 
 
-def write_pack(path: Path, fingerprint: str, texts: Iterable[str], vectors: np.ndarray, source: str) -> int:
-    """Write the pack of ``texts`` -> ``vectors`` (duplicates kept once); returns the number of passages."""
+def write_pack(
+    path: Path, fingerprint: str, texts: Iterable[str], vectors: np.ndarray, source: str, kind: str = "passage"
+) -> int:
+    """Write the pack of ``texts`` -> ``vectors`` of ``kind`` (duplicates kept once); returns the number of texts."""
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
     rows: dict[bytes, np.ndarray] = {}
     for text, vector in zip(texts, vectors, strict=True):
         rows.setdefault(text_digest(text), np.asarray(vector, dtype=np.float32))
@@ -84,18 +94,32 @@ def write_pack(path: Path, fingerprint: str, texts: Iterable[str], vectors: np.n
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:  # np.savez_compressed(path) would append .npz to any other suffix
         np.savez_compressed(
-            fh, fingerprint=np.array(fingerprint), digests=digests, vectors=stacked, source=np.array(source)
+            fh,
+            fingerprint=np.array(fingerprint),
+            digests=digests,
+            vectors=stacked,
+            source=np.array(source),
+            kind=np.array(kind),
         )
     return len(order)
 
 
 def read_fingerprint(path: Path) -> str:
     """A pack's fingerprint, without reading its arrays; raises ValueError when it is not a pack."""
+    return read_header(path)[0]
+
+
+def read_header(path: Path) -> tuple[str, str]:
+    """A pack's fingerprint and kind, without reading its arrays; raises ValueError when it is not a pack."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            return str(data["fingerprint"])
+            fingerprint = str(data["fingerprint"])
+            kind = str(data["kind"]) if "kind" in data else "passage"
     except Exception as exc:  # zip, pickle refusal, missing array: all mean "not a pack"
         raise ValueError(f"{path}: not a vector pack ({type(exc).__name__}: {exc})") from exc
+    if kind not in KINDS:
+        raise ValueError(f"{path}: not a vector pack (kind {kind!r})")
+    return fingerprint, kind
 
 
 def read_pack(path: Path) -> VectorPack:
@@ -106,6 +130,7 @@ def read_pack(path: Path) -> VectorPack:
             digests = np.asarray(data["digests"], dtype=np.uint8)
             vectors = np.asarray(data["vectors"], dtype=np.float32)
             source = str(data["source"]) if "source" in data else ""
+            kind = str(data["kind"]) if "kind" in data else "passage"
     except Exception as exc:  # zip, pickle refusal, missing array: all mean "not a pack"
         raise ValueError(f"{path}: not a vector pack ({type(exc).__name__}: {exc})") from exc
     if digests.ndim != 2 or digests.shape[1] != 32 or vectors.ndim != 2 or len(digests) != len(vectors):
@@ -114,7 +139,9 @@ def read_pack(path: Path) -> VectorPack:
         raise ValueError(f"{path}: not a vector pack (digests not sorted and unique)")
     if not np.all(np.isfinite(vectors)):
         raise ValueError(f"{path}: not a vector pack (non-finite vectors)")
-    return VectorPack(path, fingerprint, digests, vectors, source)
+    if kind not in KINDS:
+        raise ValueError(f"{path}: not a vector pack (kind {kind!r})")
+    return VectorPack(path, fingerprint, digests, vectors, source, kind)
 
 
 def _warn(message: str) -> None:
@@ -122,32 +149,35 @@ def _warn(message: str) -> None:
 
 
 class VectorPacks:
-    """The packs of some directories, looked up by (fingerprint, text); each verified once before first use."""
+    """The packs of some directories, looked up by (fingerprint, kind, text); each verified once before first use."""
 
     def __init__(self, directories: list[Path] | None = None, warn: Callable[[str], None] = _warn) -> None:
         self._dirs = default_pack_dirs() if directories is None else directories  # None: only the env's
         self._warn = warn
         self._lock = threading.Lock()
-        self._packs: dict[str, list[VectorPack]] | None = None  # by fingerprint, read on first lookup
+        self._packs: dict[tuple[str, str], list[VectorPack]] | None = (
+            None  # by (fingerprint, kind), read on first lookup
+        )
         self._state: dict[Path, bool] = {}  # path -> verified (True) or rejected (False)
-        self.served = 0  # vectors served from packs in this process (shown by ingestion, counted by tests)
+        self.served = 0  # passage vectors served from packs in this process (shown by ingestion, counted by tests)
+        self.served_queries = 0  # query vectors served from packs in this process
 
-    def _load(self, fingerprint: str) -> list[VectorPack]:
-        """The readable packs of ``fingerprint``. A pack of another embedder is never read beyond its
-        fingerprint (its vectors would be resident memory for nothing)."""
+    def _load(self, fingerprint: str, kind: str) -> list[VectorPack]:
+        """The readable packs of ``fingerprint`` and ``kind``. A pack of another embedder or kind is never read
+        beyond its header (its vectors would be resident memory for nothing)."""
         if self._packs is None:
             self._packs = {}
-        if fingerprint not in self._packs:
+        if (fingerprint, kind) not in self._packs:
             packs: list[VectorPack] = []
             for directory in self._dirs:
                 for path in sorted(directory.glob("*.npz")) if directory.is_dir() else []:
                     try:
-                        if read_fingerprint(path) == fingerprint:
+                        if read_header(path) == (fingerprint, kind):
                             packs.append(read_pack(path))
                     except ValueError as exc:
                         self._warn(f"ignoring {exc}")
-            self._packs[fingerprint] = packs
-        return self._packs[fingerprint]
+            self._packs[fingerprint, kind] = packs
+        return self._packs[fingerprint, kind]
 
     def release(self) -> None:
         """Drop the packs' arrays (after a bulk load has taken what it needs); they are read again, without
@@ -156,21 +186,26 @@ class VectorPacks:
             self._packs = None
 
     def lookup(
-        self, fingerprint: str, texts: list[str], encode: Callable[[list[str]], np.ndarray]
+        self, fingerprint: str, texts: list[str], encode: Callable[[list[str]], np.ndarray], kind: str = "passage"
     ) -> dict[str, np.ndarray]:
-        """Vectors for those of ``texts`` a verified pack of ``fingerprint`` holds. ``encode`` is the real
-        embedder's passage encoder, used to verify a pack the first time it would serve."""
+        """Vectors for those of ``texts`` a verified pack of ``fingerprint`` and ``kind`` holds. ``encode`` is the
+        real embedder's encoder of that kind, used to verify a pack the first time it would serve."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         if not texts:
             return {}
         with self._lock:
-            packs = [p for p in self._load(fingerprint) if self._state.get(p.path, True)]
+            packs = [p for p in self._load(fingerprint, kind) if self._state.get(p.path, True)]
         found: dict[str, np.ndarray] = {}
         for pack in packs:
             rows = {t: r for t in texts if t not in found and (r := pack.find(text_digest(t))) >= 0}
             if not rows or not self._trusted(pack, rows, encode):
                 continue
             found.update((t, pack.vectors[r].copy()) for t, r in rows.items())
-        self.served += len(found)
+        if kind == "passage":
+            self.served += len(found)
+        else:
+            self.served_queries += len(found)
         return found
 
     def _trusted(self, pack: VectorPack, rows: dict[str, int], encode: Callable[[list[str]], np.ndarray]) -> bool:

@@ -26,7 +26,9 @@ descending score, searching only chunks whose mask bit is set (pre-filtering). P
 
 Query vectors come from the process's ``QueryBatcher`` for the embedder (below, ``shared_batcher``): queries in
 flight at the same time share encode calls, run on as many encoder threads as the embedder allows (``e5``:
-one per core, each on its share of the thread budget), so dense throughput rises with concurrency.
+one per core, each on its share of the thread budget), so dense throughput rises with concurrency. A retriever
+given ``query_packs`` (the simulator's packaged vectors, ``index.vector_packs``) first looks a query up in the
+query packs of the built-in eval sets: their questions (what ``corpus audit`` and ``demo`` ask) are not encoded.
 
 The default (hybrid with the ``e5`` embedder) is the best measured by ``benchmarks/bench_pipelines.py``
 on acme-zh and acme-en: see docs/embedders.md, and the benchmark's report for the figures.
@@ -44,6 +46,8 @@ import numpy as np
 
 from drivebench.search.index.chunk_store import ChunkStore, fit_mask
 from drivebench.search.index.embedders import Embedder, embed_threads
+from drivebench.search.index.embedding_cache import fingerprint_of
+from drivebench.search.index.vector_packs import VectorPacks
 
 PIPELINES = ("dense", "bm25", "hybrid", "hierarchical", "deep", "prf")
 # the levers of the article's improvement loop, one module each (their docstrings name the paper they follow)
@@ -189,11 +193,12 @@ class QueryBatcher:
         self.most_concurrent = 0  # the most encode calls seen running at once
         self._primed: dict[str, np.ndarray] = {}
 
-    def prime(self, queries: list[str]) -> None:
+    def prime(self, queries: list[str], packs: VectorPacks | None = None) -> None:
         """Encode ``queries`` now, ``max_batch`` at a time, and answer them from memory from then on
-        (replacing what an earlier ``prime`` held)."""
+        (replacing what an earlier ``prime`` held). Those a query pack of ``packs`` holds are not encoded."""
         todo = list(dict.fromkeys(queries))
-        primed: dict[str, np.ndarray] = {}
+        primed = packed_queries(packs, self.embedder, todo)
+        todo = [q for q in todo if q not in primed]
         for i in range(0, len(todo), self.max_batch):
             texts = todo[i : i + self.max_batch]
             vectors = np.asarray(self._encode(texts))
@@ -266,6 +271,16 @@ class QueryBatcher:
                 r.done.set()
 
 
+def packed_queries(packs: VectorPacks | None, embedder: Embedder, queries: list[str]) -> dict[str, np.ndarray]:
+    """The query vectors of ``queries`` that a query pack of ``packs`` holds for ``embedder`` (verified against
+    the embedder's own query encoder before the pack first serves, like a passage pack)."""
+    if packs is None or not queries:
+        return {}
+    return packs.lookup(
+        fingerprint_of(embedder), queries, lambda sample: embedder.encode(sample, kind="query"), kind="query"
+    )
+
+
 _shared: dict[Embedder, QueryBatcher] = {}  # like the shared embedders (get_embedder): live for the process
 _shared_lock = threading.Lock()
 
@@ -281,12 +296,18 @@ def shared_batcher(embedder: Embedder) -> QueryBatcher:
 
 class Retriever:
     def __init__(
-        self, store: ChunkStore, embedder: Embedder, pipeline: str = "hybrid", fusion: Fusion = DEFAULT_FUSION
+        self,
+        store: ChunkStore,
+        embedder: Embedder,
+        pipeline: str = "hybrid",
+        fusion: Fusion = DEFAULT_FUSION,
+        query_packs: VectorPacks | None = None,
     ):
         if pipeline not in PIPELINES:
             raise ValueError(f"unknown pipeline {pipeline!r}; known: {', '.join(PIPELINES)}")
         self.store, self.embedder, self.pipeline, self.fusion = store, embedder, pipeline, fusion
         self.query_batcher = shared_batcher(embedder)  # concurrent queries share its encoder threads
+        self.query_packs = query_packs  # packaged query vectors, consulted before the batcher
         self._lever: Lever | None = None
         self._lever_lock = threading.Lock()
 
@@ -323,7 +344,8 @@ class Retriever:
         return self.hybrid(query, mask, top_k)
 
     def _query_vector(self, query: str) -> np.ndarray:
-        return self.query_batcher.encode(query)
+        packed = packed_queries(self.query_packs, self.embedder, [query])
+        return packed[query] if packed else self.query_batcher.encode(query)
 
     def dense(self, query: str, mask: np.ndarray, top_k: int, qvec: np.ndarray | None = None) -> list[DocHit]:
         if qvec is None:

@@ -414,7 +414,7 @@ class RerankingRetriever:
         """This call's copy of the base, whose encode of ``query`` is the one started here (shared with the
         dense features), and that encode."""
         base = self.base
-        pending = _ENCODE_POOL.submit(base.query_batcher.encode, query)
+        pending = _ENCODE_POOL.submit(base._query_vector, query)
         primed = copy.copy(base)
 
         def query_vector(text: str) -> np.ndarray:
