@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import signal
 import subprocess
 import time
@@ -20,7 +19,7 @@ from click.testing import CliRunner
 from drivebench.drive.tokens import EVAL_SERVICE
 from drivebench.evaluator.sync.scenario import change_classes
 from drivebench.server.process import free_port
-from tests.support.clirun import DRIVEBENCH, clean_env, run
+from tests.support.clirun import DRIVEBENCH, clean_env, run, run_in_process
 from tests.support.failopen import serve_app
 from tests.support.serverproc import ServerProc
 from tests.support.sync import RecallProxy
@@ -34,19 +33,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
     proc.stop()
 
 
-def _in_process(*args: str) -> tuple[int, str, str]:
-    """``drivebench ARGS`` in this process (the CLI's own entry point, exit code and streams, without the second
-    of interpreter start-up a subprocess costs): the tests of a real process are the stop signals' and the first."""
-    from drivebench.cli.main import app
-
-    unset: dict[str, str | None] = {
-        k: None for k in os.environ if k.startswith("DRIVEBENCH_") and k != "DRIVEBENCH_CACHE"
-    }
-    env = {**unset, "DRIVEBENCH_CONFIG": "none", "DRIVEBENCH_HISTORY": "none", "COLUMNS": "200", "NO_COLOR": "1"}
-    done = CliRunner().invoke(typer.main.get_command(app), list(args), env=env)
-    return done.exit_code, done.stdout, done.stderr + (repr(done.exception) if done.exit_code == 70 else "")
-
-
 def _sync_args(server: ServerProc, out: Path, *extra: str, target: str | None = None) -> list[str]:
     return [
         "eval", "sync",
@@ -57,7 +43,7 @@ def _sync_args(server: ServerProc, out: Path, *extra: str, target: str | None = 
 
 
 def _sync(server: ServerProc, out: Path, *extra: str, target: str | None = None) -> tuple[int, str, str]:
-    return _in_process(*_sync_args(server, out, *extra, target=target))
+    return run_in_process(*_sync_args(server, out, *extra, target=target))
 
 
 def test_revocations_on_the_simulator_exit_0_with_every_figure_written(server: ServerProc, tmp_path: Path) -> None:
@@ -173,13 +159,13 @@ def test_after_sigkill_the_next_run_refuses_and_restore_undoes_the_changes(serve
     code, _, err = _sync(server, tmp_path / "next", "--scenario", "content")
     assert code == 2 and "--restore" in err, err
     drive = ["--drive", server.url, "--drive-token", server.token("admin")]
-    code, out, err = _in_process("eval", "sync", "--restore", *drive)
+    code, out, err = run_in_process("eval", "sync", "--restore", *drive)
     assert code == 0, err
     assert "1 changes undone" in out, out
     assert _grants(server) == grants
     after = server.get("/_sim/stats").json()
     assert (after["snapshot"], after["clock"], after["changes"]) == (before["snapshot"], before["clock"], 0)
-    code, out, err = _in_process("eval", "sync", "--restore", *drive)
+    code, out, err = run_in_process("eval", "sync", "--restore", *drive)
     assert code == 0 and "no change to undo" in out, out + err
 
 
@@ -196,7 +182,7 @@ def test_the_target_may_be_a_profile(server: ServerProc, tmp_path: Path) -> None
         f'[request]\nurl = "{server.url}/api/mcp/recall"\n[auth]\ntoken = "{server.token(EVAL_SERVICE)}"\n',
         encoding="utf-8",
     )
-    code, stdout, stderr = _in_process(
+    code, stdout, stderr = run_in_process(
         "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
         "--target-profile", str(profile), "--scenario", "content", "--deadline", "5", "--poll", "0.1",
         "--out", str(tmp_path / "p"), "--json", "-",
@@ -468,7 +454,7 @@ def test_ids_map_as_in_eval_run_by_the_profile_and_corpus(server: ServerProc, tm
     scenario = tmp_path / "few.toml"
     scenario.write_text(FEW_REVOCATIONS.replace("]\n", ', { class = "moved-out" }]\n'), encoding="utf-8")
     given = "seed" if corpus == "seed" else str(resolve_corpus("seed"))
-    code, stdout, stderr = _in_process(
+    code, stdout, stderr = run_in_process(
         "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
         "--target-profile", str(_path_profile(server, tmp_path, '[ids]\nmatch = "path"\n')), "--corpus", given,
         "--scenario", str(scenario), "--deadline", "5", "--poll", "0.1", "--out", str(tmp_path / "p"), "--json", "-",
@@ -486,7 +472,7 @@ def test_ids_it_cannot_recognise_are_named_with_the_mapping_options(server: Serv
     run says the ids did not map, with an example and the options that map them."""
     scenario = tmp_path / "few.toml"
     scenario.write_text(FEW_REVOCATIONS, encoding="utf-8")
-    code, stdout, stderr = _in_process(
+    code, stdout, stderr = run_in_process(
         "eval", "sync", "--drive", server.url, "--drive-token", server.token("admin"),
         "--target-profile", str(_path_profile(server, tmp_path, "")), "--scenario", str(scenario),
         "--deadline", "1", "--poll", "0.1", "--out", str(tmp_path / "u"),
