@@ -204,11 +204,11 @@ def test_answers_without_an_answer_url_name_the_answer_url_tried(
 def test_timeout_is_diagnosed_and_counted(
     tmp_path: Path, small_evalset: Path, corpus_dir: Path, vendor_url: str
 ) -> None:
-    prof = str(profile(tmp_path, vendor_url, "slow", timeout=0.5))
+    prof = str(profile(tmp_path, vendor_url, "slow", timeout=0.2))  # each attempt waits this long: short
     code, output, out, metrics = run_eval(
         tmp_path, "--target-profile", prof, "--evalset", str(small_evalset), "--corpus", str(corpus_dir)
     )
-    assert f"no answer from {vendor_url}/v1/slow/search: timeout: no answer within 0.5 s" in output
+    assert f"no answer from {vendor_url}/v1/slow/search: timeout: no answer within 0.2 s" in output
     assert_failed_run(code, output, out, metrics, "preflight", N_SMALL)
     # without the probe every query is sent, retried, and counted as a timeout
     code, output, out, metrics = run_eval(

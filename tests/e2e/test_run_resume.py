@@ -1,5 +1,5 @@
-"""``eval run`` stopped by Ctrl-C, then ``--resume``; ``--only-failed``: the real ``drivebench`` CLI in a subprocess
-against a real uvicorn server (the session simulator) behind a counting proxy that can slow each answer down.
+"""``eval run`` stopped by Ctrl-C, then ``--resume``; ``--only-failed``: the real ``drivebench`` CLI (in a subprocess
+where a signal stops it) against a real uvicorn server (the session simulator) behind a counting proxy that can slow each answer down.
 
 A partial run exits 130, says ``"partial": true`` in metrics.json and ``scope = 'partial'`` in the history, and prints
 the ``--resume`` command; resuming asks only the unanswered queries and ends with the metrics of a run that was
@@ -9,13 +9,14 @@ exactly the queries that missed or leaked."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import shutil
 import signal
 import sqlite3
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -31,8 +32,15 @@ from drivebench.evaluator.oracle import corpus_oracle
 from drivebench.formats.corpus import EVALSET_NAME
 from drivebench.formats.evalset import EvalQuery, GoldDoc, load_evalset, write_jsonl
 from drivebench.testing import ServedSimulator
-from tests.support.clirun import DRIVEBENCH, clean_env, run
+from tests.support.clirun import DRIVEBENCH, clean_env, run_in_process
 from tests.support.failopen import serve_app
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    """``drivebench ARGS`` in process (the CLI's own entry point, exit code and streams): only the runs stopped by a
+    signal need a process of their own, and have one."""
+    code, stdout, stderr = run_in_process(*args)
+    return subprocess.CompletedProcess(list(args), code, stdout, stderr)
 
 
 class CountingProxy:
@@ -41,7 +49,8 @@ class CountingProxy:
     def __init__(self, upstream: str) -> None:
         self.upstream, self.delay_s = upstream.rstrip("/"), 0.0
         self.bodies: list[dict[str, Any]] = []
-        self.app = FastAPI()
+        self.app = FastAPI(lifespan=self._lifespan)
+        self.client: httpx.AsyncClient | None = None
 
         @self.app.post("/api/mcp/recall")
         async def recall(request: Request) -> JSONResponse:
@@ -49,13 +58,19 @@ class CountingProxy:
             self.bodies.append(body)
             if self.delay_s:
                 await asyncio.sleep(self.delay_s)
-            async with httpx.AsyncClient(timeout=30) as client:
-                resp = await client.post(
-                    f"{self.upstream}/api/mcp/recall",
-                    json=body,
-                    headers={"Authorization": request.headers.get("authorization", "")},
-                )
+            assert self.client is not None, "the proxy's client is opened at start-up"
+            resp = await self.client.post(
+                f"{self.upstream}/api/mcp/recall",
+                json=body,
+                headers={"Authorization": request.headers.get("authorization", "")},
+            )
             return JSONResponse(resp.json(), status_code=resp.status_code)
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _: FastAPI) -> AsyncIterator[None]:
+        # one client for every forwarded request: a new one per request cost ~30 ms (its TLS context) each
+        async with httpx.AsyncClient(timeout=30) as self.client:
+            yield
 
 
 def _key(x: EvalQuery | dict[str, Any]) -> tuple[Any, ...]:
@@ -111,7 +126,7 @@ def setup(drivebench_server: ServedSimulator, tmp_path_factory: pytest.TempPathF
 def reference(setup: Setup) -> Path:
     """A run that was never stopped."""
     out = setup.root / "reference"
-    done = run(*setup.args("--evalset", str(setup.evalset), "--corpus", "seed", "--out", str(out)), timeout=300)
+    done = _run(*setup.args("--evalset", str(setup.evalset), "--corpus", "seed", "--out", str(out)))
     assert done.returncode == 0, done.stderr
     return out
 
@@ -183,7 +198,7 @@ def test_resume_asks_only_the_unanswered_queries_and_ends_as_an_uninterrupted_ru
     answered = {json.loads(x)["query_id"] for x in (out / "run.jsonl").read_text(encoding="utf-8").splitlines()}
     since = len(setup.proxy.bodies)
     history = setup.root / "resumed.sqlite3"
-    done = run(*setup.args("--resume", str(out), "--history", str(history)), timeout=300)
+    done = _run(*setup.args("--resume", str(out), "--history", str(history)))
     assert done.returncode == 0, done.stderr
     asked = setup.asked(since)
     unanswered = {q.query_id for q in setup.queries} - answered
@@ -201,13 +216,13 @@ def test_resume_asks_only_the_unanswered_queries_and_ends_as_an_uninterrupted_ru
     assert json.loads((out / "run_config.json").read_text(encoding="utf-8"))["state"] == "complete"
     with sqlite3.connect(history) as con:
         assert con.execute("SELECT scope FROM runs").fetchall() == [(None,)]
-    again = run(*setup.args("--resume", str(out), "--history", "none"))
+    again = _run(*setup.args("--resume", str(out), "--history", "none"))
     assert again.returncode == 2 and "nothing to resume" in again.stderr, again.stderr
 
 
 def test_resume_of_a_run_that_was_never_stopped_exits_2(setup: Setup, reference: Path) -> None:
     since = len(setup.proxy.bodies)
-    done = run("eval", "run", "--resume", str(reference), "--token", setup.server.sim.tokens.eval_token)
+    done = _run("eval", "run", "--resume", str(reference), "--token", setup.server.sim.tokens.eval_token)
     assert done.returncode == 2 and "nothing to resume" in done.stderr, done.stderr
     assert len(setup.proxy.bodies) == since
 
@@ -222,14 +237,14 @@ def test_resume_with_options_that_contradict_the_run_exits_2(
     out = partial[0]
     before = (out / "run.jsonl").read_bytes()
     since = len(setup.proxy.bodies)
-    done = run(*setup.args("--resume", str(out), *contradiction))
+    done = _run(*setup.args("--resume", str(out), *contradiction))
     assert done.returncode == 2 and "contradicts" in done.stderr and contradiction[0] in done.stderr, done.stderr
     assert len(setup.proxy.bodies) == since and (out / "run.jsonl").read_bytes() == before  # nothing sent or written
 
 
 def test_resume_with_the_same_options_given_again_is_no_contradiction(setup: Setup, partial: Any) -> None:
     out = _copy(partial[0], setup.root / "same-options")
-    done = run(*setup.args("--resume", str(out), "--k", "10,5,3,1", "--corpus", "seed", "--history", "none"))
+    done = _run(*setup.args("--resume", str(out), "--k", "10,5,3,1", "--corpus", "seed", "--history", "none"))
     assert done.returncode == 0, done.stderr
 
 
@@ -240,7 +255,7 @@ def test_only_failed_asks_exactly_the_missed_queries_and_is_kept_out_of_trends(s
     since = len(setup.proxy.bodies)
     out = setup.root / "only-failed"
     args = ["--only-failed", str(reference), "--no-preflight", "--out", str(out), "--history", str(history)]
-    done = run(*setup.args(*args), timeout=300)
+    done = _run(*setup.args(*args))
     assert done.returncode == 0, done.stderr
     assert sorted(setup.asked(since)) == sorted(listed)  # each failed query once, nothing else
     metrics = json.loads((out / "metrics.json").read_text(encoding="utf-8"))
@@ -275,7 +290,7 @@ def test_a_killed_run_keeps_its_answers_and_resumes_to_the_same_metrics(setup: S
     kept = {json.loads(x)["query_id"] for x in (out / "run.jsonl").read_text(encoding="utf-8").splitlines()}
     assert len(kept) >= 6
     since = len(setup.proxy.bodies)
-    done = run(*setup.args("--resume", str(out), "--history", "none"), timeout=300)
+    done = _run(*setup.args("--resume", str(out), "--history", "none"))
     assert done.returncode == 0, done.stderr
     assert not kept & set(setup.asked(since))
     got = json.loads((out / "metrics.json").read_text(encoding="utf-8"))["metrics"]

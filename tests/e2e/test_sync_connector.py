@@ -1,5 +1,5 @@
 """``eval sync`` against the reference connector (a real process with its own index, fed from a real simulator):
-following the change feed every 2 s, every class converges within the interval plus a poll and a second;
+following the change feed every second, every class converges within the interval plus a poll and a second;
 syncing by modification time misses exactly the ACL-only changes, in the change scenarios and in conformance."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.support.clirun import run
+from tests.support.clirun import run_in_process
 from tests.support.connectorproc import ConnectorProc
 from tests.support.serverproc import ServerProc
 
-INTERVAL, POLL = 2.0, 0.25
+INTERVAL, POLL = 1.0, 0.25  # the interval is what the lags are measured against, its length is not the point
 EVERY_CLASS_ONCE = """changes = [
   { class = "grant-removed" }, { class = "member-removed" }, { class = "deny-added" },
   { class = "inheritance-broken" }, { class = "moved-out" }, { class = "trashed" }, { class = "grant-expired" },
@@ -55,13 +55,13 @@ def _sync(drive: ServerProc, target: ConnectorProc, out: Path, scenario: str, de
         path = out.with_suffix(".toml")
         path.write_text(scenario, encoding="utf-8")
         scenario = str(path)
-    done = run(
+    code, stdout, stderr = run_in_process(  # in process: the connector is the real process under test
         "eval", "sync", "--drive", drive.url, "--drive-token", drive.token("admin"),
         "--target", target.url, "--token", target.token, "--scenario", scenario,
         "--deadline", str(deadline), "--poll", str(POLL), "--out", str(out), "--json", "-",
-        timeout=900,
     )  # fmt: skip
-    return done.returncode, json.loads(done.stdout), done.stderr
+    assert stdout, stderr
+    return code, json.loads(stdout), stderr
 
 
 def _true_lag_bounds(applied: float, syncs: list[dict[str, float]]) -> tuple[float, float]:
@@ -100,7 +100,7 @@ def test_following_the_change_feed_every_class_converges_within_the_interval(
             assert earliest - 0.05 <= p["lag_s"] <= latest + POLL + 0.5, (cls, p["lag_s"], earliest, latest)
     lags = sorted(p["lag_s"] for ps in by_class.values() for p in ps)
     # the lag is the interval's, not the probe's: the simulator itself answers in ~0.01 s
-    assert lags[len(lags) // 2] >= 0.3 and lags[-1] >= 1.0, lags
+    assert lags[len(lags) // 2] >= 0.15 * INTERVAL and lags[-1] >= INTERVAL / 2, lags
     assert result["sync"]["drive_restored"] is True
 
 

@@ -20,7 +20,7 @@ from drivebench.corpora.builtin import resolve_corpus
 from drivebench.corpora.common.access import AccessModel
 from drivebench.formats.corpus import Manifest, load_manifest
 from drivebench.simulator.backend import SimConfig, Simulator
-from tests.support.security import h, mcp_call
+from tests.support.security import h, mcp_calls
 from tests.support.sims import client_for
 
 CORPUS = "acme-zh@2"
@@ -67,7 +67,10 @@ def test_every_surface_judges_the_document_where_it_was(manifest: Manifest, acme
     sim, client = acme
     titles = {d.doc_id: d.title or d.name for d in manifest.documents}
     wrong = []
-    for user, doc_id, before, then, path_then in _pairs(manifest):
+    pairs = _pairs(manifest)
+    calls = [("get_document", {"doc_id": d, "user_id": u, "as_of": before.isoformat()}) for u, d, before, _, _ in pairs]
+    documents = mcp_calls(sim, "eval", calls)  # one MCP session for every pair's call
+    for (user, doc_id, before, then, path_then), (err, text, got) in zip(pairs, documents, strict=True):
         as_of = before.isoformat()
         for route in ("/api/mcp/recall", "/api/mcp/answer"):
             body = {"query": titles[doc_id], "top_k": 100, "user_id": user, "as_of": as_of}
@@ -75,7 +78,6 @@ def test_every_surface_judges_the_document_where_it_was(manifest: Manifest, acme
             assert r.status_code == 200, r.text
             if (doc_id in {x["doc_id"] for x in r.json()["results"]}) != then:
                 wrong.append((route, user, doc_id, then))
-        err, text, got = mcp_call(sim, "eval", "get_document", {"doc_id": doc_id, "user_id": user, "as_of": as_of})
         if then and (err or got["path"] != path_then):
             wrong.append(("get_document", user, doc_id, then, text[:80]))
         if not then and not (err and "not-found (404):" in text):

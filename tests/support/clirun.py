@@ -85,3 +85,19 @@ def invoke(argv: list[str], cwd: Path, monkeypatch: object, **env: str | None) -
     monkeypatch.chdir(cwd)  # type: ignore[attr-defined]
     result = CliRunner().invoke(app, argv, env={**unset, "COLUMNS": "200", **env})
     return result.exit_code, result.stdout, result.stderr
+
+
+def run_in_process(*args: str) -> tuple[int, str, str]:
+    """``drivebench ARGS`` in this process, as ``run`` would run it (its environment: ``clean_env``): the CLI's own
+    entry point, exit code and streams, without the second of interpreter start-up a subprocess costs. For tests
+    whose point is not the process itself. Returns (exit code, stdout, stderr)."""
+    from typer.testing import CliRunner
+
+    from drivebench.cli.main import app
+
+    wanted = clean_env()
+    env: dict[str, str | None] = {k: None for k in os.environ if k not in wanted}
+    env.update({k: v for k, v in wanted.items() if os.environ.get(k) != v})
+    done = CliRunner().invoke(app, list(args), env=env)
+    crash = f"\n{done.exception!r}" if done.exit_code == 70 else ""  # an unexpected exception: say which
+    return done.exit_code, done.stdout, done.stderr + crash

@@ -18,7 +18,8 @@ term (so it may rightly return a full list where this counts few matches: never 
 whose extraction sees less (a CAD-blind ``dxf=filename-only`` pipeline, say) cannot match terms it never indexed.
 A file ``extract`` refuses contributes its title and name only, as in the simulator's index.
 
-The texts are extracted lazily, once per version, on the first question (a few seconds on acme@3's 494 versions).
+The texts are extracted lazily, once per version, on the first question (a few seconds on acme@3's 494 versions),
+and once per process: every later oracle of the same corpus reuses the terms (``_file_terms``).
 """
 
 from __future__ import annotations
@@ -62,6 +63,34 @@ class _Document:
     versions: tuple[_Version, ...]  # oldest first
 
 
+# Every oracle of a corpus (one per evaluate, per experiment run, per probe) reads the same files, and extracting
+# them is nearly all its cost (seconds on acme@3): the terms of a file are kept for the process, by the file's path,
+# size and modification time (a corpus directory is written once; a rewritten file has another mtime).
+_FILE_TERMS: dict[tuple[str, int, int, str, str], frozenset[str]] = {}
+_FILE_TERMS_MAX = 50_000  # versions; ~100 MB of terms at most, and no corpus comes near it
+
+
+def _file_terms(file: Path, name: str, header: str) -> frozenset[str]:
+    """The terms of ``header`` and of the text ``extract`` gets from ``file`` (named ``name``)."""
+    try:
+        stat = file.stat()
+    except OSError:  # indexed by its title and name only, as the simulator does
+        return terms(f"{header}\n")
+    key = (str(file), stat.st_size, stat.st_mtime_ns, name, header)
+    known = _FILE_TERMS.get(key)
+    if known is not None:
+        return known
+    try:
+        text = extract(file.read_bytes(), name).text
+    except (OSError, ExtractionError):  # indexed by its title and name only, as the simulator does
+        text = ""
+    found = terms(f"{header}\n{text}")
+    if len(_FILE_TERMS) >= _FILE_TERMS_MAX:
+        _FILE_TERMS.clear()
+    _FILE_TERMS[key] = found
+    return found
+
+
 class CorpusTerms:
     """The terms of every document version of the corpus in ``corpus_dir`` (read lazily)."""
 
@@ -87,11 +116,7 @@ class CorpusTerms:
 
     def _terms_of(self, doc: _Document, version: _Version) -> frozenset[str]:
         if version.file not in self._version_terms:
-            try:
-                text = extract(version.file.read_bytes(), doc.name).text
-            except (OSError, ExtractionError):  # indexed by its title and name only, as the simulator does
-                text = ""
-            self._version_terms[version.file] = terms(f"{doc.header}\n{text}")
+            self._version_terms[version.file] = _file_terms(version.file, doc.name, doc.header)
         return self._version_terms[version.file]
 
     def document_terms(self, doc_id: str, at: datetime) -> frozenset[str]:

@@ -36,16 +36,28 @@ def _tokens(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text) if len(w) > 2]
 
 
+# the text of each (content address, file name) already extracted in this process: every probe of a corpus (the
+# CLI's, each class trial's) builds its queries from the same head versions, and extracting them is most of the cost
+_TEXTS: dict[tuple[str, str], str] = {}
+_TEXTS_MAX = 20_000
+
+
 def document_text(drive: Drive, doc_id: str) -> str:
     """The head version's text through the simulator's extractors ('' when it cannot be extracted)."""
     from drivebench.extract.core import extract
 
     doc = drive.documents[doc_id]
+    key = (doc.head.blob, doc.name)  # the blob is the bytes' sha256: the same key is the same text
+    if key in _TEXTS:
+        return _TEXTS[key]
     try:
-        ex = extract(drive.blob(doc.head.blob), doc.name)
+        text = extract(drive.blob(doc.head.blob), doc.name).text
     except Exception:
-        return ""
-    return ex.text
+        return ""  # not kept: a blob missing now may be there on the next read
+    if len(_TEXTS) >= _TEXTS_MAX:
+        _TEXTS.clear()
+    _TEXTS[key] = text
+    return text
 
 
 class QueryBuilder:
