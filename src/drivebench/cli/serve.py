@@ -52,7 +52,7 @@ def set_mcp_allowed_hosts(extra: list[str], host: str) -> list[str]:
     non-wildcard, non-local ``--host``. Written back to the variable, which ``mount_mcp`` reads."""
     import os
 
-    from drivebench.server.mcp.server import ALLOWED_HOSTS_ENV, allowed_hosts_from_env
+    from drivebench.server.mcp.mount import ALLOWED_HOSTS_ENV, allowed_hosts_from_env
 
     hosts = [h.strip() for value in extra for h in value.split(",") if h.strip()]
     hosts += allowed_hosts_from_env()

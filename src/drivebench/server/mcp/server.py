@@ -25,19 +25,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 import anyio
-from fastapi import FastAPI
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import CallToolRequestParams, CallToolResult, ListResourcesResult, PaginatedRequestParams
 from mcp_types import Resource as MCPResource
 from pydantic import ValidationError
@@ -53,15 +49,13 @@ from drivebench.drive.errors import (
     UnknownPrincipal,
 )
 from drivebench.drive.tokens import TokenInfo
-from drivebench.server.mcp.hosts import HostRules, StrictHostCheck
+from drivebench.server.mcp.mount import ALLOWED_HOSTS_ENV, LOCAL_HOSTS, allowed_hosts_from_env, mount_mcp
 from drivebench.simulator import documents
 from drivebench.simulator.backend import Simulator
 from drivebench.simulator.faults import request_key
 from drivebench.simulator.recall import RecallQuery, recall_for
 
 T = TypeVar("T")
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-ALLOWED_HOSTS_ENV = "DRIVEBENCH_MCP_ALLOWED_HOSTS"
 RESOURCE_PREFIX = "drive://documents/"
 MAX_DOCUMENT_CHARS = 200_000
 FAULTS_META = "drivebench/faults"  # a tool result's _meta key naming the active faults
@@ -402,47 +396,18 @@ def _request_args(**values: Any) -> dict[str, Any]:
     return args
 
 
-def allowed_hosts_from_env() -> list[str]:
-    """``DRIVEBENCH_MCP_ALLOWED_HOSTS``: comma-separated host names (``drivebench serve --mcp-allowed-host``)."""
-    return [h.strip() for h in os.environ.get(ALLOWED_HOSTS_ENV, "").split(",") if h.strip()]
-
-
 def build_mcp_server(sim: Simulator, *, token: str | None = None) -> DriveMCPServer:
     """A new MCP server over ``sim``. ``token``: the bearer token an in-process client acts with."""
     return DriveMCPServer(sim, token=token)
 
 
-def mount_mcp(app: FastAPI, sim: Simulator, *, allowed_hosts: list[str] | None = None) -> DriveMCPServer:
-    """Mount a new MCP server at ``/mcp`` (``/mcp/`` is the endpoint) and run its session manager in
-    the app's lifespan (wrapping any lifespan the app already has). ``allowed_hosts``: extra host names
-    the DNS-rebinding check accepts besides 127.0.0.1, localhost and [::1] (any port; ``*`` turns the check
-    off); default: the comma-separated ``DRIVEBENCH_MCP_ALLOWED_HOSTS`` (``drivebench serve
-    --mcp-allowed-host``). Also serves the RFC 9728 metadata (``simulator.mcp.oauth``)."""
-    from drivebench.server.mcp.oauth import ChallengeWithMetadata, add_metadata_routes
-
-    server = build_mcp_server(sim)
-    if allowed_hosts is None:
-        allowed_hosts = allowed_hosts_from_env()
-    hosts = [*LOCAL_HOSTS, *(h for h in allowed_hosts if h != "*")]
-    security = TransportSecuritySettings(
-        enable_dns_rebinding_protection="*" not in allowed_hosts,  # "*": any Host (behind a trusted proxy only)
-        allowed_hosts=[f"{h}:*" for h in hosts] + list(hosts),
-        allowed_origins=[f"{scheme}://{h}:*" for h in hosts for scheme in ("http", "https")]
-        + [f"{scheme}://{h}" for h in hosts for scheme in ("http", "https")],
-    )
-    add_metadata_routes(app)  # RFC 9728 metadata at /.well-known/oauth-protected-resource[/mcp]
-    mcp_app = server.streamable_http_app(streamable_http_path="/", transport_security=security)
-    endpoint: Any = ChallengeWithMetadata(mcp_app)  # a 401 names the metadata (RFC 9728 §5.1)
-    if security.enable_dns_rebinding_protection:  # the SDK's check passes "localhost:1@evil.example"
-        endpoint = StrictHostCheck(endpoint, HostRules(hosts))
-    app.mount("/mcp", endpoint)
-    previous = app.router.lifespan_context
-
-    @asynccontextmanager
-    async def lifespan(a: Any) -> AsyncIterator[Any]:
-        async with server.session_manager.run(), previous(a) as state:
-            yield state
-
-    app.router.lifespan_context = lifespan
-    app.state.mcp = server
-    return server
+# where they were defined before mount_mcp built the server lazily (mount.py, which does not import the SDK)
+__all__ = [
+    "ALLOWED_HOSTS_ENV",
+    "LOCAL_HOSTS",
+    "DriveMCPServer",
+    "SimTokenVerifier",
+    "allowed_hosts_from_env",
+    "build_mcp_server",
+    "mount_mcp",
+]
